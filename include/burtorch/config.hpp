@@ -1,0 +1,41 @@
+// libburtorch compile-time configuration.
+//
+// Every flag is 0 or 1. Override a flag without editing the library by
+// defining it on the compiler command line (-DBURTORCH_CONFIG_PARAM_NAMES=0)
+// or by naming your own header in BURTORCH_CONFIG_USER_HEADER; that header is
+// included first and may define any of the flags below.
+#ifndef BURTORCH_CONFIG_HPP
+#define BURTORCH_CONFIG_HPP
+
+#ifdef BURTORCH_CONFIG_USER_HEADER
+#include BURTORCH_CONFIG_USER_HEADER
+#endif
+
+// 1: tape.param(x, name) stores a pointer to the caller's name string per
+//    node. 0: no name storage exists at all; names passed are ignored.
+#ifndef BURTORCH_CONFIG_PARAM_NAMES
+#define BURTORCH_CONFIG_PARAM_NAMES 1
+#endif
+
+// 1: a tape may carry a fault hook, called once when its status first turns
+//    from kOk to an error (fail-fast builds). 0: no hook storage, no call.
+#ifndef BURTORCH_CONFIG_FAULT_HOOK
+#define BURTORCH_CONFIG_FAULT_HOOK 1
+#endif
+
+#if (BURTORCH_CONFIG_PARAM_NAMES != 0) && (BURTORCH_CONFIG_PARAM_NAMES != 1)
+#error "BURTORCH_CONFIG_PARAM_NAMES must be 0 or 1"
+#endif
+#if (BURTORCH_CONFIG_FAULT_HOOK != 0) && (BURTORCH_CONFIG_FAULT_HOOK != 1)
+#error "BURTORCH_CONFIG_FAULT_HOOK must be 0 or 1"
+#endif
+
+// Wraps a parameter-name literal so that with BURTORCH_CONFIG_PARAM_NAMES 0
+// the string itself never reaches the binary: tape.param(x, BURTORCH_NAME("w1")).
+#if BURTORCH_CONFIG_PARAM_NAMES
+#define BURTORCH_NAME(literal) (literal)
+#else
+#define BURTORCH_NAME(literal) (nullptr)
+#endif
+
+#endif  // BURTORCH_CONFIG_HPP

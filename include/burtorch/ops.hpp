@@ -1,0 +1,309 @@
+// Operators and scalar functions on Value<T> (the BurTorch paper, Tables 8
+// and 10). Each call computes its result eagerly and records one node.
+// Domain errors follow IEEE-754 (log(0) = -inf, 1/0 = inf, sqrt(-1) = NaN);
+// ask tape.all_finite() when inputs are untrusted.
+#ifndef BURTORCH_OPS_HPP
+#define BURTORCH_OPS_HPP
+
+#include <cmath>
+#include <cstddef>
+
+#include "burtorch/tape.hpp"
+
+namespace burtorch {
+
+namespace detail {
+// Keeps a scalar argument out of template deduction, so Value<float> + 1.0
+// converts the constant instead of failing to deduce T.
+template <class T>
+struct Plain {
+  using Type = T;
+};
+template <class T>
+using PlainT = typename Plain<T>::Type;
+
+template <class T>
+inline Value<T> invalid_pair(Value<T> x, Value<T> y) noexcept {
+  return Value<T>((x.tape() != nullptr) ? x.tape() : y.tape(), kNoIndex);
+}
+
+template <class T>
+inline Value<T> binary(Op op, Value<T> x, Value<T> y, T result) noexcept {
+  Tape<T>* tape = x.tape();
+  return (tape != nullptr) ? tape->binary(op, x, y, result) : invalid_pair(x, y);
+}
+
+template <class T>
+inline Value<T> unary(Op op, Value<T> x, T result) noexcept {
+  Tape<T>* tape = x.tape();
+  return (tape != nullptr) ? tape->unary(op, x, result) : x;
+}
+
+template <class T>
+inline Value<T> with_constant(Op op, Value<T> x, T c, T result) noexcept {
+  Tape<T>* tape = x.tape();
+  return (tape != nullptr) ? tape->with_constant(op, x, c, result) : x;
+}
+}  // namespace detail
+
+// --- arithmetic between values --------------------------------------------
+template <class T>
+inline Value<T> operator+(Value<T> x, Value<T> y) noexcept {
+  return detail::binary(Op::kAdd, x, y, x.value() + y.value());
+}
+template <class T>
+inline Value<T> operator-(Value<T> x, Value<T> y) noexcept {
+  return detail::binary(Op::kSub, x, y, x.value() - y.value());
+}
+template <class T>
+inline Value<T> operator*(Value<T> x, Value<T> y) noexcept {
+  return detail::binary(Op::kMul, x, y, x.value() * y.value());
+}
+template <class T>
+inline Value<T> operator/(Value<T> x, Value<T> y) noexcept {
+  return detail::binary(Op::kDiv, x, y, x.value() / y.value());
+}
+template <class T>
+inline Value<T> operator-(Value<T> x) noexcept {
+  return detail::unary(Op::kNeg, x, -x.value());
+}
+
+// --- arithmetic with plain scalars (no node for the constant) --------------
+template <class T>
+inline Value<T> operator+(Value<T> x, detail::PlainT<T> c) noexcept {
+  return detail::unary(Op::kAddConst, x, x.value() + c);
+}
+template <class T>
+inline Value<T> operator+(detail::PlainT<T> c, Value<T> x) noexcept {
+  return detail::unary(Op::kAddConst, x, c + x.value());
+}
+template <class T>
+inline Value<T> operator-(Value<T> x, detail::PlainT<T> c) noexcept {
+  return detail::unary(Op::kAddConst, x, x.value() - c);
+}
+template <class T>
+inline Value<T> operator-(detail::PlainT<T> c, Value<T> x) noexcept {
+  return detail::unary(Op::kConstSub, x, c - x.value());
+}
+template <class T>
+inline Value<T> operator*(Value<T> x, detail::PlainT<T> c) noexcept {
+  return detail::with_constant(Op::kMulConst, x, c, x.value() * c);
+}
+template <class T>
+inline Value<T> operator*(detail::PlainT<T> c, Value<T> x) noexcept {
+  return detail::with_constant(Op::kMulConst, x, c, c * x.value());
+}
+template <class T>
+inline Value<T> operator/(Value<T> x, detail::PlainT<T> c) noexcept {
+  return detail::with_constant(Op::kDivConst, x, c, x.value() / c);
+}
+template <class T>
+inline Value<T> operator/(detail::PlainT<T> c, Value<T> x) noexcept {
+  // d(c/x)/dx = -(c/x)/x: the backward pass needs only the node's value.
+  return detail::unary(Op::kConstDiv, x, c / x.value());
+}
+
+template <class T>
+inline Value<T>& Value<T>::operator+=(Value<T> rhs) noexcept {
+  *this = *this + rhs;
+  return *this;
+}
+template <class T>
+inline Value<T>& Value<T>::operator-=(Value<T> rhs) noexcept {
+  *this = *this - rhs;
+  return *this;
+}
+template <class T>
+inline Value<T>& Value<T>::operator*=(Value<T> rhs) noexcept {
+  *this = *this * rhs;
+  return *this;
+}
+template <class T>
+inline Value<T>& Value<T>::operator/=(Value<T> rhs) noexcept {
+  *this = *this / rhs;
+  return *this;
+}
+template <class T>
+inline Value<T>& Value<T>::operator+=(T rhs) noexcept {
+  *this = *this + rhs;
+  return *this;
+}
+template <class T>
+inline Value<T>& Value<T>::operator-=(T rhs) noexcept {
+  *this = *this - rhs;
+  return *this;
+}
+template <class T>
+inline Value<T>& Value<T>::operator*=(T rhs) noexcept {
+  *this = *this * rhs;
+  return *this;
+}
+template <class T>
+inline Value<T>& Value<T>::operator/=(T rhs) noexcept {
+  *this = *this / rhs;
+  return *this;
+}
+
+// --- scalar functions (Table 8) ----------------------------------------------
+template <class T>
+inline Value<T> relu(Value<T> x) noexcept {
+  const T v = x.value();
+  return detail::unary(Op::kRelu, x, (v > T(0)) ? v : T(0));
+}
+template <class T>
+inline Value<T> tanh(Value<T> x) noexcept {
+  return detail::unary(Op::kTanh, x, std::tanh(x.value()));
+}
+template <class T>
+inline Value<T> exp(Value<T> x) noexcept {
+  return detail::unary(Op::kExp, x, std::exp(x.value()));
+}
+template <class T>
+inline Value<T> log(Value<T> x) noexcept {
+  return detail::unary(Op::kLog, x, std::log(x.value()));
+}
+// -log(x): the loss of a probability, one node instead of two.
+template <class T>
+inline Value<T> neg_log(Value<T> x) noexcept {
+  return detail::unary(Op::kNegLog, x, -std::log(x.value()));
+}
+template <class T>
+inline Value<T> sigmoid(Value<T> x) noexcept {
+  return detail::unary(Op::kSigmoid, x, T(1) / (T(1) + std::exp(-x.value())));
+}
+template <class T>
+inline Value<T> inv(Value<T> x) noexcept {
+  return detail::unary(Op::kInv, x, T(1) / x.value());
+}
+template <class T>
+inline Value<T> sqr(Value<T> x) noexcept {
+  const T v = x.value();
+  return detail::unary(Op::kSqr, x, v * v);
+}
+template <class T>
+inline Value<T> pow3(Value<T> x) noexcept {
+  const T v = x.value();
+  return detail::unary(Op::kPow3, x, v * v * v);
+}
+template <class T>
+inline Value<T> sqrt(Value<T> x) noexcept {
+  return detail::unary(Op::kSqrt, x, std::sqrt(x.value()));
+}
+template <class T>
+inline Value<T> inv_sqrt(Value<T> x) noexcept {
+  return detail::unary(Op::kInvSqrt, x, T(1) / std::sqrt(x.value()));
+}
+template <class T>
+inline Value<T> mul_by_const(Value<T> x, detail::PlainT<T> c) noexcept {
+  return x * c;
+}
+// Two-argument helpers of Table 8.
+template <class T>
+inline Value<T> mean(Value<T> x, Value<T> y) noexcept {
+  return detail::binary(Op::kMean2, x, y, (x.value() + y.value()) * T(0.5));
+}
+template <class T>
+inline Value<T> add_squares(Value<T> x, Value<T> y) noexcept {
+  const T a = x.value();
+  const T b = y.value();
+  return detail::binary(Op::kAddSquares2, x, y, (a * a) + (b * b));
+}
+template <class T>
+inline Value<T> mean_squares(Value<T> x, Value<T> y) noexcept {
+  const T a = x.value();
+  const T b = y.value();
+  return detail::binary(Op::kMeanSquares2, x, y, ((a * a) + (b * b)) * T(0.5));
+}
+template <class T>
+inline Value<T> negative_mean(Value<T> x, Value<T> y) noexcept {
+  return detail::binary(Op::kNegMean2, x, y, -(x.value() + y.value()) * T(0.5));
+}
+
+// --- varying arity (Tables 8 and 10) ------------------------------------------
+// xs[0..n) must be on one tape. If they are consecutive nodes the node stores
+// only (first, n); otherwise their indices go to n argument slots. n == 0 has
+// no tape to report to and returns an invalid handle.
+namespace detail {
+template <class T>
+inline Value<T> reduce(Op range_op, const Value<T>* xs, std::size_t n) noexcept {
+  if ((xs == nullptr) || (n == 0U) || (xs[0].tape() == nullptr)) {
+    return Value<T>();
+  }
+  return xs[0].tape()->reduce(range_op, xs, n);
+}
+}  // namespace detail
+
+template <class T>
+inline Value<T> reduce_sum(const Value<T>* xs, std::size_t n) noexcept {
+  return detail::reduce(Op::kSumR, xs, n);
+}
+// xs[0] - xs[1] - ... - xs[n-1]
+template <class T>
+inline Value<T> reduce_sub(const Value<T>* xs, std::size_t n) noexcept {
+  return detail::reduce(Op::kSubR, xs, n);
+}
+template <class T>
+inline Value<T> reduce_mul(const Value<T>* xs, std::size_t n) noexcept {
+  return detail::reduce(Op::kProdR, xs, n);
+}
+template <class T>
+inline Value<T> reduce_mean(const Value<T>* xs, std::size_t n) noexcept {
+  return detail::reduce(Op::kMeanR, xs, n);
+}
+template <class T>
+inline Value<T> reduce_sum_of_squares(const Value<T>* xs, std::size_t n) noexcept {
+  return detail::reduce(Op::kSumSqR, xs, n);
+}
+template <class T>
+inline Value<T> reduce_mean_squares(const Value<T>* xs, std::size_t n) noexcept {
+  return detail::reduce(Op::kMeanSqR, xs, n);
+}
+template <class T>
+inline Value<T> reduce_negative_mean(const Value<T>* xs, std::size_t n) noexcept {
+  return detail::reduce(Op::kNegMeanR, xs, n);
+}
+// Unbiased sample variance, sum((x - mean)^2) / (n - 1); NaN for n == 1.
+template <class T>
+inline Value<T> variance(const Value<T>* xs, std::size_t n) noexcept {
+  return detail::reduce(Op::kVarR, xs, n);
+}
+// Population variance, sum((x - mean)^2) / n.
+template <class T>
+inline Value<T> variance_biased(const Value<T>* xs, std::size_t n) noexcept {
+  return detail::reduce(Op::kVarBiasedR, xs, n);
+}
+
+template <class T>
+struct MeanAndMeanSquares {
+  Value<T> mean;
+  Value<T> mean_squares;
+};
+template <class T>
+inline MeanAndMeanSquares<T> reduce_mean_and_mean_squares(const Value<T>* xs, std::size_t n) noexcept {
+  MeanAndMeanSquares<T> out;
+  out.mean = reduce_mean(xs, n);
+  out.mean_squares = reduce_mean_squares(xs, n);
+  return out;
+}
+
+// sum(w[i] * x[i]); each side is stored as a range when its nodes are
+// consecutive (parameters usually are), else as a list of slots.
+template <class T>
+inline Value<T> inner_product(const Value<T>* w, const Value<T>* x, std::size_t n) noexcept {
+  if ((w == nullptr) || (x == nullptr) || (n == 0U) || (w[0].tape() == nullptr)) {
+    return Value<T>();
+  }
+  return w[0].tape()->dot(w, x, n, nullptr);
+}
+template <class T>
+inline Value<T> inner_product_with_bias(const Value<T>* w, const Value<T>* x, std::size_t n,
+                                        Value<T> bias) noexcept {
+  if ((w == nullptr) || (x == nullptr) || (n == 0U) || (w[0].tape() == nullptr)) {
+    return Value<T>();
+  }
+  return w[0].tape()->dot(w, x, n, &bias);
+}
+
+}  // namespace burtorch
+
+#endif  // BURTORCH_OPS_HPP

@@ -1,0 +1,344 @@
+// The tape: an append-only record of scalar operations, stored as separate
+// arrays (structure of arrays) inside one byte buffer the caller owns.
+//
+// Read this file first, then lib/tape.cpp (backward), then ops.hpp.
+//
+//   node i:  values_[i]  grads_[i]  ops_[i]  arg_a_[i]  arg_b_[i]  (names_[i])
+//   slots:   args_[k]    indices of list operands, operand descriptors and
+//                        constants, appended as nodes need them
+//
+// Every node's operands are older than the node, so the reverse order of
+// recording is already a topological order: backward is one loop from the
+// root down to the oldest interior node. No sort, no stack, no recursion.
+#ifndef BURTORCH_TAPE_HPP
+#define BURTORCH_TAPE_HPP
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+
+#include "burtorch/config.hpp"
+#include "burtorch/status.hpp"
+
+namespace burtorch {
+
+using Index = std::uint32_t;
+constexpr Index kNoIndex = 0xFFFFFFFFu;
+
+// What a node computes. Values below kFirstInterior are sources: nothing
+// flows out of them during backward.
+enum class Op : std::uint8_t {
+  kLeaf = 0,  // input or parameter; its gradient accumulates across backwards
+  // Binary: a, b are node indices.
+  kAdd, kSub, kMul, kDiv,
+  kMean2,         // (a + b) / 2
+  kAddSquares2,   // a^2 + b^2
+  kMeanSquares2,  // (a^2 + b^2) / 2
+  kNegMean2,      // -(a + b) / 2
+  // Unary: a is the operand.
+  kNeg, kAddConst, kConstSub, kConstDiv, kRelu, kTanh, kExp, kLog, kNegLog,
+  kSigmoid, kInv, kSqr, kPow3, kSqrt, kInvSqrt,
+  // Unary with a constant c stored in argument slots from b on.
+  kMulConst, kDivConst,
+  // Reductions over n = b operands; R: a is the first of a contiguous range
+  // of nodes, L: a is the first slot of a list of node indices.
+  kSumR, kSumL, kSubR, kSubL, kProdR, kProdL, kMeanR, kMeanL,
+  kSumSqR, kSumSqL, kMeanSqR, kMeanSqL, kNegMeanR, kNegMeanL,
+  kVarR, kVarL, kVarBiasedR, kVarBiasedL,
+  // Inner products over n = b pairs; a is the slot of a descriptor
+  // [w, x, bias] where w and x are a range start (R) or a list slot (L),
+  // and bias is a node index or kNoIndex.
+  kDotRR, kDotRL, kDotLL,
+  kCount
+};
+
+template <class T>
+class Tape;
+
+// A handle to one node: the tape it lives on and its index. Cheap to copy.
+// A default-constructed or failed handle is invalid; reading it gives NaN.
+template <class T>
+class Value {
+ public:
+  using Scalar = T;
+  constexpr Value() noexcept = default;
+  constexpr Value(Tape<T>* tape, Index index) noexcept : tape_(tape), index_(index) {}
+
+  T value() const noexcept;
+  T grad() const noexcept;
+  bool valid() const noexcept;
+  Index index() const noexcept { return index_; }
+  Tape<T>* tape() const noexcept { return tape_; }
+
+  Value& operator+=(Value rhs) noexcept;
+  Value& operator-=(Value rhs) noexcept;
+  Value& operator*=(Value rhs) noexcept;
+  Value& operator/=(Value rhs) noexcept;
+  Value& operator+=(T rhs) noexcept;
+  Value& operator-=(T rhs) noexcept;
+  Value& operator*=(T rhs) noexcept;
+  Value& operator/=(T rhs) noexcept;
+
+ private:
+  Tape<T>* tape_ = nullptr;
+  Index index_ = kNoIndex;
+};
+
+// A position on the tape to come back to: nodes and argument slots in use.
+struct Mark {
+  Index nodes = 0;
+  Index slots = 0;
+};
+
+// Called once when a tape's status first turns from kOk to an error.
+using FaultHook = void (*)(Status status, void* context);
+
+// Size-erased tape over a caller-supplied buffer. Not copyable: handles
+// point at it. Two tapes share nothing, so two threads may each use one.
+template <class T>
+class Tape {
+ public:
+  // Every array in the buffer starts on this boundary (SIMD loads, and no
+  // false sharing between a tape's values and grads on most cores).
+  static constexpr std::size_t kArrayAlign = 32U;
+
+  // Bytes a buffer needs for `nodes` nodes and `slots` argument slots, given
+  // a buffer aligned to kArrayAlign. Use it to static_assert a RAM budget.
+  static constexpr std::size_t bytes_required(std::size_t nodes, std::size_t slots) noexcept {
+    return round_up(nodes * sizeof(T)) * 2U            // values, grads
+           + round_up(nodes * sizeof(Index)) * 2U      // arg_a, arg_b
+           + round_up(slots * sizeof(Index))           // argument slots
+           + round_up(nodes * kNameBytes)              // parameter names
+           + round_up(nodes * sizeof(Op));             // op codes
+  }
+
+  // Lays the arrays out in `buffer`. If the buffer is null, misaligned or
+  // too small, or a count exceeds what an Index can address, the tape has
+  // capacity 0 and status kInvalidArgument.
+  Tape(void* buffer, std::size_t bytes, std::size_t nodes, std::size_t slots) noexcept;
+  Tape(const Tape&) = delete;
+  Tape& operator=(const Tape&) = delete;
+  Tape(Tape&&) = delete;
+  Tape& operator=(Tape&&) = delete;
+  ~Tape() = default;
+
+  // --- sources ---------------------------------------------------------
+  Value<T> leaf(T x) noexcept { return push_leaf(x, nullptr); }
+  // A leaf with a name (stored only if BURTORCH_CONFIG_PARAM_NAMES is 1; the
+  // pointer must outlive the tape). Parameters are ordinary leaves: create
+  // them first, one after another, and they form one contiguous range.
+  Value<T> param(T x, const char* name = nullptr) noexcept { return push_leaf(x, name); }
+  // The name given to param(), or nullptr.
+  const char* name(Index i) const noexcept;
+
+  // --- reverse mode ----------------------------------------------------
+  // Sets d(root)/d(root) = 1 and propagates to every node the root depends
+  // on. Interior gradients are recomputed on each call; leaf gradients
+  // accumulate until zero_grad() or a rewind that discards the leaf.
+  Status backward(Value<T> root) noexcept;
+  // Sets every gradient on the tape to zero.
+  void zero_grad() noexcept;
+  // Sets gradients of nodes [first, first + count) to zero (e.g. parameters).
+  void zero_grad(Index first, Index count) noexcept;
+
+  // --- per-sample rewind -----------------------------------------------
+  Mark mark() const noexcept { return Mark{size_, slots_used_}; }
+  // Discards every node and slot recorded after `m`. Nodes before it keep
+  // their values and gradients. A mark from the future is rejected
+  // (kInvalidArgument) and nothing changes. Does not clear the status.
+  Status rewind(Mark m) noexcept;
+  // Empties the tape and clears the status (not after a bad buffer).
+  void reset() noexcept;
+
+  // --- state -----------------------------------------------------------
+  Status status() const noexcept { return status_; }
+  // Clears a sticky error (e.g. after rewinding past the failed sample).
+  void clear_status() noexcept;
+  std::size_t size() const noexcept { return size_; }
+  std::size_t capacity() const noexcept { return capacity_; }
+  std::size_t slots_used() const noexcept { return slots_used_; }
+  std::size_t slot_capacity() const noexcept { return slot_capacity_; }
+  // False if any recorded value or gradient is NaN or infinite.
+  bool all_finite() const noexcept;
+  // Fail-fast: hook called once per error transition (nullptr: none).
+  void set_fault_hook(FaultHook hook, void* context) noexcept;
+
+  T value(Index i) const noexcept { return (i < size_) ? values_[i] : kNaN; }
+  T grad(Index i) const noexcept { return (i < size_) ? grads_[i] : kNaN; }
+  Op op(Index i) const noexcept { return (i < size_) ? ops_[i] : Op::kCount; }
+  Index arg_a(Index i) const noexcept { return (i < size_) ? arg_a_[i] : kNoIndex; }
+  Index arg_b(Index i) const noexcept { return (i < size_) ? arg_b_[i] : kNoIndex; }
+  Index slot(Index k) const noexcept { return (k < slots_used_) ? args_[k] : kNoIndex; }
+  // Contiguous views for optimizers and save/load: [0, size()).
+  T* values() noexcept { return values_; }
+  T* grads() noexcept { return grads_; }
+  const T* values() const noexcept { return values_; }
+  const T* grads() const noexcept { return grads_; }
+  // The constant of a kMulConst/kDivConst node (NaN for other nodes).
+  T constant(Index i) const noexcept;
+
+  // --- recording (used by the operators and functions in ops.hpp) -------
+  Value<T> unary(Op op, Value<T> x, T result) noexcept;
+  Value<T> binary(Op op, Value<T> x, Value<T> y, T result) noexcept;
+  Value<T> with_constant(Op op, Value<T> x, T c, T result) noexcept;
+  Value<T> reduce(Op range_op, const Value<T>* xs, std::size_t n) noexcept;
+  Value<T> dot(const Value<T>* w, const Value<T>* x, std::size_t n, const Value<T>* bias) noexcept;
+
+ private:
+  static constexpr T kNaN = std::numeric_limits<T>::quiet_NaN();
+#if BURTORCH_CONFIG_PARAM_NAMES
+  static constexpr std::size_t kNameBytes = sizeof(const char*);
+#else
+  static constexpr std::size_t kNameBytes = 0U;
+#endif
+  static constexpr std::size_t round_up(std::size_t bytes) noexcept {
+    return (bytes + (kArrayAlign - 1U)) & ~(kArrayAlign - 1U);
+  }
+
+  Value<T> push_leaf(T x, const char* name) noexcept;
+  Value<T> push(Op op, T result, Index a, Index b) noexcept;
+  Value<T> fail(Status status) noexcept;
+  bool owns(Value<T> x) const noexcept { return (x.tape() == this) && (x.index() < size_); }
+  Value<T> reject(Value<T> x) noexcept {
+    return fail((x.tape() == this) ? Status::kInvalidHandle : Status::kForeignValue);
+  }
+  // Reserves `count` argument slots; returns the first, or kNoIndex.
+  Index take_slots(std::size_t count) noexcept;
+  // Stores a range start (if xs are consecutive nodes) or a list of indices.
+  // Returns false on error (status set). `is_range` tells which.
+  bool store_operand(const Value<T>* xs, std::size_t n, Index* where, bool* is_range) noexcept;
+
+  T* values_ = nullptr;
+  T* grads_ = nullptr;
+  Index* arg_a_ = nullptr;
+  Index* arg_b_ = nullptr;
+  Index* args_ = nullptr;
+#if BURTORCH_CONFIG_PARAM_NAMES
+  const char** names_ = nullptr;
+#endif
+  Op* ops_ = nullptr;
+  Index size_ = 0U;
+  Index capacity_ = 0U;
+  // capacity_ while the status is kOk, 0 after an error: one compare in push.
+  Index limit_ = 0U;
+  Index slots_used_ = 0U;
+  Index slot_capacity_ = 0U;
+  // Oldest non-leaf node, or kNoIndex: backward stops there.
+  Index first_interior_ = kNoIndex;
+  Status status_ = Status::kOk;
+#if BURTORCH_CONFIG_FAULT_HOOK
+  FaultHook fault_hook_ = nullptr;
+  void* fault_context_ = nullptr;
+#endif
+};
+
+// A tape that owns its storage: capacity fixed at compile time. Declare it
+// static (or in a struct the firmware places) to keep it off the stack.
+template <class T, std::size_t kNodes, std::size_t kSlots = kNodes>
+class FixedTape : public Tape<T> {
+ public:
+  static constexpr std::size_t kBytes = Tape<T>::bytes_required(kNodes, kSlots);
+  FixedTape() noexcept : Tape<T>(storage_, sizeof(storage_), kNodes, kSlots) {}
+
+ private:
+  alignas(Tape<T>::kArrayAlign) unsigned char storage_[kBytes];
+};
+
+// ---------------------------------------------------------------------------
+// Inline hot paths. Everything else lives in lib/tape.cpp.
+
+template <class T>
+inline Value<T> Tape<T>::fail(Status status) noexcept {
+  if (status_ == Status::kOk) {
+    status_ = status;
+    limit_ = 0U;
+#if BURTORCH_CONFIG_FAULT_HOOK
+    if (fault_hook_ != nullptr) {
+      fault_hook_(status, fault_context_);  // BT-DEV-003: user fault hook
+    }
+#endif
+  }
+  return Value<T>(this, kNoIndex);
+}
+
+template <class T>
+inline Value<T> Tape<T>::push(Op op, T result, Index a, Index b) noexcept {
+  const Index i = size_;
+  if (i >= limit_) {
+    return fail(Status::kCapacityExceeded);
+  }
+  values_[i] = result;
+  ops_[i] = op;
+  arg_a_[i] = a;
+  arg_b_[i] = b;
+  if (first_interior_ == kNoIndex) {
+    first_interior_ = i;
+  }
+  size_ = i + 1U;
+  return Value<T>(this, i);
+}
+
+template <class T>
+inline Value<T> Tape<T>::push_leaf(T x, const char* name) noexcept {
+  const Index i = size_;
+  if (i >= limit_) {
+    return fail(Status::kCapacityExceeded);
+  }
+  values_[i] = x;
+  grads_[i] = T(0);
+  ops_[i] = Op::kLeaf;
+  arg_a_[i] = kNoIndex;
+  arg_b_[i] = kNoIndex;
+#if BURTORCH_CONFIG_PARAM_NAMES
+  names_[i] = name;
+#else
+  static_cast<void>(name);
+#endif
+  size_ = i + 1U;
+  return Value<T>(this, i);
+}
+
+template <class T>
+inline Value<T> Tape<T>::unary(Op op, Value<T> x, T result) noexcept {
+  if (!owns(x)) {
+    return reject(x);
+  }
+  return push(op, result, x.index(), kNoIndex);
+}
+
+template <class T>
+inline Value<T> Tape<T>::binary(Op op, Value<T> x, Value<T> y, T result) noexcept {
+  if (!owns(x)) {
+    return reject(x);
+  }
+  if (!owns(y)) {
+    return reject(y);
+  }
+  return push(op, result, x.index(), y.index());
+}
+
+template <class T>
+inline T Value<T>::value() const noexcept {
+  return (tape_ != nullptr) ? tape_->value(index_) : std::numeric_limits<T>::quiet_NaN();
+}
+
+template <class T>
+inline T Value<T>::grad() const noexcept {
+  return (tape_ != nullptr) ? tape_->grad(index_) : std::numeric_limits<T>::quiet_NaN();
+}
+
+template <class T>
+inline bool Value<T>::valid() const noexcept {
+  return (tape_ != nullptr) && (index_ < tape_->size());
+}
+
+// The library is compiled for these; other scalar types include
+// lib/tape_impl.hpp themselves.
+extern template class Tape<float>;
+extern template class Tape<double>;
+
+}  // namespace burtorch
+
+#endif  // BURTORCH_TAPE_HPP

@@ -1,0 +1,127 @@
+#include "burtorch/dot.hpp"
+
+namespace burtorch {
+namespace {
+
+// Writes pieces in order, remembering the first error so callers check once.
+class Writer {
+ public:
+  explicit Writer(ByteSink sink) noexcept : sink_(sink) {}
+  void text(const char* s) noexcept {
+    if (status_ == Status::kOk) {
+      status_ = write_text(sink_, s);
+    }
+  }
+  void number(double v) noexcept {
+    char buffer[32];
+    static_cast<void>(format_double(v, buffer, sizeof(buffer)));
+    text(buffer);
+  }
+  void index(Index i) noexcept {
+    char buffer[24];
+    static_cast<void>(format_unsigned(i, buffer, sizeof(buffer)));
+    text(buffer);
+  }
+  void edge(Index from, Index to) noexcept {
+    text("  n");
+    index(from);
+    text(" -> n");
+    index(to);
+    text(";\n");
+  }
+  Status status() const noexcept { return status_; }
+
+ private:
+  ByteSink sink_;
+  Status status_ = Status::kOk;
+};
+
+bool is_binary(Op op) noexcept { return (op >= Op::kAdd) && (op <= Op::kNegMean2); }
+bool is_unary(Op op) noexcept { return (op >= Op::kNeg) && (op <= Op::kDivConst); }
+bool is_reduction(Op op) noexcept { return (op >= Op::kSumR) && (op <= Op::kVarBiasedL); }
+bool is_list(Op op) noexcept {
+  return ((static_cast<unsigned>(op) - static_cast<unsigned>(Op::kSumR)) & 1U) != 0U;
+}
+
+template <class T>
+void operand_edges(Writer& out, const Tape<T>& tape, Index to, Index where, bool list, Index n) noexcept {
+  for (Index k = 0U; k < n; ++k) {
+    out.edge(list ? tape.slot(where + k) : (where + k), to);
+  }
+}
+
+}  // namespace
+
+const char* op_name(Op op) noexcept {
+  static constexpr const char* kNames[] = {
+      "leaf",     "add",     "sub",       "mul",     "div",     "mean2",  "add_squares2", "mean_squares2",
+      "neg_mean2", "neg",    "add_const", "const_sub", "const_div", "relu", "tanh",         "exp",
+      "log",      "neg_log", "sigmoid",   "inv",     "sqr",     "pow3",   "sqrt",         "inv_sqrt",
+      "mul_const", "div_const", "sum",    "sum",     "sub_n",   "sub_n",  "prod",         "prod",
+      "mean",     "mean",    "sum_sq",    "sum_sq",  "mean_sq", "mean_sq", "neg_mean",    "neg_mean",
+      "var",      "var",     "var_biased", "var_biased", "dot", "dot",    "dot"};
+  static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<std::size_t>(Op::kCount), "one name per op");
+  const auto i = static_cast<std::size_t>(op);
+  return (i < static_cast<std::size_t>(Op::kCount)) ? kNames[i] : "?";
+}
+
+template <class T>
+Status write_dot(const Tape<T>& tape, Value<T> root, ByteSink sink) noexcept {
+  if (root.tape() != &tape) {
+    return Status::kForeignValue;
+  }
+  if (root.index() >= tape.size()) {
+    return Status::kInvalidHandle;
+  }
+  Writer out(sink);
+  out.text("digraph burtorch {\n  rankdir=LR;\n  node [fontname=\"monospace\" fontsize=10];\n");
+  const Index last = root.index();
+  for (Index i = 0U; i <= last; ++i) {
+    const Op op = tape.op(i);
+    out.text("  n");
+    out.index(i);
+    out.text(" [shape=");
+    out.text((op == Op::kLeaf) ? "ellipse" : "box");
+    if (i == last) {
+      out.text(" peripheries=2 style=bold");
+    }
+    out.text(" label=\"#");
+    out.index(i);
+    out.text(" ");
+    out.text(op_name(op));
+    if ((op == Op::kMulConst) || (op == Op::kDivConst)) {
+      out.text(" ");
+      out.number(static_cast<double>(tape.constant(i)));
+    }
+    out.text("\\nvalue ");
+    out.number(static_cast<double>(tape.value(i)));
+    out.text("\\ngrad ");
+    out.number(static_cast<double>(tape.grad(i)));
+    out.text("\"];\n");
+    const Index a = tape.arg_a(i);
+    const Index b = tape.arg_b(i);
+    if (is_binary(op)) {
+      out.edge(a, i);
+      out.edge(b, i);
+    } else if (is_unary(op)) {
+      out.edge(a, i);
+    } else if (is_reduction(op)) {
+      operand_edges(out, tape, i, a, is_list(op), b);
+    } else if ((op == Op::kDotRR) || (op == Op::kDotRL) || (op == Op::kDotLL)) {
+      operand_edges(out, tape, i, tape.slot(a), op == Op::kDotLL, b);
+      operand_edges(out, tape, i, tape.slot(a + 1U), op != Op::kDotRR, b);
+      if (tape.slot(a + 2U) != kNoIndex) {
+        out.edge(tape.slot(a + 2U), i);
+      }
+    } else {
+      // leaf: no incoming edges
+    }
+  }
+  out.text("}\n");
+  return out.status();
+}
+
+template Status write_dot<float>(const Tape<float>&, Value<float>, ByteSink) noexcept;
+template Status write_dot<double>(const Tape<double>&, Value<double>, ByteSink) noexcept;
+
+}  // namespace burtorch

@@ -1,0 +1,135 @@
+#include "burtorch/stream.hpp"
+
+#include <cmath>
+#include <cstring>
+
+namespace burtorch {
+namespace {
+
+Status memory_write(void* context, const std::uint8_t* data, std::size_t size) {
+  MemoryStream* s = static_cast<MemoryStream*>(context);
+  if ((size > s->capacity) || (s->size > (s->capacity - size))) {
+    return Status::kIoError;  // full: nothing is written past the buffer
+  }
+  std::memcpy(&s->data[s->size], data, size);
+  s->size += size;
+  return Status::kOk;
+}
+
+Status memory_read(void* context, std::uint8_t* data, std::size_t size, std::size_t* got) {
+  MemoryStream* s = static_cast<MemoryStream*>(context);
+  const std::size_t left = s->size - s->position;
+  const std::size_t n = (size < left) ? size : left;
+  std::memcpy(data, &s->data[s->position], n);
+  s->position += n;
+  *got = n;
+  return Status::kOk;
+}
+
+}  // namespace
+
+ByteSink memory_sink(MemoryStream* stream) noexcept { return ByteSink{&memory_write, stream}; }
+ByteSource memory_source(MemoryStream* stream) noexcept { return ByteSource{&memory_read, stream}; }
+
+Status write_bytes(ByteSink sink, const void* data, std::size_t size) noexcept {
+  if (sink.write == nullptr) {
+    return Status::kInvalidArgument;
+  }
+  return sink.write(sink.context, static_cast<const std::uint8_t*>(data), size);  // BT-DEV-003
+}
+
+Status write_text(ByteSink sink, const char* text) noexcept { return write_bytes(sink, text, std::strlen(text)); }
+
+std::size_t format_unsigned(std::uint64_t value, char* out, std::size_t capacity) noexcept {
+  char digits[20];
+  std::size_t n = 0U;
+  do {
+    digits[n] = static_cast<char>('0' + static_cast<int>(value % 10U));
+    ++n;
+    value /= 10U;
+  } while (value != 0U);
+  if (n >= capacity) {
+    return 0U;
+  }
+  for (std::size_t i = 0U; i < n; ++i) {
+    out[i] = digits[n - 1U - i];
+  }
+  out[n] = '\0';
+  return n;
+}
+
+std::size_t format_double(double value, char* out, std::size_t capacity) noexcept {
+  // Worst case "-d.dddddddddddddddde-308" is 24 characters plus NUL.
+  constexpr std::size_t kNeeded = 26U;
+  if (capacity < kNeeded) {
+    return 0U;
+  }
+  std::size_t n = 0U;
+  if (std::isnan(value)) {
+    std::memcpy(out, "nan", 4U);
+    return 3U;
+  }
+  if (std::signbit(value)) {
+    out[n] = '-';
+    ++n;
+    value = -value;
+  }
+  if (std::isinf(value)) {
+    std::memcpy(&out[n], "inf", 4U);
+    return n + 3U;
+  }
+  if (value == 0.0) {  // BT-DEV-004: exact zero has its own spelling
+    out[n] = '0';
+    out[n + 1U] = '\0';
+    return n + 1U;
+  }
+  // Integers up to 2^53 print exactly, without exponent.
+  if ((value < 9007199254740992.0) && (std::floor(value) == value)) {  // BT-DEV-004
+    return n + format_unsigned(static_cast<std::uint64_t>(value), &out[n], capacity - n);
+  }
+  // 17 significant digits: scale to [1e16, 1e17) and print as an integer.
+  int exponent = static_cast<int>(std::floor(std::log10(value)));
+  double scaled = value * std::pow(10.0, static_cast<double>(16 - exponent));
+  if (scaled >= 1e17) {
+    scaled /= 10.0;
+    ++exponent;
+  } else if (scaled < 1e16) {
+    scaled *= 10.0;
+    --exponent;
+  } else {
+    // already in range
+  }
+  std::uint64_t mantissa = static_cast<std::uint64_t>(std::llround(scaled));
+  if (mantissa >= 100000000000000000ULL) {
+    mantissa /= 10U;
+    ++exponent;
+  }
+  char digits[24];
+  const std::size_t count = format_unsigned(mantissa, digits, sizeof(digits));
+  std::size_t last = count;  // drop trailing zeros
+  while ((last > 1U) && (digits[last - 1U] == '0')) {
+    --last;
+  }
+  out[n] = digits[0];
+  ++n;
+  if (last > 1U) {
+    out[n] = '.';
+    ++n;
+    std::memcpy(&out[n], &digits[1], last - 1U);
+    n += last - 1U;
+  }
+  if (exponent != 0) {
+    out[n] = 'e';
+    ++n;
+    if (exponent < 0) {
+      out[n] = '-';
+      ++n;
+      exponent = -exponent;
+    }
+    n += format_unsigned(static_cast<std::uint64_t>(exponent), &out[n], capacity - n);
+  }
+  out[n] = '\0';
+  return n;
+}
+
+}  // namespace burtorch

@@ -1,0 +1,694 @@
+// Out-of-line members of Tape<T>: layout, list operands, reductions, inner
+// products and the backward sweep. lib/tape.cpp instantiates them for float
+// and double; a build that needs another scalar type includes this file in
+// one of its own translation units and instantiates Tape<ThatType>.
+#ifndef BURTORCH_LIB_TAPE_IMPL_HPP
+#define BURTORCH_LIB_TAPE_IMPL_HPP
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "burtorch/tape.hpp"
+
+namespace burtorch {
+namespace detail {
+
+// Operand i of a reduction: consecutive nodes or a list in argument slots.
+struct RangeOperand {
+  Index first;
+  Index operator[](Index i) const noexcept { return first + i; }
+};
+struct ListOperand {
+  const Index* slots;
+  Index operator[](Index i) const noexcept { return slots[i]; }
+};
+
+constexpr std::size_t kSlotBytes = sizeof(Index);
+
+template <class T>
+constexpr std::size_t slots_for_constant() noexcept {
+  return (sizeof(T) + (kSlotBytes - 1U)) / kSlotBytes;
+}
+
+// Sum of v[at[i]] with four accumulators: independent add chains keep the
+// FPU pipeline full, and the fixed order gives the same bits on every target.
+template <class T, class Operand>
+T sum_of(const T* v, Operand at, Index n) noexcept {
+  T s0 = T(0);
+  T s1 = T(0);
+  T s2 = T(0);
+  T s3 = T(0);
+  Index i = 0U;
+  for (; (i + 4U) <= n; i += 4U) {
+    s0 += v[at[i]];
+    s1 += v[at[i + 1U]];
+    s2 += v[at[i + 2U]];
+    s3 += v[at[i + 3U]];
+  }
+  for (; i < n; ++i) {
+    s0 += v[at[i]];
+  }
+  return (s0 + s1) + (s2 + s3);
+}
+
+template <class T, class Operand>
+T sum_of_squares(const T* v, Operand at, Index n) noexcept {
+  T s0 = T(0);
+  T s1 = T(0);
+  T s2 = T(0);
+  T s3 = T(0);
+  Index i = 0U;
+  for (; (i + 4U) <= n; i += 4U) {
+    const T a = v[at[i]];
+    const T b = v[at[i + 1U]];
+    const T c = v[at[i + 2U]];
+    const T d = v[at[i + 3U]];
+    s0 += a * a;
+    s1 += b * b;
+    s2 += c * c;
+    s3 += d * d;
+  }
+  for (; i < n; ++i) {
+    const T a = v[at[i]];
+    s0 += a * a;
+  }
+  return (s0 + s1) + (s2 + s3);
+}
+
+template <class T, class WOperand, class XOperand>
+T dot_of(const T* v, WOperand w, XOperand x, Index n) noexcept {
+  T s0 = T(0);
+  T s1 = T(0);
+  T s2 = T(0);
+  T s3 = T(0);
+  Index i = 0U;
+  for (; (i + 4U) <= n; i += 4U) {
+    s0 += v[w[i]] * v[x[i]];
+    s1 += v[w[i + 1U]] * v[x[i + 1U]];
+    s2 += v[w[i + 2U]] * v[x[i + 2U]];
+    s3 += v[w[i + 3U]] * v[x[i + 3U]];
+  }
+  for (; i < n; ++i) {
+    s0 += v[w[i]] * v[x[i]];
+  }
+  return (s0 + s1) + (s2 + s3);
+}
+
+// Sum of (x - m)^2, two-pass for accuracy.
+template <class T, class Operand>
+T centered_squares(const T* v, Operand at, Index n, T m) noexcept {
+  T s = T(0);
+  for (Index i = 0U; i < n; ++i) {
+    const T d = v[at[i]] - m;
+    s += d * d;
+  }
+  return s;
+}
+
+template <class T, class Operand>
+T product_of(const T* v, Operand at, Index n) noexcept {
+  T p = T(1);
+  for (Index i = 0U; i < n; ++i) {
+    p *= v[at[i]];
+  }
+  return p;
+}
+
+// Forward value of a reduction. `range_op` is the R variant of the op.
+template <class T, class Operand>
+T reduce_value(Op range_op, const T* v, Operand at, Index n) noexcept {
+  const T count = static_cast<T>(n);
+  T out = T(0);
+  switch (range_op) {
+    case Op::kSumR:
+      out = sum_of(v, at, n);
+      break;
+    // x0 - (x1 + ... + x(n-1))
+    case Op::kSubR: {
+      T rest = T(0);
+      for (Index i = 1U; i < n; ++i) {
+        rest += v[at[i]];
+      }
+      out = v[at[0U]] - rest;
+      break;
+    }
+    case Op::kProdR:
+      out = product_of(v, at, n);
+      break;
+    case Op::kMeanR:
+      out = sum_of(v, at, n) / count;
+      break;
+    case Op::kSumSqR:
+      out = sum_of_squares(v, at, n);
+      break;
+    case Op::kMeanSqR:
+      out = sum_of_squares(v, at, n) / count;
+      break;
+    case Op::kNegMeanR:
+      out = -sum_of(v, at, n) / count;
+      break;
+    case Op::kVarR:
+      out = centered_squares(v, at, n, sum_of(v, at, n) / count) / (count - T(1));
+      break;
+    case Op::kVarBiasedR:
+      out = centered_squares(v, at, n, sum_of(v, at, n) / count) / count;
+      break;
+    default:
+      out = T(0);
+      break;
+  }
+  return out;
+}
+
+// d(reduction)/d(x_i) times `g`, accumulated into grads. `range_op` is the
+// R variant; `out` is the node's forward value.
+template <class T, class Operand>
+void reduce_backward(Op range_op, const T* v, T* grads, Operand at, Index n, T g, T out) noexcept {
+  const T count = static_cast<T>(n);
+  switch (range_op) {
+    case Op::kSumR:
+      for (Index i = 0U; i < n; ++i) {
+        grads[at[i]] += g;
+      }
+      break;
+    case Op::kSubR:
+      grads[at[0U]] += g;
+      for (Index i = 1U; i < n; ++i) {
+        grads[at[i]] -= g;
+      }
+      break;
+    case Op::kMeanR:
+    case Op::kNegMeanR: {
+      const T share = ((range_op == Op::kMeanR) ? g : -g) / count;
+      for (Index i = 0U; i < n; ++i) {
+        grads[at[i]] += share;
+      }
+      break;
+    }
+    case Op::kSumSqR:
+    case Op::kMeanSqR: {
+      const T scale = (range_op == Op::kSumSqR) ? (T(2) * g) : ((T(2) * g) / count);
+      for (Index i = 0U; i < n; ++i) {
+        grads[at[i]] += scale * v[at[i]];
+      }
+      break;
+    }
+    case Op::kVarR:
+    case Op::kVarBiasedR: {
+      const T m = sum_of(v, at, n) / count;
+      const T denominator = (range_op == Op::kVarR) ? (count - T(1)) : count;
+      const T scale = (T(2) * g) / denominator;
+      for (Index i = 0U; i < n; ++i) {
+        grads[at[i]] += scale * (v[at[i]] - m);
+      }
+      break;
+    }
+    case Op::kProdR: {
+      // d/dx_i prod = product of the others. Without scratch memory: count
+      // zeros; with none, divide the product; with one, only that operand
+      // gets the product of the rest; with two or more, every term is zero.
+      Index zeros = 0U;
+      Index zero_at = 0U;
+      T rest = T(1);
+      for (Index i = 0U; i < n; ++i) {
+        const T x = v[at[i]];
+        if (x == T(0)) {  // BT-DEV-004: exact zero test, not a tolerance
+          ++zeros;
+          zero_at = i;
+        } else {
+          rest *= x;
+        }
+      }
+      if (zeros == 0U) {
+        static_cast<void>(out);
+        for (Index i = 0U; i < n; ++i) {
+          grads[at[i]] += g * (rest / v[at[i]]);
+        }
+      } else if (zeros == 1U) {
+        grads[at[zero_at]] += g * rest;
+      } else {
+        // Every partial derivative has a zero factor.
+      }
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+template <class T, class WOperand, class XOperand>
+void dot_backward(const T* v, T* grads, WOperand w, XOperand x, Index n, T g) noexcept {
+  for (Index i = 0U; i < n; ++i) {
+    grads[w[i]] += g * v[x[i]];
+  }
+  for (Index i = 0U; i < n; ++i) {
+    grads[x[i]] += g * v[w[i]];
+  }
+}
+
+// The range variant of a reduction op: R and L alternate, R first.
+inline Op range_variant(Op op) noexcept {
+  const auto code = static_cast<std::uint8_t>(op);
+  const auto first = static_cast<std::uint8_t>(Op::kSumR);
+  return static_cast<Op>(static_cast<std::uint8_t>(code - ((code - first) & 1U)));
+}
+inline Op list_variant(Op range_op) noexcept {
+  return static_cast<Op>(static_cast<std::uint8_t>(static_cast<std::uint8_t>(range_op) + 1U));
+}
+inline bool is_reduction(Op op) noexcept { return (op >= Op::kSumR) && (op <= Op::kVarBiasedL); }
+inline bool is_list_variant(Op op) noexcept {
+  return ((static_cast<std::uint8_t>(op) - static_cast<std::uint8_t>(Op::kSumR)) & 1U) != 0U;
+}
+
+}  // namespace detail
+
+template <class T>
+Tape<T>::Tape(void* buffer, std::size_t bytes, std::size_t nodes, std::size_t slots) noexcept {
+  const std::uintptr_t address = reinterpret_cast<std::uintptr_t>(buffer);  // BT-DEV-001
+  const bool aligned = (address % kArrayAlign) == 0U;
+  const bool addressable = (nodes < kNoIndex) && (slots < kNoIndex);
+  if ((buffer == nullptr) || !aligned || !addressable || (bytes < bytes_required(nodes, slots))) {
+    status_ = Status::kInvalidArgument;
+    return;
+  }
+  // BT-DEV-001: the arrays are carved out of the caller's byte buffer.
+  unsigned char* at = static_cast<unsigned char*>(buffer);
+  values_ = reinterpret_cast<T*>(at);
+  at += round_up(nodes * sizeof(T));
+  grads_ = reinterpret_cast<T*>(at);
+  at += round_up(nodes * sizeof(T));
+  arg_a_ = reinterpret_cast<Index*>(at);
+  at += round_up(nodes * sizeof(Index));
+  arg_b_ = reinterpret_cast<Index*>(at);
+  at += round_up(nodes * sizeof(Index));
+  args_ = reinterpret_cast<Index*>(at);
+  at += round_up(slots * sizeof(Index));
+#if BURTORCH_CONFIG_PARAM_NAMES
+  names_ = reinterpret_cast<const char**>(at);
+  at += round_up(nodes * kNameBytes);
+#endif
+  ops_ = reinterpret_cast<Op*>(at);
+  capacity_ = static_cast<Index>(nodes);
+  limit_ = capacity_;
+  slot_capacity_ = static_cast<Index>(slots);
+}
+
+template <class T>
+const char* Tape<T>::name(Index i) const noexcept {
+#if BURTORCH_CONFIG_PARAM_NAMES
+  return (i < size_) ? names_[i] : nullptr;
+#else
+  static_cast<void>(i);
+  return nullptr;
+#endif
+}
+
+template <class T>
+void Tape<T>::zero_grad() noexcept {
+  for (Index i = 0U; i < size_; ++i) {
+    grads_[i] = T(0);
+  }
+}
+
+template <class T>
+void Tape<T>::zero_grad(Index first, Index count) noexcept {
+  const Index end = ((first < size_) && (count <= (size_ - first))) ? (first + count) : size_;
+  for (Index i = first; i < end; ++i) {
+    grads_[i] = T(0);
+  }
+}
+
+template <class T>
+Status Tape<T>::rewind(Mark m) noexcept {
+  if ((m.nodes > size_) || (m.slots > slots_used_)) {
+    return Status::kInvalidArgument;
+  }
+  size_ = m.nodes;
+  slots_used_ = m.slots;
+  if ((first_interior_ != kNoIndex) && (first_interior_ >= size_)) {
+    first_interior_ = kNoIndex;
+  }
+  return Status::kOk;
+}
+
+template <class T>
+void Tape<T>::reset() noexcept {
+  if (values_ == nullptr) {
+    return;  // unusable buffer: keep kInvalidArgument
+  }
+  size_ = 0U;
+  slots_used_ = 0U;
+  first_interior_ = kNoIndex;
+  status_ = Status::kOk;
+  limit_ = capacity_;
+}
+
+template <class T>
+void Tape<T>::clear_status() noexcept {
+  if (values_ != nullptr) {
+    status_ = Status::kOk;
+    limit_ = capacity_;
+  }
+}
+
+template <class T>
+void Tape<T>::set_fault_hook(FaultHook hook, void* context) noexcept {
+#if BURTORCH_CONFIG_FAULT_HOOK
+  fault_hook_ = hook;
+  fault_context_ = context;
+#else
+  static_cast<void>(hook);
+  static_cast<void>(context);
+#endif
+}
+
+template <class T>
+bool Tape<T>::all_finite() const noexcept {
+  bool finite = true;
+  for (Index i = 0U; i < size_; ++i) {
+    finite = finite && std::isfinite(values_[i]) && std::isfinite(grads_[i]);
+  }
+  return finite;
+}
+
+template <class T>
+T Tape<T>::constant(Index i) const noexcept {
+  if ((i >= size_) || ((ops_[i] != Op::kMulConst) && (ops_[i] != Op::kDivConst))) {
+    return kNaN;
+  }
+  T c = T(0);
+  std::memcpy(&c, &args_[arg_b_[i]], sizeof(T));
+  return c;
+}
+
+template <class T>
+Index Tape<T>::take_slots(std::size_t count) noexcept {
+  if ((status_ != Status::kOk) || (count > static_cast<std::size_t>(slot_capacity_ - slots_used_))) {
+    static_cast<void>(fail(Status::kCapacityExceeded));
+    return kNoIndex;
+  }
+  const Index first = slots_used_;
+  slots_used_ += static_cast<Index>(count);
+  return first;
+}
+
+template <class T>
+Value<T> Tape<T>::with_constant(Op op, Value<T> x, T c, T result) noexcept {
+  if (!owns(x)) {
+    return reject(x);
+  }
+  if (size_ >= limit_) {
+    return fail(Status::kCapacityExceeded);
+  }
+  const Index slot = take_slots(detail::slots_for_constant<T>());
+  if (slot == kNoIndex) {
+    return Value<T>(this, kNoIndex);
+  }
+  std::memcpy(&args_[slot], &c, sizeof(T));
+  return push(op, result, x.index(), slot);
+}
+
+template <class T>
+bool Tape<T>::store_operand(const Value<T>* xs, std::size_t n, Index* where, bool* is_range) noexcept {
+  // One pass checks ownership and whether the nodes are consecutive.
+  bool consecutive = true;
+  for (std::size_t i = 0U; i < n; ++i) {
+    if (!owns(xs[i])) {
+      static_cast<void>(reject(xs[i]));
+      return false;
+    }
+    consecutive = consecutive && (xs[i].index() == (xs[0].index() + static_cast<Index>(i)));
+  }
+  if (consecutive) {
+    *where = xs[0].index();
+    *is_range = true;
+    return true;
+  }
+  const Index first = take_slots(n);
+  if (first == kNoIndex) {
+    return false;
+  }
+  for (std::size_t i = 0U; i < n; ++i) {
+    args_[first + static_cast<Index>(i)] = xs[i].index();
+  }
+  *where = first;
+  *is_range = false;
+  return true;
+}
+
+template <class T>
+Value<T> Tape<T>::reduce(Op range_op, const Value<T>* xs, std::size_t n) noexcept {
+  if ((n == 0U) || (n >= kNoIndex) || !detail::is_reduction(range_op)) {
+    return fail(Status::kInvalidArgument);
+  }
+  if (size_ >= limit_) {  // check before taking slots: a failed op takes none
+    return fail(Status::kCapacityExceeded);
+  }
+  const Mark before = mark();
+  Index where = kNoIndex;
+  bool is_range = false;
+  if (!store_operand(xs, n, &where, &is_range)) {
+    return Value<T>(this, kNoIndex);
+  }
+  const Index count = static_cast<Index>(n);
+  T result = T(0);
+  Op op = range_op;
+  if (is_range) {
+    result = detail::reduce_value(range_op, values_, detail::RangeOperand{where}, count);
+  } else {
+    result = detail::reduce_value(range_op, values_, detail::ListOperand{&args_[where]}, count);
+    op = detail::list_variant(range_op);
+  }
+  const Value<T> out = push(op, result, where, count);
+  if (!out.valid()) {
+    slots_used_ = before.slots;
+  }
+  return out;
+}
+
+template <class T>
+Value<T> Tape<T>::dot(const Value<T>* w, const Value<T>* x, std::size_t n, const Value<T>* bias) noexcept {
+  if ((n == 0U) || (n >= kNoIndex)) {
+    return fail(Status::kInvalidArgument);
+  }
+  if ((bias != nullptr) && !owns(*bias)) {
+    return reject(*bias);
+  }
+  if (size_ >= limit_) {
+    return fail(Status::kCapacityExceeded);
+  }
+  const Mark before = mark();
+  const Index descriptor = take_slots(3U);
+  Index w_at = kNoIndex;
+  Index x_at = kNoIndex;
+  bool w_range = false;
+  bool x_range = false;
+  if ((descriptor == kNoIndex) || !store_operand(w, n, &w_at, &w_range) ||
+      !store_operand(x, n, &x_at, &x_range)) {
+    slots_used_ = before.slots;
+    return Value<T>(this, kNoIndex);
+  }
+  // The product is symmetric: keep a range operand first (RL, never LR).
+  if (!w_range && x_range) {
+    const Index t = w_at;
+    w_at = x_at;
+    x_at = t;
+    w_range = true;
+    x_range = false;
+  }
+  const Index count = static_cast<Index>(n);
+  args_[descriptor] = w_at;
+  args_[descriptor + 1U] = x_at;
+  args_[descriptor + 2U] = (bias != nullptr) ? bias->index() : kNoIndex;
+  T result = T(0);
+  Op op = Op::kDotLL;
+  if (w_range && x_range) {
+    op = Op::kDotRR;
+    result = detail::dot_of(values_, detail::RangeOperand{w_at}, detail::RangeOperand{x_at}, count);
+  } else if (w_range) {
+    op = Op::kDotRL;
+    result = detail::dot_of(values_, detail::RangeOperand{w_at}, detail::ListOperand{&args_[x_at]}, count);
+  } else {
+    result = detail::dot_of(values_, detail::ListOperand{&args_[w_at]}, detail::ListOperand{&args_[x_at]}, count);
+  }
+  if (bias != nullptr) {
+    result += values_[bias->index()];
+  }
+  const Value<T> out = push(op, result, descriptor, count);
+  if (!out.valid()) {
+    slots_used_ = before.slots;
+  }
+  return out;
+}
+
+template <class T>
+Status Tape<T>::backward(Value<T> root) noexcept {
+  if (status_ != Status::kOk) {
+    return status_;
+  }
+  if (root.tape() != this) {
+    return Status::kForeignValue;
+  }
+  const Index r = root.index();
+  if (r >= size_) {
+    return Status::kInvalidHandle;
+  }
+  if (ops_[r] == Op::kLeaf) {
+    grads_[r] += T(1);
+    return Status::kOk;
+  }
+  // Interior gradients are scratch for this sweep: clear them first, so a
+  // second backward over the same graph does not double-count. Leaves keep
+  // what they accumulated.
+  const Index lowest = first_interior_;
+  for (Index i = lowest; i < r; ++i) {
+    if (ops_[i] != Op::kLeaf) {
+      grads_[i] = T(0);
+    }
+  }
+  grads_[r] = T(1);
+
+  T* const v = values_;
+  T* const gr = grads_;
+  // One reverse sweep: when node i is reached, every node that uses it is
+  // newer and has already added its share to grads_[i].
+  for (Index i = r + 1U; i-- > lowest;) {
+    const T g = gr[i];
+    const Index a = arg_a_[i];
+    const Index b = arg_b_[i];
+    const Op op = ops_[i];
+    switch (op) {
+      case Op::kLeaf:
+        break;
+      case Op::kAdd:
+        gr[a] += g;
+        gr[b] += g;
+        break;
+      case Op::kSub:
+        gr[a] += g;
+        gr[b] -= g;
+        break;
+      case Op::kMul: {
+        const T va = v[a];
+        gr[a] += g * v[b];
+        gr[b] += g * va;
+        break;
+      }
+      case Op::kDiv: {
+        const T inv_b = T(1) / v[b];
+        gr[a] += g * inv_b;
+        gr[b] -= g * v[i] * inv_b;
+        break;
+      }
+      case Op::kMean2:
+        gr[a] += g * T(0.5);
+        gr[b] += g * T(0.5);
+        break;
+      case Op::kAddSquares2: {
+        const T va = v[a];
+        gr[a] += T(2) * g * va;
+        gr[b] += T(2) * g * v[b];
+        break;
+      }
+      case Op::kMeanSquares2: {
+        const T va = v[a];
+        gr[a] += g * va;
+        gr[b] += g * v[b];
+        break;
+      }
+      case Op::kNegMean2:
+        gr[a] -= g * T(0.5);
+        gr[b] -= g * T(0.5);
+        break;
+      case Op::kNeg:
+        gr[a] -= g;
+        break;
+      case Op::kAddConst:
+        gr[a] += g;
+        break;
+      case Op::kConstSub:
+        gr[a] -= g;
+        break;
+      case Op::kConstDiv:
+        gr[a] -= g * (v[i] / v[a]);
+        break;
+      case Op::kRelu:
+        gr[a] += (v[a] > T(0)) ? g : T(0);
+        break;
+      case Op::kTanh:
+        gr[a] += g * (T(1) - (v[i] * v[i]));
+        break;
+      case Op::kExp:
+        gr[a] += g * v[i];
+        break;
+      case Op::kLog:
+        gr[a] += g / v[a];
+        break;
+      case Op::kNegLog:
+        gr[a] -= g / v[a];
+        break;
+      case Op::kSigmoid:
+        gr[a] += g * (v[i] * (T(1) - v[i]));
+        break;
+      case Op::kInv:
+        gr[a] -= g * (v[i] * v[i]);
+        break;
+      case Op::kSqr:
+        gr[a] += T(2) * g * v[a];
+        break;
+      case Op::kPow3:
+        gr[a] += T(3) * g * (v[a] * v[a]);
+        break;
+      case Op::kSqrt:
+        gr[a] += (T(0.5) * g) / v[i];
+        break;
+      case Op::kInvSqrt:
+        gr[a] -= (T(0.5) * g) * (v[i] * v[i] * v[i]);
+        break;
+      case Op::kMulConst:
+      case Op::kDivConst: {
+        T c = T(0);
+        std::memcpy(&c, &args_[b], sizeof(T));
+        gr[a] += (op == Op::kMulConst) ? (g * c) : (g / c);
+        break;
+      }
+      case Op::kDotRR:
+        detail::dot_backward(v, gr, detail::RangeOperand{args_[a]}, detail::RangeOperand{args_[a + 1U]}, b, g);
+        if (args_[a + 2U] != kNoIndex) {
+          gr[args_[a + 2U]] += g;
+        }
+        break;
+      case Op::kDotRL:
+        detail::dot_backward(v, gr, detail::RangeOperand{args_[a]}, detail::ListOperand{&args_[args_[a + 1U]]}, b,
+                             g);
+        if (args_[a + 2U] != kNoIndex) {
+          gr[args_[a + 2U]] += g;
+        }
+        break;
+      case Op::kDotLL:
+        detail::dot_backward(v, gr, detail::ListOperand{&args_[args_[a]]},
+                             detail::ListOperand{&args_[args_[a + 1U]]}, b, g);
+        if (args_[a + 2U] != kNoIndex) {
+          gr[args_[a + 2U]] += g;
+        }
+        break;
+      default:
+        if (!detail::is_reduction(op)) {
+          break;
+        }
+        if (detail::is_list_variant(op)) {
+          detail::reduce_backward(detail::range_variant(op), v, gr, detail::ListOperand{&args_[a]}, b, g, v[i]);
+        } else {
+          detail::reduce_backward(op, v, gr, detail::RangeOperand{a}, b, g, v[i]);
+        }
+        break;
+    }
+  }
+  return Status::kOk;
+}
+
+}  // namespace burtorch
+
+#endif  // BURTORCH_LIB_TAPE_IMPL_HPP

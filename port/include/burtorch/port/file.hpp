@@ -1,0 +1,50 @@
+// Files as byte streams (POSIX port only).
+#ifndef BURTORCH_PORT_FILE_HPP
+#define BURTORCH_PORT_FILE_HPP
+
+#include "burtorch/stream.hpp"
+
+namespace burtorch {
+namespace port {
+
+// Writes a file. With atomic = true the bytes go to "<path>.tmp", which
+// commit() flushes, fsyncs and renames over `path`, so a crash mid-save
+// leaves the previous file intact. Destroying an uncommitted writer removes
+// the temporary file.
+class FileWriter {
+ public:
+  FileWriter() noexcept = default;
+  FileWriter(const FileWriter&) = delete;
+  FileWriter& operator=(const FileWriter&) = delete;
+  ~FileWriter();
+  Status open(const char* path, bool atomic) noexcept;
+  ByteSink sink() noexcept;
+  Status commit() noexcept;
+
+ private:
+  static Status write_callback(void* context, const std::uint8_t* data, std::size_t size);
+  int fd_ = -1;
+  bool atomic_ = false;
+  Status status_ = Status::kOk;
+  char path_[512] = {};
+  char temp_path_[520] = {};
+};
+
+class FileReader {
+ public:
+  FileReader() noexcept = default;
+  FileReader(const FileReader&) = delete;
+  FileReader& operator=(const FileReader&) = delete;
+  ~FileReader();
+  Status open(const char* path) noexcept;
+  ByteSource source() noexcept;
+
+ private:
+  static Status read_callback(void* context, std::uint8_t* data, std::size_t size, std::size_t* got);
+  int fd_ = -1;
+};
+
+}  // namespace port
+}  // namespace burtorch
+
+#endif  // BURTORCH_PORT_FILE_HPP

@@ -1,0 +1,259 @@
+// The public API: the README example, the paper's tiny graph, handles,
+// errors, names, the fault hook and the memory formula.
+#include <burtorch/burtorch.hpp>
+
+#include <cmath>
+
+#include "harness.hpp"
+
+namespace bt = burtorch;
+
+namespace {
+
+// micrograd's test_more_ops graph; expected values from micrograd/PyTorch.
+template <class T>
+void example_graph(bt_test::Context& t, double tol) {
+  static bt::FixedTape<T, 256> tape;
+  tape.reset();
+  bt::Value<T> a = tape.leaf(T(-4.0));
+  bt::Value<T> b = tape.leaf(T(2.0));
+  auto c = a + b;
+  auto d = a * b + bt::pow3(b);
+  c += c + T(1.0);
+  c += T(1.0) + c + (-a);
+  d += d * T(2.0) + bt::relu(b + a);
+  d += T(3.0) * d + bt::relu(b - a);
+  auto e = c - d;
+  auto f = bt::sqr(e);
+  auto g = f / T(2.0);
+  g += T(10.0) / f;
+  const bt::Status s = tape.backward(g);
+  BT_CHECK(t, s == bt::Status::kOk);
+  BT_CHECK_NEAR(t, static_cast<double>(g.value()), 24.70408163265306, tol);
+  BT_CHECK_NEAR(t, static_cast<double>(a.grad()), 138.83381924198252, tol);
+  BT_CHECK_NEAR(t, static_cast<double>(b.grad()), 645.5772594752186, tol);
+  BT_CHECK(t, tape.capacity() == 256U);
+  BT_CHECK(t, tape.status() == bt::Status::kOk);
+}
+
+void example_fp64(bt_test::Context& t) { example_graph<double>(t, 1e-14); }
+void example_fp32(bt_test::Context& t) { example_graph<float>(t, 1e-5); }
+
+// The paper's tiny graph: g = ((a + b) - (a*b + b^3))^2 / 2.
+template <class T>
+void tiny_graph(bt_test::Context& t) {
+  static bt::FixedTape<T, 32> tape;
+  tape.reset();
+  auto a = tape.leaf(T(-41.0));
+  auto b = tape.leaf(T(2.0));
+  auto c = a + b;
+  auto d = a * b + bt::pow3(b);
+  auto e = c - d;
+  auto f = bt::sqr(e);
+  auto g = f / T(2.0);
+  BT_CHECK(t, tape.backward(g) == bt::Status::kOk);
+  // Exact in binary floating point: small integers throughout.
+  BT_CHECK(t, g.value() == T(612.5));
+  BT_CHECK(t, a.grad() == T(-35.0));
+  BT_CHECK(t, b.grad() == T(1050.0));
+  // Interior gradients are readable after backward: dg/de = e = 35.
+  BT_CHECK(t, e.grad() == T(35.0));
+  BT_CHECK(t, tape.size() == 9U);
+}
+void tiny_fp64(bt_test::Context& t) { tiny_graph<double>(t); }
+void tiny_fp32(bt_test::Context& t) { tiny_graph<float>(t); }
+
+void repeated_backward_accumulates_only_leaves(bt_test::Context& t) {
+  static bt::FixedTape<double, 32> tape;
+  tape.reset();
+  auto a = tape.leaf(3.0);
+  auto b = tape.leaf(5.0);
+  auto p = a * b;
+  auto q = p * p;  // q = a^2 b^2
+  BT_CHECK(t, tape.backward(q) == bt::Status::kOk);
+  BT_CHECK(t, tape.backward(q) == bt::Status::kOk);
+  BT_CHECK(t, tape.backward(q) == bt::Status::kOk);
+  // Leaves: 3 x dq/da = 3 x 2ab^2 = 450; interior p: dq/dp = 2p = 30 once.
+  BT_CHECK(t, a.grad() == 450.0);
+  BT_CHECK(t, b.grad() == 270.0);
+  BT_CHECK(t, p.grad() == 30.0);
+  tape.zero_grad();
+  BT_CHECK(t, a.grad() == 0.0);
+  BT_CHECK(t, tape.backward(q) == bt::Status::kOk);
+  BT_CHECK(t, a.grad() == 150.0);
+  // backward of a leaf root: d(a)/d(a) = 1 accumulates.
+  tape.zero_grad();
+  BT_CHECK(t, tape.backward(a) == bt::Status::kOk);
+  BT_CHECK(t, a.grad() == 1.0);
+}
+
+void foreign_and_invalid_values(bt_test::Context& t) {
+  static bt::FixedTape<double, 16> one;
+  static bt::FixedTape<double, 16> two;
+  one.reset();
+  two.reset();
+  auto a = one.leaf(1.0);
+  auto b = two.leaf(2.0);
+  auto c = a + b;
+  BT_CHECK(t, !c.valid());
+  BT_CHECK(t, std::isnan(c.value()));
+  BT_CHECK(t, one.status() == bt::Status::kForeignValue);
+  BT_CHECK(t, two.status() == bt::Status::kOk);
+  // Sticky: later valid-looking ops fail and backward reports the error.
+  auto d = a * 2.0;
+  BT_CHECK(t, !d.valid());
+  BT_CHECK(t, one.backward(a) == bt::Status::kForeignValue);
+  BT_CHECK(t, one.size() == 1U);
+  // backward with a root from another tape is rejected without side effects.
+  BT_CHECK(t, two.backward(a) == bt::Status::kForeignValue);
+  BT_CHECK(t, two.status() == bt::Status::kOk);
+
+  // A handle discarded by rewind is rejected.
+  two.reset();
+  auto x = two.leaf(1.0);
+  const bt::Mark m = two.mark();
+  auto y = bt::exp(x);
+  BT_CHECK(t, two.rewind(m) == bt::Status::kOk);
+  auto z = y + x;
+  BT_CHECK(t, !z.valid());
+  BT_CHECK(t, two.status() == bt::Status::kInvalidHandle);
+  // clear_status recovers the tape; the old nodes are intact.
+  two.clear_status();
+  auto w = x * 3.0;
+  BT_CHECK(t, w.valid() && (w.value() == 3.0));
+
+  // Default-constructed handles.
+  bt::Value<double> none;
+  BT_CHECK(t, !none.valid());
+  BT_CHECK(t, !(none + none).valid());
+  BT_CHECK(t, std::isnan(bt::relu(none).value()));
+  BT_CHECK(t, !bt::reduce_sum(&none, 0U).valid());
+}
+
+void bad_buffers_and_marks(bt_test::Context& t) {
+  alignas(64) static unsigned char buffer[4096];
+  constexpr std::size_t need = bt::Tape<double>::bytes_required(16U, 16U);
+  static_assert(need <= sizeof(buffer), "test buffer");
+  bt::Tape<double> small(buffer, need - 1U, 16U, 16U);
+  BT_CHECK(t, small.status() == bt::Status::kInvalidArgument);
+  BT_CHECK(t, small.capacity() == 0U);
+  BT_CHECK(t, !small.leaf(1.0).valid());
+  small.reset();
+  BT_CHECK(t, small.status() == bt::Status::kInvalidArgument);
+  bt::Tape<double> misaligned(buffer + 1, need, 16U, 16U);
+  BT_CHECK(t, misaligned.status() == bt::Status::kInvalidArgument);
+  bt::Tape<double> null_buffer(nullptr, need, 16U, 16U);
+  BT_CHECK(t, null_buffer.status() == bt::Status::kInvalidArgument);
+  bt::Tape<double> good(buffer, need, 16U, 16U);
+  BT_CHECK(t, good.status() == bt::Status::kOk);
+  BT_CHECK(t, good.capacity() == 16U);
+  auto a = good.leaf(2.0);
+  const bt::Mark m = good.mark();
+  auto b = a * a;
+  static_cast<void>(b);
+  bt::Mark future = good.mark();
+  future.nodes += 5U;
+  BT_CHECK(t, good.rewind(future) == bt::Status::kInvalidArgument);
+  BT_CHECK(t, good.size() == 2U);  // nothing changed
+  BT_CHECK(t, good.rewind(m) == bt::Status::kOk);
+  BT_CHECK(t, good.size() == 1U);
+  BT_CHECK(t, good.value(0U) == 2.0);
+}
+
+void memory_formula(bt_test::Context& t) {
+  // bytes_required = per-array sizes rounded to 32 bytes.
+  constexpr std::size_t names = BURTORCH_CONFIG_PARAM_NAMES ? sizeof(const char*) : 0U;
+  constexpr std::size_t expect = (2U * 256U * 8U) + (2U * 256U * 4U) + (256U * 4U) + (256U * names) + 256U;
+  BT_CHECK(t, (bt::Tape<double>::bytes_required(256U, 256U) == expect));
+  BT_CHECK(t, (bt::FixedTape<double, 256>::kBytes == expect));
+  BT_CHECK(t, (sizeof(bt::FixedTape<double, 256>) >= expect));
+  BT_CHECK(t, (sizeof(bt::FixedTape<double, 256>) <= expect + 128U));
+  // Rounding: 3 floats occupy one 32-byte block per array.
+  constexpr std::size_t small = (2U * 32U) + (2U * 32U) + 32U + ((names != 0U) ? 32U : 0U) + 32U;
+  BT_CHECK(t, (bt::Tape<float>::bytes_required(3U, 3U) == small));
+}
+
+void names(bt_test::Context& t) {
+  static bt::FixedTape<float, 8> tape;
+  tape.reset();
+  auto w = tape.param(0.5F, BURTORCH_NAME("w1"));
+  auto x = tape.leaf(1.0F);
+#if BURTORCH_CONFIG_PARAM_NAMES
+  BT_CHECK(t, (tape.name(w.index()) != nullptr) && (tape.name(w.index())[0] == 'w'));
+#else
+  BT_CHECK(t, tape.name(w.index()) == nullptr);
+#endif
+  BT_CHECK(t, tape.name(x.index()) == nullptr);
+  BT_CHECK(t, w.value() == 0.5F);
+}
+
+struct HookLog {
+  int calls = 0;
+  bt::Status last = bt::Status::kOk;
+};
+void on_fault(bt::Status s, void* context) {
+  HookLog* log = static_cast<HookLog*>(context);
+  ++log->calls;
+  log->last = s;
+}
+
+void fault_hook(bt_test::Context& t) {
+  static bt::FixedTape<double, 2> tape;
+  tape.reset();
+  HookLog log;
+  tape.set_fault_hook(&on_fault, &log);
+  auto a = tape.leaf(1.0);
+  auto b = tape.leaf(2.0);
+  auto c = a + b;   // third node: capacity exceeded
+  auto d = c * b;   // propagates silently
+  static_cast<void>(d);
+#if BURTORCH_CONFIG_FAULT_HOOK
+  BT_CHECK(t, log.calls == 1);
+  BT_CHECK(t, log.last == bt::Status::kCapacityExceeded);
+#else
+  BT_CHECK(t, log.calls == 0);
+#endif
+  BT_CHECK(t, tape.status() == bt::Status::kCapacityExceeded);
+  tape.set_fault_hook(nullptr, nullptr);
+}
+
+void non_finite_detection(bt_test::Context& t) {
+  static bt::FixedTape<double, 16> tape;
+  tape.reset();
+  auto a = tape.leaf(0.0);
+  auto b = tape.leaf(1.0);
+  auto ok = b * 2.0;
+  BT_CHECK(t, tape.backward(ok) == bt::Status::kOk);
+  BT_CHECK(t, tape.all_finite());
+  auto bad = bt::log(a);  // IEEE: -inf, not an error status
+  BT_CHECK(t, std::isinf(bad.value()) && (bad.value() < 0.0));
+  BT_CHECK(t, tape.status() == bt::Status::kOk);
+  BT_CHECK(t, !tape.all_finite());
+  auto q = b / a;  // +inf
+  BT_CHECK(t, std::isinf(q.value()));
+}
+
+void status_names(bt_test::Context& t) {
+  BT_CHECK(t, bt::status_name(bt::Status::kOk)[0] == 'o');
+  BT_CHECK(t, bt::status_name(bt::Status::kCapacityExceeded)[0] == 'c');
+  BT_CHECK(t, bt::status_name(static_cast<bt::Status>(200))[0] == 'u');
+}
+
+const bt_test::TestCase kCases[] = {
+    {"example_fp64", example_fp64},
+    {"example_fp32", example_fp32},
+    {"tiny_fp64", tiny_fp64},
+    {"tiny_fp32", tiny_fp32},
+    {"repeated_backward_accumulates_only_leaves", repeated_backward_accumulates_only_leaves},
+    {"foreign_and_invalid_values", foreign_and_invalid_values},
+    {"bad_buffers_and_marks", bad_buffers_and_marks},
+    {"memory_formula", memory_formula},
+    {"names", names},
+    {"fault_hook", fault_hook},
+    {"non_finite_detection", non_finite_detection},
+    {"status_names", status_names},
+};
+
+}  // namespace
+
+BT_TEST_MAIN("api", kCases)

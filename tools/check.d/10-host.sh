@@ -1,0 +1,3 @@
+# Host Release build: library, tests, programs, benchmarks compile; tests pass.
+set -e
+cmake --workflow --preset host

@@ -1,0 +1,3 @@
+# Host Debug build under ASan + UBSan: the whole test suite.
+set -e
+cmake --workflow --preset host-debug

@@ -1,0 +1,3 @@
+# The README's first command.
+set -e
+cmake --workflow --preset demo
