@@ -59,7 +59,8 @@ const char* op_name(Op op) noexcept {
       "log",      "neg_log", "sigmoid",   "inv",     "sqr",     "pow3",   "sqrt",         "inv_sqrt",
       "mul_const", "div_const", "sum",    "sum",     "sub_n",   "sub_n",  "prod",         "prod",
       "mean",     "mean",    "sum_sq",    "sum_sq",  "mean_sq", "mean_sq", "neg_mean",    "neg_mean",
-      "var",      "var",     "var_biased", "var_biased", "dot", "dot",    "dot"};
+      "var",      "var",     "var_biased", "var_biased", "dot", "dot",    "dot",
+      "dot_segments", "log_sum_exp", "log_sum_exp"};
   static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<std::size_t>(Op::kCount), "one name per op");
   const auto i = static_cast<std::size_t>(op);
   return (i < static_cast<std::size_t>(Op::kCount)) ? kNames[i] : "?";
@@ -110,6 +111,18 @@ Status write_dot(const Tape<T>& tape, Value<T> root, ByteSink sink) noexcept {
     } else if ((op == Op::kDotRR) || (op == Op::kDotRL) || (op == Op::kDotLL)) {
       operand_edges(out, tape, i, tape.slot(a), op == Op::kDotLL, b);
       operand_edges(out, tape, i, tape.slot(a + 1U), op != Op::kDotRR, b);
+      if (tape.slot(a + 2U) != kNoIndex) {
+        out.edge(tape.slot(a + 2U), i);
+      }
+    } else if ((op == Op::kLogSumExpR) || (op == Op::kLogSumExpL)) {
+      operand_edges(out, tape, i, a, op == Op::kLogSumExpL, b);
+    } else if (op == Op::kDotRS) {
+      operand_edges(out, tape, i, tape.slot(a), false, b);
+      const Index list = tape.slot(a + 1U);
+      const Index runs = tape.slot(list);
+      for (Index r = 0U; (runs != kNoIndex) && (r < runs); ++r) {
+        operand_edges(out, tape, i, tape.slot(list + 1U + (2U * r)), false, tape.slot(list + 2U + (2U * r)));
+      }
       if (tape.slot(a + 2U) != kNoIndex) {
         out.edge(tape.slot(a + 2U), i);
       }

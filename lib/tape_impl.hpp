@@ -258,6 +258,54 @@ inline Op list_variant(Op range_op) noexcept {
   return static_cast<Op>(static_cast<std::uint8_t>(static_cast<std::uint8_t>(range_op) + 1U));
 }
 inline bool is_reduction(Op op) noexcept { return (op >= Op::kSumR) && (op <= Op::kVarBiasedL); }
+// Segment lists: slots[0] runs, then first/count pairs. Inner product of a
+// weight range starting at w with the runs, in run order.
+template <class T>
+T dot_segments_of(const T* v, Index w, const Index* list) noexcept {
+  const Index runs = list[0];
+  T s = T(0);
+  for (Index r = 0U; r < runs; ++r) {
+    const Index first = list[1U + (2U * r)];
+    const Index count = list[2U + (2U * r)];
+    s += dot_of(v, RangeOperand{w}, RangeOperand{first}, count);
+    w += count;
+  }
+  return s;
+}
+
+template <class T>
+void dot_segments_backward(const T* v, T* grads, Index w, const Index* list, T g) noexcept {
+  const Index runs = list[0];
+  for (Index r = 0U; r < runs; ++r) {
+    const Index first = list[1U + (2U * r)];
+    const Index count = list[2U + (2U * r)];
+    dot_backward(v, grads, RangeOperand{w}, RangeOperand{first}, count, g);
+    w += count;
+  }
+}
+
+// log(sum(exp(x_i))) = m + log(sum(exp(x_i - m))), m = max x_i.
+template <class T, class Operand>
+T log_sum_exp_of(const T* v, Operand at, Index n) noexcept {
+  T m = v[at[0U]];
+  for (Index i = 1U; i < n; ++i) {
+    m = (v[at[i]] > m) ? v[at[i]] : m;
+  }
+  T s = T(0);
+  for (Index i = 0U; i < n; ++i) {
+    s += std::exp(v[at[i]] - m);
+  }
+  return m + std::log(s);
+}
+
+// d/dx_i = softmax(x)_i = exp(x_i - out).
+template <class T, class Operand>
+void log_sum_exp_backward(const T* v, T* grads, Operand at, Index n, T g, T out) noexcept {
+  for (Index i = 0U; i < n; ++i) {
+    grads[at[i]] += g * std::exp(v[at[i]] - out);
+  }
+}
+
 inline bool is_list_variant(Op op) noexcept {
   return ((static_cast<std::uint8_t>(op) - static_cast<std::uint8_t>(Op::kSumR)) & 1U) != 0U;
 }
@@ -279,10 +327,8 @@ Tape<T>::Tape(void* buffer, std::size_t bytes, std::size_t nodes, std::size_t sl
   at += round_up(nodes * sizeof(T));
   grads_ = reinterpret_cast<T*>(at);
   at += round_up(nodes * sizeof(T));
-  arg_a_ = reinterpret_cast<Index*>(at);
-  at += round_up(nodes * sizeof(Index));
-  arg_b_ = reinterpret_cast<Index*>(at);
-  at += round_up(nodes * sizeof(Index));
+  operands_ = reinterpret_cast<Operands*>(at);
+  at += round_up(nodes * sizeof(Operands));
   args_ = reinterpret_cast<Index*>(at);
   at += round_up(slots * sizeof(Index));
 #if BURTORCH_CONFIG_PARAM_NAMES
@@ -293,6 +339,25 @@ Tape<T>::Tape(void* buffer, std::size_t bytes, std::size_t nodes, std::size_t sl
   capacity_ = static_cast<Index>(nodes);
   limit_ = capacity_;
   slot_capacity_ = static_cast<Index>(slots);
+}
+
+template <class T>
+Value<T> Tape<T>::fail(Status status) noexcept {
+  if (status_ == Status::kOk) {
+    status_ = status;
+    limit_ = 0U;  // every later push fails on its one capacity compare
+#if BURTORCH_CONFIG_FAULT_HOOK
+    if (fault_hook_ != nullptr) {
+      fault_hook_(status, fault_context_);  // BT-DEV-003: user fault hook
+    }
+#endif
+  }
+  return Value<T>(this, kNoIndex);
+}
+
+template <class T>
+Value<T> Tape<T>::reject(Value<T> x) noexcept {
+  return fail((x.tape() == this) ? Status::kInvalidHandle : Status::kForeignValue);
 }
 
 template <class T>
@@ -327,6 +392,7 @@ Status Tape<T>::rewind(Mark m) noexcept {
   }
   size_ = m.nodes;
   slots_used_ = m.slots;
+  swept_end_ = (swept_end_ < size_) ? swept_end_ : size_;
   if ((first_interior_ != kNoIndex) && (first_interior_ >= size_)) {
     first_interior_ = kNoIndex;
   }
@@ -340,6 +406,7 @@ void Tape<T>::reset() noexcept {
   }
   size_ = 0U;
   slots_used_ = 0U;
+  swept_end_ = 0U;
   first_interior_ = kNoIndex;
   status_ = Status::kOk;
   limit_ = capacity_;
@@ -379,7 +446,7 @@ T Tape<T>::constant(Index i) const noexcept {
     return kNaN;
   }
   T c = T(0);
-  std::memcpy(&c, &args_[arg_b_[i]], sizeof(T));
+  std::memcpy(&c, &args_[operands_[i].b], sizeof(T));
   return c;
 }
 
@@ -524,6 +591,107 @@ Value<T> Tape<T>::dot(const Value<T>* w, const Value<T>* x, std::size_t n, const
 }
 
 template <class T>
+SegmentList Tape<T>::segments(const Segment* parts, std::size_t count) noexcept {
+  SegmentList out;
+  if ((parts == nullptr) || (count == 0U) || (count >= (kNoIndex / 4U))) {
+    static_cast<void>(fail(Status::kInvalidArgument));
+    return out;
+  }
+  std::size_t total = 0U;
+  for (std::size_t r = 0U; r < count; ++r) {
+    const Index first = parts[r].first;
+    const Index n = parts[r].count;
+    if ((n == 0U) || (first >= size_) || (n > (size_ - first))) {
+      static_cast<void>(fail(Status::kInvalidHandle));
+      return out;
+    }
+    total += n;
+  }
+  if (total >= kNoIndex) {
+    static_cast<void>(fail(Status::kInvalidArgument));
+    return out;
+  }
+  const Index slot = take_slots(1U + (2U * count));
+  if (slot == kNoIndex) {
+    return out;
+  }
+  args_[slot] = static_cast<Index>(count);
+  for (std::size_t r = 0U; r < count; ++r) {
+    args_[slot + 1U + (2U * static_cast<Index>(r))] = parts[r].first;
+    args_[slot + 2U + (2U * static_cast<Index>(r))] = parts[r].count;
+  }
+  out.slot = slot;
+  out.total = static_cast<Index>(total);
+  return out;
+}
+
+template <class T>
+Value<T> Tape<T>::dot_segments(Index w_first, SegmentList x, const Value<T>* bias) noexcept {
+  if ((x.slot == kNoIndex) || (x.total == 0U) || (x.slot >= slots_used_)) {
+    return fail(Status::kInvalidArgument);
+  }
+  // The list must still be on the tape, and every run still recorded.
+  const Index runs = args_[x.slot];
+  if ((runs == 0U) || (runs > ((slots_used_ - x.slot - 1U) / 2U))) {
+    return fail(Status::kInvalidArgument);
+  }
+  Index total = 0U;
+  for (Index r = 0U; r < runs; ++r) {
+    const Index first = args_[x.slot + 1U + (2U * r)];
+    const Index n = args_[x.slot + 2U + (2U * r)];
+    if ((first >= size_) || (n > (size_ - first))) {
+      return fail(Status::kInvalidHandle);
+    }
+    total += n;
+  }
+  if ((total != x.total) || (w_first >= size_) || (x.total > (size_ - w_first))) {
+    return fail((total != x.total) ? Status::kInvalidArgument : Status::kInvalidHandle);
+  }
+  if ((bias != nullptr) && !owns(*bias)) {
+    return reject(*bias);
+  }
+  if (size_ >= limit_) {
+    return fail(Status::kCapacityExceeded);
+  }
+  const Index descriptor = take_slots(3U);
+  if (descriptor == kNoIndex) {
+    return Value<T>(this, kNoIndex);
+  }
+  args_[descriptor] = w_first;
+  args_[descriptor + 1U] = x.slot;
+  args_[descriptor + 2U] = (bias != nullptr) ? bias->index() : kNoIndex;
+  T result = detail::dot_segments_of(values_, w_first, &args_[x.slot]);
+  if (bias != nullptr) {
+    result += values_[bias->index()];
+  }
+  return push(Op::kDotRS, result, descriptor, x.total);
+}
+
+template <class T>
+Value<T> Tape<T>::log_sum_exp(const Value<T>* xs, std::size_t n) noexcept {
+  if ((xs == nullptr) || (n == 0U) || (n >= kNoIndex)) {
+    return fail(Status::kInvalidArgument);
+  }
+  if (size_ >= limit_) {
+    return fail(Status::kCapacityExceeded);
+  }
+  const Mark before = mark();
+  Index where = kNoIndex;
+  bool is_range = false;
+  if (!store_operand(xs, n, &where, &is_range)) {
+    return Value<T>(this, kNoIndex);
+  }
+  const Index count = static_cast<Index>(n);
+  const T result = is_range ? detail::log_sum_exp_of(values_, detail::RangeOperand{where}, count)
+                            : detail::log_sum_exp_of(values_, detail::ListOperand{&args_[where]}, count);
+  const Value<T> out = push(is_range ? Op::kLogSumExpR : Op::kLogSumExpL, result, where, count);
+  if (!out.valid()) {
+    slots_used_ = before.slots;
+  }
+  return out;
+}
+
+template <class T>
 Status Tape<T>::backward(Value<T> root) noexcept {
   if (status_ != Status::kOk) {
     return status_;
@@ -539,15 +707,18 @@ Status Tape<T>::backward(Value<T> root) noexcept {
     grads_[r] += T(1);
     return Status::kOk;
   }
-  // Interior gradients are scratch for this sweep: clear them first, so a
-  // second backward over the same graph does not double-count. Leaves keep
-  // what they accumulated.
+  // Interior gradients are scratch for this sweep. Nodes recorded since the
+  // last backward start at zero; older ones (a second backward over the same
+  // graph, or nodes kept before a mark) are cleared here, so nothing is
+  // counted twice. Leaves keep what they accumulated.
   const Index lowest = first_interior_;
-  for (Index i = lowest; i < r; ++i) {
+  const Index dirty_end = (swept_end_ < r) ? swept_end_ : r;
+  for (Index i = lowest; i < dirty_end; ++i) {
     if (ops_[i] != Op::kLeaf) {
       grads_[i] = T(0);
     }
   }
+  swept_end_ = (swept_end_ > r) ? swept_end_ : (r + 1U);
   grads_[r] = T(1);
 
   T* const v = values_;
@@ -556,8 +727,8 @@ Status Tape<T>::backward(Value<T> root) noexcept {
   // newer and has already added its share to grads_[i].
   for (Index i = r + 1U; i-- > lowest;) {
     const T g = gr[i];
-    const Index a = arg_a_[i];
-    const Index b = arg_b_[i];
+    const Index a = operands_[i].a;
+    const Index b = operands_[i].b;
     const Op op = ops_[i];
     switch (op) {
       case Op::kLeaf:
@@ -673,6 +844,18 @@ Status Tape<T>::backward(Value<T> root) noexcept {
         if (args_[a + 2U] != kNoIndex) {
           gr[args_[a + 2U]] += g;
         }
+        break;
+      case Op::kDotRS:
+        detail::dot_segments_backward(v, gr, args_[a], &args_[args_[a + 1U]], g);
+        if (args_[a + 2U] != kNoIndex) {
+          gr[args_[a + 2U]] += g;
+        }
+        break;
+      case Op::kLogSumExpR:
+        detail::log_sum_exp_backward(v, gr, detail::RangeOperand{a}, b, g, v[i]);
+        break;
+      case Op::kLogSumExpL:
+        detail::log_sum_exp_backward(v, gr, detail::ListOperand{&args_[a]}, b, g, v[i]);
         break;
       default:
         if (!detail::is_reduction(op)) {

@@ -168,8 +168,8 @@ void memory_formula(bt_test::Context& t) {
   BT_CHECK(t, (bt::FixedTape<double, 256>::kBytes == expect));
   BT_CHECK(t, (sizeof(bt::FixedTape<double, 256>) >= expect));
   BT_CHECK(t, (sizeof(bt::FixedTape<double, 256>) <= expect + 128U));
-  // Rounding: 3 floats occupy one 32-byte block per array.
-  constexpr std::size_t small = (2U * 32U) + (2U * 32U) + 32U + ((names != 0U) ? 32U : 0U) + 32U;
+  // Rounding: 3 nodes occupy one 32-byte block per array.
+  constexpr std::size_t small = (2U * 32U) + 32U + 32U + ((names != 0U) ? 32U : 0U) + 32U;
   BT_CHECK(t, (bt::Tape<float>::bytes_required(3U, 3U) == small));
 }
 

@@ -38,4 +38,14 @@
 #define BURTORCH_NAME(literal) (nullptr)
 #endif
 
+// Branch hints and cold paths (GCC/Clang; empty elsewhere). Error paths are
+// kept out of the recording fast path so it stays a few instructions long.
+#if defined(__GNUC__) || defined(__clang__)
+#define BURTORCH_UNLIKELY(condition) (__builtin_expect(static_cast<long>(condition), 0L) != 0L)
+#define BURTORCH_COLD __attribute__((cold, noinline))
+#else
+#define BURTORCH_UNLIKELY(condition) (condition)
+#define BURTORCH_COLD
+#endif
+
 #endif  // BURTORCH_CONFIG_HPP

@@ -27,80 +27,82 @@ inline Value<T> invalid_pair(Value<T> x, Value<T> y) noexcept {
   return Value<T>((x.tape() != nullptr) ? x.tape() : y.tape(), kNoIndex);
 }
 
-template <class T>
-inline Value<T> binary(Op op, Value<T> x, Value<T> y, T result) noexcept {
+// Records op(x, y) on x's tape; f computes the value from the operands'
+// values after they are checked, so nothing is read through a bad handle.
+template <class T, class F>
+inline Value<T> binary(Op op, Value<T> x, Value<T> y, F f) noexcept {
   Tape<T>* tape = x.tape();
-  return (tape != nullptr) ? tape->binary(op, x, y, result) : invalid_pair(x, y);
+  return (tape != nullptr) ? tape->map2(op, x, y, f) : invalid_pair(x, y);
+}
+
+template <class T, class F>
+inline Value<T> unary(Op op, Value<T> x, F f) noexcept {
+  Tape<T>* tape = x.tape();
+  return (tape != nullptr) ? tape->map1(op, x, f) : x;
 }
 
 template <class T>
-inline Value<T> unary(Op op, Value<T> x, T result) noexcept {
+inline Value<T> with_constant(Op op, Value<T> x, T c) noexcept {
   Tape<T>* tape = x.tape();
-  return (tape != nullptr) ? tape->unary(op, x, result) : x;
-}
-
-template <class T>
-inline Value<T> with_constant(Op op, Value<T> x, T c, T result) noexcept {
-  Tape<T>* tape = x.tape();
-  return (tape != nullptr) ? tape->with_constant(op, x, c, result) : x;
+  return (tape != nullptr) ? tape->with_constant(op, x, c) : x;
 }
 }  // namespace detail
 
 // --- arithmetic between values --------------------------------------------
 template <class T>
 inline Value<T> operator+(Value<T> x, Value<T> y) noexcept {
-  return detail::binary(Op::kAdd, x, y, x.value() + y.value());
+  return detail::binary(Op::kAdd, x, y, [](T a, T b) { return a + b; });
 }
 template <class T>
 inline Value<T> operator-(Value<T> x, Value<T> y) noexcept {
-  return detail::binary(Op::kSub, x, y, x.value() - y.value());
+  return detail::binary(Op::kSub, x, y, [](T a, T b) { return a - b; });
 }
 template <class T>
 inline Value<T> operator*(Value<T> x, Value<T> y) noexcept {
-  return detail::binary(Op::kMul, x, y, x.value() * y.value());
+  return detail::binary(Op::kMul, x, y, [](T a, T b) { return a * b; });
 }
 template <class T>
 inline Value<T> operator/(Value<T> x, Value<T> y) noexcept {
-  return detail::binary(Op::kDiv, x, y, x.value() / y.value());
+  return detail::binary(Op::kDiv, x, y, [](T a, T b) { return a / b; });
 }
 template <class T>
 inline Value<T> operator-(Value<T> x) noexcept {
-  return detail::unary(Op::kNeg, x, -x.value());
+  return detail::unary(Op::kNeg, x, [](T a) { return -a; });
 }
 
 // --- arithmetic with plain scalars (no node for the constant) --------------
 template <class T>
 inline Value<T> operator+(Value<T> x, detail::PlainT<T> c) noexcept {
-  return detail::unary(Op::kAddConst, x, x.value() + c);
+  return detail::unary(Op::kAddConst, x, [c](T a) { return a + c; });
 }
 template <class T>
 inline Value<T> operator+(detail::PlainT<T> c, Value<T> x) noexcept {
-  return detail::unary(Op::kAddConst, x, c + x.value());
+  return detail::unary(Op::kAddConst, x, [c](T a) { return c + a; });
 }
 template <class T>
 inline Value<T> operator-(Value<T> x, detail::PlainT<T> c) noexcept {
-  return detail::unary(Op::kAddConst, x, x.value() - c);
+  return detail::unary(Op::kAddConst, x, [c](T a) { return a - c; });
 }
 template <class T>
 inline Value<T> operator-(detail::PlainT<T> c, Value<T> x) noexcept {
-  return detail::unary(Op::kConstSub, x, c - x.value());
+  return detail::unary(Op::kConstSub, x, [c](T a) { return c - a; });
 }
 template <class T>
 inline Value<T> operator*(Value<T> x, detail::PlainT<T> c) noexcept {
-  return detail::with_constant(Op::kMulConst, x, c, x.value() * c);
+  return detail::with_constant(Op::kMulConst, x, static_cast<T>(c));
 }
 template <class T>
 inline Value<T> operator*(detail::PlainT<T> c, Value<T> x) noexcept {
-  return detail::with_constant(Op::kMulConst, x, c, c * x.value());
+  return detail::with_constant(Op::kMulConst, x, static_cast<T>(c));
 }
 template <class T>
 inline Value<T> operator/(Value<T> x, detail::PlainT<T> c) noexcept {
-  return detail::with_constant(Op::kDivConst, x, c, x.value() / c);
+  return detail::with_constant(Op::kDivConst, x, static_cast<T>(c));
 }
 template <class T>
 inline Value<T> operator/(detail::PlainT<T> c, Value<T> x) noexcept {
   // d(c/x)/dx = -(c/x)/x: the backward pass needs only the node's value.
-  return detail::unary(Op::kConstDiv, x, c / x.value());
+  return detail::unary(Op::kConstDiv, x, [c](T a) { return c / a; });
 }
 
 template <class T>
@@ -147,51 +149,48 @@ inline Value<T>& Value<T>::operator/=(T rhs) noexcept {
 // --- scalar functions (Table 8) ----------------------------------------------
 template <class T>
 inline Value<T> relu(Value<T> x) noexcept {
-  const T v = x.value();
-  return detail::unary(Op::kRelu, x, (v > T(0)) ? v : T(0));
+  return detail::unary(Op::kRelu, x, [](T a) { return (a > T(0)) ? a : T(0); });
 }
 template <class T>
 inline Value<T> tanh(Value<T> x) noexcept {
-  return detail::unary(Op::kTanh, x, std::tanh(x.value()));
+  return detail::unary(Op::kTanh, x, [](T a) { return std::tanh(a); });
 }
 template <class T>
 inline Value<T> exp(Value<T> x) noexcept {
-  return detail::unary(Op::kExp, x, std::exp(x.value()));
+  return detail::unary(Op::kExp, x, [](T a) { return std::exp(a); });
 }
 template <class T>
 inline Value<T> log(Value<T> x) noexcept {
-  return detail::unary(Op::kLog, x, std::log(x.value()));
+  return detail::unary(Op::kLog, x, [](T a) { return std::log(a); });
 }
 // -log(x): the loss of a probability, one node instead of two.
 template <class T>
 inline Value<T> neg_log(Value<T> x) noexcept {
-  return detail::unary(Op::kNegLog, x, -std::log(x.value()));
+  return detail::unary(Op::kNegLog, x, [](T a) { return -std::log(a); });
 }
 template <class T>
 inline Value<T> sigmoid(Value<T> x) noexcept {
-  return detail::unary(Op::kSigmoid, x, T(1) / (T(1) + std::exp(-x.value())));
+  return detail::unary(Op::kSigmoid, x, [](T a) { return T(1) / (T(1) + std::exp(-a)); });
 }
 template <class T>
 inline Value<T> inv(Value<T> x) noexcept {
-  return detail::unary(Op::kInv, x, T(1) / x.value());
+  return detail::unary(Op::kInv, x, [](T a) { return T(1) / a; });
 }
 template <class T>
 inline Value<T> sqr(Value<T> x) noexcept {
-  const T v = x.value();
-  return detail::unary(Op::kSqr, x, v * v);
+  return detail::unary(Op::kSqr, x, [](T a) { return a * a; });
 }
 template <class T>
 inline Value<T> pow3(Value<T> x) noexcept {
-  const T v = x.value();
-  return detail::unary(Op::kPow3, x, v * v * v);
+  return detail::unary(Op::kPow3, x, [](T a) { return a * a * a; });
 }
 template <class T>
 inline Value<T> sqrt(Value<T> x) noexcept {
-  return detail::unary(Op::kSqrt, x, std::sqrt(x.value()));
+  return detail::unary(Op::kSqrt, x, [](T a) { return std::sqrt(a); });
 }
 template <class T>
 inline Value<T> inv_sqrt(Value<T> x) noexcept {
-  return detail::unary(Op::kInvSqrt, x, T(1) / std::sqrt(x.value()));
+  return detail::unary(Op::kInvSqrt, x, [](T a) { return T(1) / std::sqrt(a); });
 }
 template <class T>
 inline Value<T> mul_by_const(Value<T> x, detail::PlainT<T> c) noexcept {
@@ -200,23 +199,19 @@ inline Value<T> mul_by_const(Value<T> x, detail::PlainT<T> c) noexcept {
 // Two-argument helpers of Table 8.
 template <class T>
 inline Value<T> mean(Value<T> x, Value<T> y) noexcept {
-  return detail::binary(Op::kMean2, x, y, (x.value() + y.value()) * T(0.5));
+  return detail::binary(Op::kMean2, x, y, [](T a, T b) { return (a + b) * T(0.5); });
 }
 template <class T>
 inline Value<T> add_squares(Value<T> x, Value<T> y) noexcept {
-  const T a = x.value();
-  const T b = y.value();
-  return detail::binary(Op::kAddSquares2, x, y, (a * a) + (b * b));
+  return detail::binary(Op::kAddSquares2, x, y, [](T a, T b) { return (a * a) + (b * b); });
 }
 template <class T>
 inline Value<T> mean_squares(Value<T> x, Value<T> y) noexcept {
-  const T a = x.value();
-  const T b = y.value();
-  return detail::binary(Op::kMeanSquares2, x, y, ((a * a) + (b * b)) * T(0.5));
+  return detail::binary(Op::kMeanSquares2, x, y, [](T a, T b) { return ((a * a) + (b * b)) * T(0.5); });
 }
 template <class T>
 inline Value<T> negative_mean(Value<T> x, Value<T> y) noexcept {
-  return detail::binary(Op::kNegMean2, x, y, -(x.value() + y.value()) * T(0.5));
+  return detail::binary(Op::kNegMean2, x, y, [](T a, T b) { return -(a + b) * T(0.5); });
 }
 
 // --- varying arity (Tables 8 and 10) ------------------------------------------
@@ -302,6 +297,27 @@ inline Value<T> inner_product_with_bias(const Value<T>* w, const Value<T>* x, st
     return Value<T>();
   }
   return w[0].tape()->dot(w, x, n, &bias);
+}
+
+// sum(w[i] * x[i]) where w is the range of x.total nodes starting at `w` and
+// x is a segment list (Tape::segments): e.g. 16 embedding rows read in place.
+template <class T>
+inline Value<T> inner_product_segments(Value<T> w, SegmentList x) noexcept {
+  return (w.tape() != nullptr) ? w.tape()->dot_segments(w.index(), x, nullptr) : w;
+}
+template <class T>
+inline Value<T> inner_product_segments_with_bias(Value<T> w, SegmentList x, Value<T> bias) noexcept {
+  return (w.tape() != nullptr) ? w.tape()->dot_segments(w.index(), x, &bias) : w;
+}
+
+// log(sum(exp(xs[i]))), max-shifted (never overflows); its gradient is the
+// softmax of xs. Cross-entropy of logits z with target y: log_sum_exp(z) - z[y].
+template <class T>
+inline Value<T> log_sum_exp(const Value<T>* xs, std::size_t n) noexcept {
+  if ((xs == nullptr) || (n == 0U) || (xs[0].tape() == nullptr)) {
+    return Value<T>();
+  }
+  return xs[0].tape()->log_sum_exp(xs, n);
 }
 
 }  // namespace burtorch

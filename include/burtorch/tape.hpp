@@ -3,7 +3,7 @@
 //
 // Read this file first, then lib/tape.cpp (backward), then ops.hpp.
 //
-//   node i:  values_[i]  grads_[i]  ops_[i]  arg_a_[i]  arg_b_[i]  (names_[i])
+//   node i:  values_[i]  grads_[i]  ops_[i]  operands_[i] = {a, b}  (names_[i])
 //   slots:   args_[k]    indices of list operands, operand descriptors and
 //                        constants, appended as nodes need them
 //
@@ -51,6 +51,11 @@ enum class Op : std::uint8_t {
   // [w, x, bias] where w and x are a range start (R) or a list slot (L),
   // and bias is a node index or kNoIndex.
   kDotRR, kDotRL, kDotLL,
+  // Inner product of a weight range with a segment list (SegmentList); a is
+  // the slot of a descriptor [w_first, list_slot, bias], b = n.
+  kDotRS,
+  // log(sum(exp(x_i))) over n = b operands, max-shifted; R/L as above.
+  kLogSumExpR, kLogSumExpL,
   kCount
 };
 
@@ -92,6 +97,29 @@ struct Mark {
   Index slots = 0;
 };
 
+// A run of consecutive nodes [first, first + count): an embedding row, a
+// layer's outputs, one attention head's outputs.
+struct Segment {
+  Index first = 0U;
+  Index count = 0U;
+};
+
+// Several runs read as one operand of `total` elements without copying:
+// stored once in argument slots (at `slot`: the number of runs, then a
+// first/count pair per run) and shared by any number of inner products.
+// Invalid when slot == kNoIndex. Rewinding past `slot` discards it.
+struct SegmentList {
+  Index slot = kNoIndex;
+  Index total = 0U;
+};
+
+// A node's two operand fields: node indices for unary/binary ops, or a
+// range start / slot and a count for reductions (see Op).
+struct Operands {
+  Index a;
+  Index b;
+};
+
 // Called once when a tape's status first turns from kOk to an error.
 using FaultHook = void (*)(Status status, void* context);
 
@@ -108,7 +136,7 @@ class Tape {
   // a buffer aligned to kArrayAlign. Use it to static_assert a RAM budget.
   static constexpr std::size_t bytes_required(std::size_t nodes, std::size_t slots) noexcept {
     return round_up(nodes * sizeof(T)) * 2U            // values, grads
-           + round_up(nodes * sizeof(Index)) * 2U      // arg_a, arg_b
+           + round_up(nodes * sizeof(Operands))        // a, b per node
            + round_up(slots * sizeof(Index))           // argument slots
            + round_up(nodes * kNameBytes)              // parameter names
            + round_up(nodes * sizeof(Op));             // op codes
@@ -168,8 +196,8 @@ class Tape {
   T value(Index i) const noexcept { return (i < size_) ? values_[i] : kNaN; }
   T grad(Index i) const noexcept { return (i < size_) ? grads_[i] : kNaN; }
   Op op(Index i) const noexcept { return (i < size_) ? ops_[i] : Op::kCount; }
-  Index arg_a(Index i) const noexcept { return (i < size_) ? arg_a_[i] : kNoIndex; }
-  Index arg_b(Index i) const noexcept { return (i < size_) ? arg_b_[i] : kNoIndex; }
+  Index arg_a(Index i) const noexcept { return (i < size_) ? operands_[i].a : kNoIndex; }
+  Index arg_b(Index i) const noexcept { return (i < size_) ? operands_[i].b : kNoIndex; }
   Index slot(Index k) const noexcept { return (k < slots_used_) ? args_[k] : kNoIndex; }
   // Contiguous views for optimizers and save/load: [0, size()).
   T* values() noexcept { return values_; }
@@ -183,8 +211,22 @@ class Tape {
   Value<T> unary(Op op, Value<T> x, T result) noexcept;
   Value<T> binary(Op op, Value<T> x, Value<T> y, T result) noexcept;
   Value<T> with_constant(Op op, Value<T> x, T c, T result) noexcept;
+  // x * c (kMulConst) or x / c (kDivConst), c kept in argument slots.
+  Value<T> with_constant(Op op, Value<T> x, T c) noexcept;
+  // The same, computing the result from the operands' values once they are
+  // known to be valid: f(x) / f(x, y). Used by ops.hpp on the hot path.
+  template <class F>
+  Value<T> map1(Op op, Value<T> x, F f) noexcept;
+  template <class F>
+  Value<T> map2(Op op, Value<T> x, Value<T> y, F f) noexcept;
   Value<T> reduce(Op range_op, const Value<T>* xs, std::size_t n) noexcept;
   Value<T> dot(const Value<T>* w, const Value<T>* x, std::size_t n, const Value<T>* bias) noexcept;
+  // Stores `count` runs once (1 + 2 * count slots); see SegmentList.
+  SegmentList segments(const Segment* parts, std::size_t count) noexcept;
+  // sum(value[w_first + i] * x[i]) (+ bias) over the x.total elements of x.
+  Value<T> dot_segments(Index w_first, SegmentList x, const Value<T>* bias) noexcept;
+  // log(sum(exp(xs[i]))), shifted by the maximum so it never overflows.
+  Value<T> log_sum_exp(const Value<T>* xs, std::size_t n) noexcept;
 
  private:
   static constexpr T kNaN = std::numeric_limits<T>::quiet_NaN();
@@ -199,11 +241,11 @@ class Tape {
 
   Value<T> push_leaf(T x, const char* name) noexcept;
   Value<T> push(Op op, T result, Index a, Index b) noexcept;
-  Value<T> fail(Status status) noexcept;
+  // Records the first error (sticky) and returns an invalid handle. Cold:
+  // defined out of line in lib/tape_impl.hpp.
+  BURTORCH_COLD Value<T> fail(Status status) noexcept;
   bool owns(Value<T> x) const noexcept { return (x.tape() == this) && (x.index() < size_); }
-  Value<T> reject(Value<T> x) noexcept {
-    return fail((x.tape() == this) ? Status::kInvalidHandle : Status::kForeignValue);
-  }
+  BURTORCH_COLD Value<T> reject(Value<T> x) noexcept;
   // Reserves `count` argument slots; returns the first, or kNoIndex.
   Index take_slots(std::size_t count) noexcept;
   // Stores a range start (if xs are consecutive nodes) or a list of indices.
@@ -212,8 +254,7 @@ class Tape {
 
   T* values_ = nullptr;
   T* grads_ = nullptr;
-  Index* arg_a_ = nullptr;
-  Index* arg_b_ = nullptr;
+  Operands* operands_ = nullptr;
   Index* args_ = nullptr;
 #if BURTORCH_CONFIG_PARAM_NAMES
   const char** names_ = nullptr;
@@ -227,6 +268,9 @@ class Tape {
   Index slot_capacity_ = 0U;
   // Oldest non-leaf node, or kNoIndex: backward stops there.
   Index first_interior_ = kNoIndex;
+  // Nodes below this may hold gradients from an earlier backward; newer
+  // nodes got a zero gradient when recorded. Bounds backward's clearing.
+  Index swept_end_ = 0U;
   Status status_ = Status::kOk;
 #if BURTORCH_CONFIG_FAULT_HOOK
   FaultHook fault_hook_ = nullptr;
@@ -250,53 +294,38 @@ class FixedTape : public Tape<T> {
 // Inline hot paths. Everything else lives in lib/tape.cpp.
 
 template <class T>
-inline Value<T> Tape<T>::fail(Status status) noexcept {
-  if (status_ == Status::kOk) {
-    status_ = status;
-    limit_ = 0U;
-#if BURTORCH_CONFIG_FAULT_HOOK
-    if (fault_hook_ != nullptr) {
-      fault_hook_(status, fault_context_);  // BT-DEV-003: user fault hook
-    }
-#endif
-  }
-  return Value<T>(this, kNoIndex);
-}
-
-template <class T>
 inline Value<T> Tape<T>::push(Op op, T result, Index a, Index b) noexcept {
   const Index i = size_;
-  if (i >= limit_) {
+  if (BURTORCH_UNLIKELY(i >= limit_)) {
     return fail(Status::kCapacityExceeded);
   }
-  values_[i] = result;
-  ops_[i] = op;
-  arg_a_[i] = a;
-  arg_b_[i] = b;
-  if (first_interior_ == kNoIndex) {
+  if (BURTORCH_UNLIKELY(first_interior_ == kNoIndex)) {
     first_interior_ = i;
   }
   size_ = i + 1U;
+  values_[i] = result;
+  grads_[i] = T(0);
+  operands_[i] = Operands{a, b};
+  ops_[i] = op;  // a byte store may alias anything: keep it last
   return Value<T>(this, i);
 }
 
 template <class T>
 inline Value<T> Tape<T>::push_leaf(T x, const char* name) noexcept {
   const Index i = size_;
-  if (i >= limit_) {
+  if (BURTORCH_UNLIKELY(i >= limit_)) {
     return fail(Status::kCapacityExceeded);
   }
+  size_ = i + 1U;
   values_[i] = x;
   grads_[i] = T(0);
-  ops_[i] = Op::kLeaf;
-  arg_a_[i] = kNoIndex;
-  arg_b_[i] = kNoIndex;
+  operands_[i] = Operands{kNoIndex, kNoIndex};
 #if BURTORCH_CONFIG_PARAM_NAMES
   names_[i] = name;
 #else
   static_cast<void>(name);
 #endif
-  size_ = i + 1U;
+  ops_[i] = Op::kLeaf;
   return Value<T>(this, i);
 }
 
@@ -317,6 +346,46 @@ inline Value<T> Tape<T>::binary(Op op, Value<T> x, Value<T> y, T result) noexcep
     return reject(y);
   }
   return push(op, result, x.index(), y.index());
+}
+
+template <class T>
+template <class F>
+inline Value<T> Tape<T>::map1(Op op, Value<T> x, F f) noexcept {
+  if (BURTORCH_UNLIKELY(!owns(x))) {
+    return reject(x);
+  }
+  const Index a = x.index();
+  return push(op, f(values_[a]), a, kNoIndex);
+}
+
+template <class T>
+template <class F>
+inline Value<T> Tape<T>::map2(Op op, Value<T> x, Value<T> y, F f) noexcept {
+  if (BURTORCH_UNLIKELY(!owns(x))) {
+    return reject(x);
+  }
+  if (BURTORCH_UNLIKELY(!owns(y))) {
+    return reject(y);
+  }
+  const Index a = x.index();
+  const Index b = y.index();
+  return push(op, f(values_[a], values_[b]), a, b);
+}
+
+template <class T>
+inline Value<T> Tape<T>::with_constant(Op op, Value<T> x, T c) noexcept {
+  if (BURTORCH_UNLIKELY(!owns(x))) {
+    return reject(x);
+  }
+  constexpr Index kConstantSlots = static_cast<Index>((sizeof(T) + sizeof(Index) - 1U) / sizeof(Index));
+  if (BURTORCH_UNLIKELY((size_ >= limit_) || ((slot_capacity_ - slots_used_) < kConstantSlots))) {
+    return fail(Status::kCapacityExceeded);
+  }
+  const Index slot = slots_used_;
+  slots_used_ = slot + kConstantSlots;
+  std::memcpy(&args_[slot], &c, sizeof(T));
+  const T v = values_[x.index()];
+  return push(op, (op == Op::kMulConst) ? (v * c) : (v / c), x.index(), slot);
 }
 
 template <class T>
