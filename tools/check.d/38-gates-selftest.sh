@@ -1,0 +1,8 @@
+# The gates can fail (issue 4): tools/gates/selftest/ plants a heap call,
+# new/delete, printf, time, abort, a guard, typeinfo, a vtable, writable
+# globals, a cross-TU recursion, an unjustified indirect call, an alloca
+# frame and an 8 KiB frame; stages 30-32's checks must report every one.
+# ~5 s.
+set -eu
+cd "$(dirname "$0")/../.."
+python3 tools/gates/gates.py selftest
