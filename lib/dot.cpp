@@ -14,7 +14,7 @@ class Writer {
   }
   void number(double v) noexcept {
     char buffer[32];
-    static_cast<void>(format_double(v, buffer, sizeof(buffer)));
+    static_cast<void>(format_double(v, buffer, sizeof(buffer), kDotDigits));
     text(buffer);
   }
   void index(Index i) noexcept {
@@ -67,6 +67,7 @@ const char* op_name(Op op) noexcept {
 }
 
 template <class T>
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): one flat branch per kind of node
 Status write_dot(const Tape<T>& tape, Value<T> root, ByteSink sink) noexcept {
   if (root.tape() != &tape) {
     return Status::kForeignValue;

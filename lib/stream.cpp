@@ -11,7 +11,7 @@ Status memory_write(void* context, const std::uint8_t* data, std::size_t size) {
   if ((size > s->capacity) || (s->size > (s->capacity - size))) {
     return Status::kIoError;  // full: nothing is written past the buffer
   }
-  std::memcpy(&s->data[s->size], data, size);
+  std::memcpy(&s->data[s->size], data, size);  // BT-DEV-010
   s->size += size;
   return Status::kOk;
 }
@@ -20,16 +20,21 @@ Status memory_read(void* context, std::uint8_t* data, std::size_t size, std::siz
   MemoryStream* s = static_cast<MemoryStream*>(context);
   const std::size_t left = s->size - s->position;
   const std::size_t n = (size < left) ? size : left;
-  std::memcpy(data, &s->data[s->position], n);
+  std::memcpy(data, &s->data[s->position], n);  // BT-DEV-010
   s->position += n;
   *got = n;
+  return Status::kOk;
+}
+
+Status memory_rewind(void* context) {
+  static_cast<MemoryStream*>(context)->position = 0U;
   return Status::kOk;
 }
 
 }  // namespace
 
 ByteSink memory_sink(MemoryStream* stream) noexcept { return ByteSink{&memory_write, stream}; }
-ByteSource memory_source(MemoryStream* stream) noexcept { return ByteSource{&memory_read, stream}; }
+ByteSource memory_source(MemoryStream* stream) noexcept { return ByteSource{&memory_read, stream, &memory_rewind}; }
 
 Status write_bytes(ByteSink sink, const void* data, std::size_t size) noexcept {
   if (sink.write == nullptr) {
@@ -38,7 +43,13 @@ Status write_bytes(ByteSink sink, const void* data, std::size_t size) noexcept {
   return sink.write(sink.context, static_cast<const std::uint8_t*>(data), size);  // BT-DEV-003
 }
 
-Status write_text(ByteSink sink, const char* text) noexcept { return write_bytes(sink, text, std::strlen(text)); }
+Status write_text(ByteSink sink, const char* text) noexcept {
+  std::size_t length = 0U;  // strlen without <cstring>'s string functions (MISRA C++:2023 Rule 21.2.2)
+  while (text[length] != '\0') {
+    ++length;
+  }
+  return write_bytes(sink, text, length);
+}
 
 std::size_t format_unsigned(std::uint64_t value, char* out, std::size_t capacity) noexcept {
   char digits[20];
@@ -58,15 +69,16 @@ std::size_t format_unsigned(std::uint64_t value, char* out, std::size_t capacity
   return n;
 }
 
-std::size_t format_double(double value, char* out, std::size_t capacity) noexcept {
-  // Worst case "-d.dddddddddddddddde-308" is 24 characters plus NUL.
+std::size_t format_double(double value, char* out, std::size_t capacity, int significant) noexcept {
+  // Worst cases: "-d.dddddddddddddddde-308" and "-0.0000ddddddddddddddddd", 24
+  // characters plus NUL.
   constexpr std::size_t kNeeded = 26U;
   if (capacity < kNeeded) {
     return 0U;
   }
   std::size_t n = 0U;
   if (std::isnan(value)) {
-    std::memcpy(out, "nan", 4U);
+    std::memcpy(out, "nan", 4U);  // BT-DEV-010
     return 3U;
   }
   if (std::signbit(value)) {
@@ -75,7 +87,7 @@ std::size_t format_double(double value, char* out, std::size_t capacity) noexcep
     value = -value;
   }
   if (std::isinf(value)) {
-    std::memcpy(&out[n], "inf", 4U);
+    std::memcpy(&out[n], "inf", 4U);  // BT-DEV-010
     return n + 3U;
   }
   if (value == 0.0) {  // BT-DEV-004: exact zero has its own spelling
@@ -83,24 +95,26 @@ std::size_t format_double(double value, char* out, std::size_t capacity) noexcep
     out[n + 1U] = '\0';
     return n + 1U;
   }
-  // Integers up to 2^53 print exactly, without exponent.
-  if ((value < 9007199254740992.0) && (std::floor(value) == value)) {  // BT-DEV-004
+  const int wanted = (significant < 1) ? 1 : ((significant > 17) ? 17 : significant);
+  const double limit = std::pow(10.0, static_cast<double>(wanted));
+  // Integers that fit in `wanted` digits print exactly, without exponent.
+  if ((value < limit) && (std::floor(value) == value)) {  // BT-DEV-004
     return n + format_unsigned(static_cast<std::uint64_t>(value), &out[n], capacity - n);
   }
-  // 17 significant digits: scale to [1e16, 1e17) and print as an integer.
+  // Scale to [10^(wanted-1), 10^wanted) and round to an integer mantissa.
   int exponent = static_cast<int>(std::floor(std::log10(value)));
-  double scaled = value * std::pow(10.0, static_cast<double>(16 - exponent));
-  if (scaled >= 1e17) {
+  double scaled = value * std::pow(10.0, static_cast<double>((wanted - 1) - exponent));
+  if (scaled >= limit) {
     scaled /= 10.0;
     ++exponent;
-  } else if (scaled < 1e16) {
+  } else if (scaled < (limit / 10.0)) {
     scaled *= 10.0;
     --exponent;
   } else {
     // already in range
   }
   std::uint64_t mantissa = static_cast<std::uint64_t>(std::llround(scaled));
-  if (mantissa >= 100000000000000000ULL) {
+  if (static_cast<double>(mantissa) >= limit) {
     mantissa /= 10U;
     ++exponent;
   }
@@ -110,24 +124,50 @@ std::size_t format_double(double value, char* out, std::size_t capacity) noexcep
   while ((last > 1U) && (digits[last - 1U] == '0')) {
     --last;
   }
+  if ((exponent >= -5) && (exponent < wanted)) {
+    // Positional, like %g: 138.83381924198252, 0.00123.
+    if (exponent < 0) {
+      out[n] = '0';
+      out[n + 1U] = '.';
+      n += 2U;
+      for (int z = -1; z > exponent; --z) {
+        out[n] = '0';
+        ++n;
+      }
+      std::memcpy(&out[n], digits, last);  // BT-DEV-010
+      n += last;
+    } else {
+      const std::size_t whole = static_cast<std::size_t>(exponent) + 1U;
+      for (std::size_t k = 0U; k < whole; ++k) {
+        out[n] = (k < last) ? digits[k] : '0';
+        ++n;
+      }
+      if (last > whole) {
+        out[n] = '.';
+        ++n;
+        std::memcpy(&out[n], &digits[whole], last - whole);  // BT-DEV-010
+        n += last - whole;
+      }
+    }
+    out[n] = '\0';
+    return n;
+  }
   out[n] = digits[0];
   ++n;
   if (last > 1U) {
     out[n] = '.';
     ++n;
-    std::memcpy(&out[n], &digits[1], last - 1U);
+    std::memcpy(&out[n], &digits[1], last - 1U);  // BT-DEV-010
     n += last - 1U;
   }
-  if (exponent != 0) {
-    out[n] = 'e';
+  out[n] = 'e';
+  ++n;
+  if (exponent < 0) {
+    out[n] = '-';
     ++n;
-    if (exponent < 0) {
-      out[n] = '-';
-      ++n;
-      exponent = -exponent;
-    }
-    n += format_unsigned(static_cast<std::uint64_t>(exponent), &out[n], capacity - n);
+    exponent = -exponent;
   }
+  n += format_unsigned(static_cast<std::uint64_t>(exponent), &out[n], capacity - n);
   out[n] = '\0';
   return n;
 }

@@ -165,6 +165,7 @@ T reduce_value(Op range_op, const T* v, Operand at, Index n) noexcept {
 // d(reduction)/d(x_i) times `g`, accumulated into grads. `range_op` is the
 // R variant; `out` is the node's forward value.
 template <class T, class Operand>
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): one flat case per reduction
 void reduce_backward(Op range_op, const T* v, T* grads, Operand at, Index n, T g, T out) noexcept {
   const T count = static_cast<T>(n);
   switch (range_op) {
@@ -250,8 +251,8 @@ void dot_backward(const T* v, T* grads, WOperand w, XOperand x, Index n, T g) no
 
 // The range variant of a reduction op: R and L alternate, R first.
 inline Op range_variant(Op op) noexcept {
-  const auto code = static_cast<std::uint8_t>(op);
-  const auto first = static_cast<std::uint8_t>(Op::kSumR);
+  const auto code = static_cast<std::uint32_t>(op);
+  const auto first = static_cast<std::uint32_t>(Op::kSumR);
   return static_cast<Op>(static_cast<std::uint8_t>(code - ((code - first) & 1U)));
 }
 inline Op list_variant(Op range_op) noexcept {
@@ -307,13 +308,14 @@ void log_sum_exp_backward(const T* v, T* grads, Operand at, Index n, T g, T out)
 }
 
 inline bool is_list_variant(Op op) noexcept {
-  return ((static_cast<std::uint8_t>(op) - static_cast<std::uint8_t>(Op::kSumR)) & 1U) != 0U;
+  return ((static_cast<std::uint32_t>(op) - static_cast<std::uint32_t>(Op::kSumR)) & 1U) != 0U;
 }
 
 }  // namespace detail
 
 template <class T>
 Tape<T>::Tape(void* buffer, std::size_t bytes, std::size_t nodes, std::size_t slots) noexcept {
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): BT-DEV-001
   const std::uintptr_t address = reinterpret_cast<std::uintptr_t>(buffer);  // BT-DEV-001
   const bool aligned = (address % kArrayAlign) == 0U;
   const bool addressable = (nodes < kNoIndex) && (slots < kNoIndex);
@@ -322,12 +324,15 @@ Tape<T>::Tape(void* buffer, std::size_t bytes, std::size_t nodes, std::size_t sl
     return;
   }
   // BT-DEV-001: the arrays are carved out of the caller's byte buffer.
+  // NOLINTBEGIN(cppcoreguidelines-pro-type-reinterpret-cast): BT-DEV-001
   unsigned char* at = static_cast<unsigned char*>(buffer);
+  // cppcheck-suppress invalidPointerCast ; BT-DEV-001
   values_ = reinterpret_cast<T*>(at);
   at += round_up(nodes * sizeof(T));
+  // cppcheck-suppress invalidPointerCast ; BT-DEV-001
   grads_ = reinterpret_cast<T*>(at);
   at += round_up(nodes * sizeof(T));
-  operands_ = reinterpret_cast<Operands*>(at);
+  links_ = reinterpret_cast<std::uint64_t*>(at);
   at += round_up(nodes * sizeof(Operands));
   args_ = reinterpret_cast<Index*>(at);
   at += round_up(slots * sizeof(Index));
@@ -336,6 +341,7 @@ Tape<T>::Tape(void* buffer, std::size_t bytes, std::size_t nodes, std::size_t sl
   at += round_up(nodes * kNameBytes);
 #endif
   ops_ = reinterpret_cast<Op*>(at);
+  // NOLINTEND(cppcoreguidelines-pro-type-reinterpret-cast)
   capacity_ = static_cast<Index>(nodes);
   limit_ = capacity_;
   slot_capacity_ = static_cast<Index>(slots);
@@ -353,6 +359,20 @@ Value<T> Tape<T>::fail(Status status) noexcept {
 #endif
   }
   return Value<T>(this, kNoIndex);
+}
+
+template <class T>
+void Tape<T>::reject_from(const Tape<T>* owner) noexcept {
+  static_cast<void>(fail((owner == this) ? Status::kInvalidHandle : Status::kForeignValue));
+}
+
+template <class T>
+void Tape<T>::clear_interior_grads(Index first, Index end) noexcept {
+  for (Index i = first; i < end; ++i) {
+    if (ops_[i] != Op::kLeaf) {
+      grads_[i] = T(0);
+    }
+  }
 }
 
 template <class T>
@@ -386,20 +406,6 @@ void Tape<T>::zero_grad(Index first, Index count) noexcept {
 }
 
 template <class T>
-Status Tape<T>::rewind(Mark m) noexcept {
-  if ((m.nodes > size_) || (m.slots > slots_used_)) {
-    return Status::kInvalidArgument;
-  }
-  size_ = m.nodes;
-  slots_used_ = m.slots;
-  swept_end_ = (swept_end_ < size_) ? swept_end_ : size_;
-  if ((first_interior_ != kNoIndex) && (first_interior_ >= size_)) {
-    first_interior_ = kNoIndex;
-  }
-  return Status::kOk;
-}
-
-template <class T>
 void Tape<T>::reset() noexcept {
   if (values_ == nullptr) {
     return;  // unusable buffer: keep kInvalidArgument
@@ -407,7 +413,7 @@ void Tape<T>::reset() noexcept {
   size_ = 0U;
   slots_used_ = 0U;
   swept_end_ = 0U;
-  first_interior_ = kNoIndex;
+  leading_leaves_ = 0U;
   status_ = Status::kOk;
   limit_ = capacity_;
 }
@@ -446,7 +452,7 @@ T Tape<T>::constant(Index i) const noexcept {
     return kNaN;
   }
   T c = T(0);
-  std::memcpy(&c, &args_[operands_[i].b], sizeof(T));
+  std::memcpy(&c, &args_[second_of(links_[i])], sizeof(T));  // BT-DEV-010
   return c;
 }
 
@@ -473,7 +479,7 @@ Value<T> Tape<T>::with_constant(Op op, Value<T> x, T c, T result) noexcept {
   if (slot == kNoIndex) {
     return Value<T>(this, kNoIndex);
   }
-  std::memcpy(&args_[slot], &c, sizeof(T));
+  std::memcpy(&args_[slot], &c, sizeof(T));  // BT-DEV-010
   return push(op, result, x.index(), slot);
 }
 
@@ -691,7 +697,60 @@ Value<T> Tape<T>::log_sum_exp(const Value<T>* xs, std::size_t n) noexcept {
   return out;
 }
 
+// The nodes whose backward is a loop over many operands.
 template <class T>
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): one flat case per op kind
+void Tape<T>::backward_wide(Op op, Index i, Index a, Index b, T g) noexcept {
+  T* const v = values_;
+  T* const gr = grads_;
+  switch (op) {
+    case Op::kDotRR:
+      detail::dot_backward(v, gr, detail::RangeOperand{args_[a]}, detail::RangeOperand{args_[a + 1U]}, b, g);
+      if (args_[a + 2U] != kNoIndex) {
+        gr[args_[a + 2U]] += g;
+      }
+      break;
+    case Op::kDotRL:
+      detail::dot_backward(v, gr, detail::RangeOperand{args_[a]}, detail::ListOperand{&args_[args_[a + 1U]]}, b,
+                           g);
+      if (args_[a + 2U] != kNoIndex) {
+        gr[args_[a + 2U]] += g;
+      }
+      break;
+    case Op::kDotLL:
+      detail::dot_backward(v, gr, detail::ListOperand{&args_[args_[a]]},
+                           detail::ListOperand{&args_[args_[a + 1U]]}, b, g);
+      if (args_[a + 2U] != kNoIndex) {
+        gr[args_[a + 2U]] += g;
+      }
+      break;
+    case Op::kDotRS:
+      detail::dot_segments_backward(v, gr, args_[a], &args_[args_[a + 1U]], g);
+      if (args_[a + 2U] != kNoIndex) {
+        gr[args_[a + 2U]] += g;
+      }
+      break;
+    case Op::kLogSumExpR:
+      detail::log_sum_exp_backward(v, gr, detail::RangeOperand{a}, b, g, v[i]);
+      break;
+    case Op::kLogSumExpL:
+      detail::log_sum_exp_backward(v, gr, detail::ListOperand{&args_[a]}, b, g, v[i]);
+      break;
+    default:
+      if (!detail::is_reduction(op)) {
+        break;
+      }
+      if (detail::is_list_variant(op)) {
+        detail::reduce_backward(detail::range_variant(op), v, gr, detail::ListOperand{&args_[a]}, b, g, v[i]);
+      } else {
+        detail::reduce_backward(op, v, gr, detail::RangeOperand{a}, b, g, v[i]);
+      }
+      break;
+  }
+}
+
+template <class T>
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): one flat case per op
 Status Tape<T>::backward(Value<T> root) noexcept {
   if (status_ != Status::kOk) {
     return status_;
@@ -711,25 +770,26 @@ Status Tape<T>::backward(Value<T> root) noexcept {
   // last backward start at zero; older ones (a second backward over the same
   // graph, or nodes kept before a mark) are cleared here, so nothing is
   // counted twice. Leaves keep what they accumulated.
-  const Index lowest = first_interior_;
-  const Index dirty_end = (swept_end_ < r) ? swept_end_ : r;
-  for (Index i = lowest; i < dirty_end; ++i) {
-    if (ops_[i] != Op::kLeaf) {
-      grads_[i] = T(0);
-    }
+  const Index lowest = leading_leaves_;
+  const Index swept = swept_end_;
+  if (BURTORCH_UNLIKELY(swept > lowest)) {
+    clear_interior_grads(lowest, (swept < r) ? swept : r);
   }
-  swept_end_ = (swept_end_ > r) ? swept_end_ : (r + 1U);
+  swept_end_ = (swept > r) ? swept : (r + 1U);
   grads_[r] = T(1);
 
   T* const v = values_;
   T* const gr = grads_;
+  const std::uint64_t* const links = links_;
+  const Op* const ops = ops_;
   // One reverse sweep: when node i is reached, every node that uses it is
   // newer and has already added its share to grads_[i].
   for (Index i = r + 1U; i-- > lowest;) {
     const T g = gr[i];
-    const Index a = operands_[i].a;
-    const Index b = operands_[i].b;
-    const Op op = ops_[i];
+    const std::uint64_t link = links[i];
+    const Index a = first_of(link);
+    const Index b = second_of(link);
+    const Op op = ops[i];
     switch (op) {
       case Op::kLeaf:
         break;
@@ -818,54 +878,21 @@ Status Tape<T>::backward(Value<T> root) noexcept {
       case Op::kInvSqrt:
         gr[a] -= (T(0.5) * g) * (v[i] * v[i] * v[i]);
         break;
-      case Op::kMulConst:
-      case Op::kDivConst: {
+      case Op::kMulConst: {
         T c = T(0);
-        std::memcpy(&c, &args_[b], sizeof(T));
-        gr[a] += (op == Op::kMulConst) ? (g * c) : (g / c);
+        std::memcpy(&c, &args_[b], sizeof(T));  // BT-DEV-010
+        gr[a] += g * c;
         break;
       }
-      case Op::kDotRR:
-        detail::dot_backward(v, gr, detail::RangeOperand{args_[a]}, detail::RangeOperand{args_[a + 1U]}, b, g);
-        if (args_[a + 2U] != kNoIndex) {
-          gr[args_[a + 2U]] += g;
-        }
+      case Op::kDivConst: {
+        T c = T(0);
+        std::memcpy(&c, &args_[b], sizeof(T));  // BT-DEV-010
+        gr[a] += g / c;
         break;
-      case Op::kDotRL:
-        detail::dot_backward(v, gr, detail::RangeOperand{args_[a]}, detail::ListOperand{&args_[args_[a + 1U]]}, b,
-                             g);
-        if (args_[a + 2U] != kNoIndex) {
-          gr[args_[a + 2U]] += g;
-        }
-        break;
-      case Op::kDotLL:
-        detail::dot_backward(v, gr, detail::ListOperand{&args_[args_[a]]},
-                             detail::ListOperand{&args_[args_[a + 1U]]}, b, g);
-        if (args_[a + 2U] != kNoIndex) {
-          gr[args_[a + 2U]] += g;
-        }
-        break;
-      case Op::kDotRS:
-        detail::dot_segments_backward(v, gr, args_[a], &args_[args_[a + 1U]], g);
-        if (args_[a + 2U] != kNoIndex) {
-          gr[args_[a + 2U]] += g;
-        }
-        break;
-      case Op::kLogSumExpR:
-        detail::log_sum_exp_backward(v, gr, detail::RangeOperand{a}, b, g, v[i]);
-        break;
-      case Op::kLogSumExpL:
-        detail::log_sum_exp_backward(v, gr, detail::ListOperand{&args_[a]}, b, g, v[i]);
-        break;
+      }
       default:
-        if (!detail::is_reduction(op)) {
-          break;
-        }
-        if (detail::is_list_variant(op)) {
-          detail::reduce_backward(detail::range_variant(op), v, gr, detail::ListOperand{&args_[a]}, b, g, v[i]);
-        } else {
-          detail::reduce_backward(op, v, gr, detail::RangeOperand{a}, b, g, v[i]);
-        }
+        // Reductions, inner products, log-sum-exp: loops of their own.
+        backward_wide(op, i, a, b, g);
         break;
     }
   }

@@ -3,6 +3,8 @@
 #include <burtorch/burtorch.hpp>
 
 #include <cmath>
+#include <cstring>
+#include <limits>
 
 #include "harness.hpp"
 
@@ -10,10 +12,18 @@ namespace bt = burtorch;
 
 namespace {
 
+#if defined(BURTORCH_TEST_SMALL_TARGET) && BURTORCH_TEST_SMALL_TARGET
+constexpr std::size_t kExampleNodes = 64U;  // micro:bit, 16 KB RAM (the graph needs 30)
+constexpr std::size_t kScratchBytes = 1024U;
+#else
+constexpr std::size_t kExampleNodes = 256U;
+constexpr std::size_t kScratchBytes = 4096U;
+#endif
+
 // micrograd's test_more_ops graph; expected values from micrograd/PyTorch.
 template <class T>
 void example_graph(bt_test::Context& t, double tol) {
-  static bt::FixedTape<T, 256> tape;
+  static bt::FixedTape<T, kExampleNodes> tape;
   tape.reset();
   bt::Value<T> a = tape.leaf(T(-4.0));
   bt::Value<T> b = tape.leaf(T(2.0));
@@ -32,7 +42,7 @@ void example_graph(bt_test::Context& t, double tol) {
   BT_CHECK_NEAR(t, static_cast<double>(g.value()), 24.70408163265306, tol);
   BT_CHECK_NEAR(t, static_cast<double>(a.grad()), 138.83381924198252, tol);
   BT_CHECK_NEAR(t, static_cast<double>(b.grad()), 645.5772594752186, tol);
-  BT_CHECK(t, tape.capacity() == 256U);
+  BT_CHECK(t, tape.capacity() == kExampleNodes);
   BT_CHECK(t, tape.status() == bt::Status::kOk);
 }
 
@@ -131,7 +141,7 @@ void foreign_and_invalid_values(bt_test::Context& t) {
 }
 
 void bad_buffers_and_marks(bt_test::Context& t) {
-  alignas(64) static unsigned char buffer[4096];
+  alignas(64) static unsigned char buffer[kScratchBytes];
   constexpr std::size_t need = bt::Tape<double>::bytes_required(16U, 16U);
   static_assert(need <= sizeof(buffer), "test buffer");
   bt::Tape<double> small(buffer, need - 1U, 16U, 16U);
@@ -233,6 +243,44 @@ void non_finite_detection(bt_test::Context& t) {
   BT_CHECK(t, std::isinf(q.value()));
 }
 
+// Number formatting without stdio (DOT labels, logs on boards). Expected
+// spellings are those of printf("%.17g") / ("%.6g") with the exponent's
+// leading zero dropped.
+bool formats_as(double v, int digits, const char* expect) {
+  char out[32];
+  const std::size_t n = bt::format_double(v, out, sizeof(out), digits);
+  return (n == std::strlen(expect)) && (std::strcmp(out, expect) == 0);
+}
+
+void number_formatting(bt_test::Context& t) {
+  BT_CHECK(t, formats_as(0.0, 17, "0"));
+  BT_CHECK(t, formats_as(-35.0, 17, "-35"));
+  BT_CHECK(t, formats_as(612.5, 17, "612.5"));
+  BT_CHECK(t, formats_as(0.5, 6, "0.5"));
+  BT_CHECK(t, formats_as(138.83381924198252, 17, "138.83381924198252"));
+  BT_CHECK(t, formats_as(138.83381924198252, 6, "138.834"));
+  BT_CHECK(t, formats_as(24.70408163265306, 6, "24.7041"));
+  BT_CHECK(t, formats_as(0.00123, 6, "0.00123"));
+  BT_CHECK(t, formats_as(1.5e-7, 6, "1.5e-7"));
+  BT_CHECK(t, formats_as(-2.5e20, 6, "-2.5e20"));
+  BT_CHECK(t, formats_as(1234567.0, 6, "1.23457e6"));
+  char tenth[32];
+  BT_CHECK(t, (bt::format_double(0.1, tenth, sizeof(tenth)) <= 19U) &&
+                  (std::strncmp(tenth, "0.1", 3U) == 0) && (std::strspn(&tenth[3], "0") + 3U + 2U >= std::strlen(tenth)));
+  // 17 digits are correct to within one unit in the last digit.
+  char third[32];
+  BT_CHECK(t, (bt::format_double(1.0 / 3.0, third, sizeof(third)) == 19U) &&
+                  (std::strncmp(third, "0.3333333333333333", 18U) == 0));
+  BT_CHECK(t, formats_as(std::numeric_limits<double>::infinity(), 6, "inf"));
+  BT_CHECK(t, formats_as(-std::numeric_limits<double>::infinity(), 6, "-inf"));
+  BT_CHECK(t, formats_as(std::numeric_limits<double>::quiet_NaN(), 6, "nan"));
+  char small[8];
+  BT_CHECK(t, bt::format_double(1.0, small, sizeof(small)) == 0U);  // too small: nothing
+  char u[24];
+  BT_CHECK(t, (bt::format_unsigned(18446744073709551615ULL, u, sizeof(u)) == 20U) &&
+                  (std::strcmp(u, "18446744073709551615") == 0));
+}
+
 void status_names(bt_test::Context& t) {
   BT_CHECK(t, bt::status_name(bt::Status::kOk)[0] == 'o');
   BT_CHECK(t, bt::status_name(bt::Status::kCapacityExceeded)[0] == 'c');
@@ -252,6 +300,7 @@ const bt_test::TestCase kCases[] = {
     {"fault_hook", fault_hook},
     {"non_finite_detection", non_finite_detection},
     {"status_names", status_names},
+    {"number_formatting", number_formatting},
 };
 
 }  // namespace

@@ -70,7 +70,7 @@ bool node_shows(std::size_t i, const char* field, double v, const char* after) {
   char want[96];
   std::size_t n = std::strlen(field);
   std::memcpy(want, field, n);
-  n += bt::format_double(v, &want[n], sizeof(want) - n - 8U);
+  n += bt::format_double(v, &want[n], sizeof(want) - n - 8U, bt::kDotDigits);
   std::memcpy(&want[n], after, std::strlen(after) + 1U);
   return node_has(i, want);
 }

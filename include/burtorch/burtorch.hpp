@@ -3,6 +3,7 @@
 #ifndef BURTORCH_BURTORCH_HPP
 #define BURTORCH_BURTORCH_HPP
 
+#include "burtorch/checkpoint.hpp"
 #include "burtorch/config.hpp"
 #include "burtorch/dot.hpp"
 #include "burtorch/ops.hpp"

@@ -9,6 +9,9 @@
 
 namespace burtorch {
 
+// Significant digits of values and gradients in DOT labels.
+constexpr int kDotDigits = 6;
+
 // Short name of an op ("add", "tanh", "dot", ...).
 const char* op_name(Op op) noexcept;
 

@@ -13,14 +13,18 @@ namespace burtorch {
 // Receives bytes in order. Returns kOk or an error (kIoError) that stops
 // the writer.
 struct ByteSink {
-  Status (*write)(void* context, const std::uint8_t* data, std::size_t size);
-  void* context;
+  Status (*write)(void* context, const std::uint8_t* data, std::size_t size) = nullptr;
+  void* context = nullptr;
 };
 
 // Supplies bytes in order. Sets *got to the bytes read (0 at end of stream).
+// A read may return fewer bytes than asked; readers call again until 0.
 struct ByteSource {
-  Status (*read)(void* context, std::uint8_t* data, std::size_t size, std::size_t* got);
-  void* context;
+  Status (*read)(void* context, std::uint8_t* data, std::size_t size, std::size_t* got) = nullptr;
+  void* context = nullptr;
+  // Optional: goes back to the stream's first byte (nullptr if it cannot).
+  // load_checkpoint needs it for its verify-then-apply second pass.
+  Status (*rewind)(void* context) = nullptr;
 };
 
 // A sink and a source over caller memory: the MCU default, and the tests'.
@@ -38,9 +42,11 @@ Status write_text(ByteSink sink, const char* text) noexcept;
 Status write_bytes(ByteSink sink, const void* data, std::size_t size) noexcept;
 
 // Formats a number into out[0..capacity) without libc stdio; returns the
-// length written (0 if it does not fit). %.17g-like: enough digits to read
-// back the same double.
-std::size_t format_double(double value, char* out, std::size_t capacity) noexcept;
+// length written (0 if capacity < 26). Like %.<significant>g: positional for
+// decimal exponents -5..significant-1 (0.00123, 138.83), else 1.5e-7; no
+// trailing zeros. The default 17 digits round-trip a double to within one
+// unit in the last digit.
+std::size_t format_double(double value, char* out, std::size_t capacity, int significant = 17) noexcept;
 std::size_t format_unsigned(std::uint64_t value, char* out, std::size_t capacity) noexcept;
 
 }  // namespace burtorch

@@ -3,7 +3,7 @@
 //
 // Read this file first, then lib/tape.cpp (backward), then ops.hpp.
 //
-//   node i:  values_[i]  grads_[i]  ops_[i]  operands_[i] = {a, b}  (names_[i])
+//   node i:  values_[i]  grads_[i]  ops_[i]  links_[i] = a | b << 32  (names_[i])
 //   slots:   args_[k]    indices of list operands, operand descriptors and
 //                        constants, appended as nodes need them
 //
@@ -25,7 +25,7 @@
 namespace burtorch {
 
 using Index = std::uint32_t;
-constexpr Index kNoIndex = 0xFFFFFFFFu;
+constexpr Index kNoIndex = 0xFFFFFFFFU;
 
 // What a node computes. Values below kFirstInterior are sources: nothing
 // flows out of them during backward.
@@ -196,8 +196,8 @@ class Tape {
   T value(Index i) const noexcept { return (i < size_) ? values_[i] : kNaN; }
   T grad(Index i) const noexcept { return (i < size_) ? grads_[i] : kNaN; }
   Op op(Index i) const noexcept { return (i < size_) ? ops_[i] : Op::kCount; }
-  Index arg_a(Index i) const noexcept { return (i < size_) ? operands_[i].a : kNoIndex; }
-  Index arg_b(Index i) const noexcept { return (i < size_) ? operands_[i].b : kNoIndex; }
+  Index arg_a(Index i) const noexcept { return (i < size_) ? first_of(links_[i]) : kNoIndex; }
+  Index arg_b(Index i) const noexcept { return (i < size_) ? second_of(links_[i]) : kNoIndex; }
   Index slot(Index k) const noexcept { return (k < slots_used_) ? args_[k] : kNoIndex; }
   // Contiguous views for optimizers and save/load: [0, size()).
   T* values() noexcept { return values_; }
@@ -241,11 +241,29 @@ class Tape {
 
   Value<T> push_leaf(T x, const char* name) noexcept;
   Value<T> push(Op op, T result, Index a, Index b) noexcept;
+  // Appends one node; returns its index, or kNoIndex (status set) if full.
+  Index append(Op op, T result, Index a, Index b) noexcept;
+  // A node's two operand fields, packed into one 64-bit word (see links_).
+  static constexpr std::uint64_t pack(Index a, Index b) noexcept {
+    return static_cast<std::uint64_t>(a) | (static_cast<std::uint64_t>(b) << 32U);
+  }
+  static constexpr Index first_of(std::uint64_t link) noexcept { return static_cast<Index>(link); }
+  static constexpr Index second_of(std::uint64_t link) noexcept { return static_cast<Index>(link >> 32U); }
+  // Backward of one reduction, inner product or log-sum-exp node: their
+  // loops live out of line, so the sweep over simple nodes keeps its
+  // variables in registers.
+  void backward_wide(Op op, Index i, Index a, Index b, T g) noexcept;
   // Records the first error (sticky) and returns an invalid handle. Cold:
   // defined out of line in lib/tape_impl.hpp.
   BURTORCH_COLD Value<T> fail(Status status) noexcept;
   bool owns(Value<T> x) const noexcept { return (x.tape() == this) && (x.index() < size_); }
   BURTORCH_COLD Value<T> reject(Value<T> x) noexcept;
+  // reject() for the inline paths: takes only the handle's tape, so the
+  // handles of a chain of ops need not be kept alive for the cold path.
+  BURTORCH_COLD void reject_from(const Tape<T>* owner) noexcept;
+  // Zeroes the gradients of the non-leaf nodes in [first, end): stale
+  // results of an earlier backward over nodes that are still recorded.
+  BURTORCH_COLD void clear_interior_grads(Index first, Index end) noexcept;
   // Reserves `count` argument slots; returns the first, or kNoIndex.
   Index take_slots(std::size_t count) noexcept;
   // Stores a range start (if xs are consecutive nodes) or a list of indices.
@@ -254,7 +272,10 @@ class Tape {
 
   T* values_ = nullptr;
   T* grads_ = nullptr;
-  Operands* operands_ = nullptr;
+  // Operands {a, b} of node i as a | (b << 32): one store per node, of a
+  // type that no member of the tape has, so the compiler keeps size_ and
+  // the array pointers in registers across a chain of inline ops.
+  std::uint64_t* links_ = nullptr;
   Index* args_ = nullptr;
 #if BURTORCH_CONFIG_PARAM_NAMES
   const char** names_ = nullptr;
@@ -266,8 +287,10 @@ class Tape {
   Index limit_ = 0U;
   Index slots_used_ = 0U;
   Index slot_capacity_ = 0U;
-  // Oldest non-leaf node, or kNoIndex: backward stops there.
-  Index first_interior_ = kNoIndex;
+  // Length of the run of leaves at the start of the tape, i.e. the oldest
+  // non-leaf node: backward stops there. Only push_leaf and rewind touch it,
+  // so recording an interior node costs no extra compare.
+  Index leading_leaves_ = 0U;
   // Nodes below this may hold gradients from an earlier backward; newer
   // nodes got a zero gradient when recorded. Bounds backward's clearing.
   Index swept_end_ = 0U;
@@ -284,6 +307,9 @@ template <class T, std::size_t kNodes, std::size_t kSlots = kNodes>
 class FixedTape : public Tape<T> {
  public:
   static constexpr std::size_t kBytes = Tape<T>::bytes_required(kNodes, kSlots);
+  // BT-DEV-012: storage_ stays uninitialised; push() writes a node before anything reads it.
+  // cppcheck-suppress uninitMemberVar
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-member-init,hicpp-member-init)
   FixedTape() noexcept : Tape<T>(storage_, sizeof(storage_), kNodes, kSlots) {}
 
  private:
@@ -293,99 +319,136 @@ class FixedTape : public Tape<T> {
 // ---------------------------------------------------------------------------
 // Inline hot paths. Everything else lives in lib/tape.cpp.
 
+// Each returns a handle built right here from `this` on every path (the
+// cold error paths only record the status), so after inlining the compiler
+// knows that every handle of a chain of ops names this tape and drops the
+// null and same-tape checks of the following ops.
+
 template <class T>
-inline Value<T> Tape<T>::push(Op op, T result, Index a, Index b) noexcept {
+inline Index Tape<T>::append(Op op, T result, Index a, Index b) noexcept {
   const Index i = size_;
   if (BURTORCH_UNLIKELY(i >= limit_)) {
-    return fail(Status::kCapacityExceeded);
-  }
-  if (BURTORCH_UNLIKELY(first_interior_ == kNoIndex)) {
-    first_interior_ = i;
+    static_cast<void>(fail(Status::kCapacityExceeded));
+    return kNoIndex;
   }
   size_ = i + 1U;
   values_[i] = result;
   grads_[i] = T(0);
-  operands_[i] = Operands{a, b};
-  ops_[i] = op;  // a byte store may alias anything: keep it last
-  return Value<T>(this, i);
+  links_[i] = pack(a, b);
+  ops_[i] = op;
+  return i;
+}
+
+template <class T>
+inline Value<T> Tape<T>::push(Op op, T result, Index a, Index b) noexcept {
+  return Value<T>(this, append(op, result, a, b));
 }
 
 template <class T>
 inline Value<T> Tape<T>::push_leaf(T x, const char* name) noexcept {
   const Index i = size_;
+  Index out = kNoIndex;
   if (BURTORCH_UNLIKELY(i >= limit_)) {
-    return fail(Status::kCapacityExceeded);
-  }
-  size_ = i + 1U;
-  values_[i] = x;
-  grads_[i] = T(0);
-  operands_[i] = Operands{kNoIndex, kNoIndex};
+    static_cast<void>(fail(Status::kCapacityExceeded));
+  } else {
+    size_ = i + 1U;
+    leading_leaves_ = (leading_leaves_ == i) ? (i + 1U) : leading_leaves_;
+    values_[i] = x;
+    grads_[i] = T(0);
+    links_[i] = pack(kNoIndex, kNoIndex);
 #if BURTORCH_CONFIG_PARAM_NAMES
-  names_[i] = name;
+    names_[i] = name;
 #else
-  static_cast<void>(name);
+    static_cast<void>(name);
 #endif
-  ops_[i] = Op::kLeaf;
-  return Value<T>(this, i);
+    ops_[i] = Op::kLeaf;
+    out = i;
+  }
+  return Value<T>(this, out);
 }
 
 template <class T>
 inline Value<T> Tape<T>::unary(Op op, Value<T> x, T result) noexcept {
-  if (!owns(x)) {
-    return reject(x);
+  Index out = kNoIndex;
+  if (BURTORCH_UNLIKELY(!owns(x))) {
+    reject_from(x.tape());
+  } else {
+    out = append(op, result, x.index(), kNoIndex);
   }
-  return push(op, result, x.index(), kNoIndex);
+  return Value<T>(this, out);
 }
 
 template <class T>
 inline Value<T> Tape<T>::binary(Op op, Value<T> x, Value<T> y, T result) noexcept {
-  if (!owns(x)) {
-    return reject(x);
+  Index out = kNoIndex;
+  if (BURTORCH_UNLIKELY(!owns(x))) {
+    reject_from(x.tape());
+  } else if (BURTORCH_UNLIKELY(!owns(y))) {
+    reject_from(y.tape());
+  } else {
+    out = append(op, result, x.index(), y.index());
   }
-  if (!owns(y)) {
-    return reject(y);
-  }
-  return push(op, result, x.index(), y.index());
+  return Value<T>(this, out);
 }
 
 template <class T>
 template <class F>
 inline Value<T> Tape<T>::map1(Op op, Value<T> x, F f) noexcept {
+  Index out = kNoIndex;
   if (BURTORCH_UNLIKELY(!owns(x))) {
-    return reject(x);
+    reject_from(x.tape());
+  } else {
+    const Index a = x.index();
+    out = append(op, f(values_[a]), a, kNoIndex);
   }
-  const Index a = x.index();
-  return push(op, f(values_[a]), a, kNoIndex);
+  return Value<T>(this, out);
 }
 
 template <class T>
 template <class F>
 inline Value<T> Tape<T>::map2(Op op, Value<T> x, Value<T> y, F f) noexcept {
+  Index out = kNoIndex;
   if (BURTORCH_UNLIKELY(!owns(x))) {
-    return reject(x);
+    reject_from(x.tape());
+  } else if (BURTORCH_UNLIKELY(!owns(y))) {
+    reject_from(y.tape());
+  } else {
+    const Index a = x.index();
+    const Index b = y.index();
+    out = append(op, f(values_[a], values_[b]), a, b);
   }
-  if (BURTORCH_UNLIKELY(!owns(y))) {
-    return reject(y);
-  }
-  const Index a = x.index();
-  const Index b = y.index();
-  return push(op, f(values_[a], values_[b]), a, b);
+  return Value<T>(this, out);
 }
 
 template <class T>
 inline Value<T> Tape<T>::with_constant(Op op, Value<T> x, T c) noexcept {
-  if (BURTORCH_UNLIKELY(!owns(x))) {
-    return reject(x);
-  }
   constexpr Index kConstantSlots = static_cast<Index>((sizeof(T) + sizeof(Index) - 1U) / sizeof(Index));
-  if (BURTORCH_UNLIKELY((size_ >= limit_) || ((slot_capacity_ - slots_used_) < kConstantSlots))) {
-    return fail(Status::kCapacityExceeded);
+  Index out = kNoIndex;
+  if (BURTORCH_UNLIKELY(!owns(x))) {
+    reject_from(x.tape());
+  } else if (BURTORCH_UNLIKELY((size_ >= limit_) || ((slot_capacity_ - slots_used_) < kConstantSlots))) {
+    static_cast<void>(fail(Status::kCapacityExceeded));
+  } else {
+    const Index slot = slots_used_;
+    slots_used_ = slot + kConstantSlots;
+    std::memcpy(&args_[slot], &c, sizeof(T));  // BT-DEV-010
+    const T v = values_[x.index()];
+    out = append(op, (op == Op::kMulConst) ? (v * c) : (v / c), x.index(), slot);
   }
-  const Index slot = slots_used_;
-  slots_used_ = slot + kConstantSlots;
-  std::memcpy(&args_[slot], &c, sizeof(T));
-  const T v = values_[x.index()];
-  return push(op, (op == Op::kMulConst) ? (v * c) : (v / c), x.index(), slot);
+  return Value<T>(this, out);
+}
+
+// Inline: the per-sample loop calls it once per sample.
+template <class T>
+inline Status Tape<T>::rewind(Mark m) noexcept {
+  if ((m.nodes > size_) || (m.slots > slots_used_)) {
+    return Status::kInvalidArgument;
+  }
+  size_ = m.nodes;
+  slots_used_ = m.slots;
+  swept_end_ = (swept_end_ < size_) ? swept_end_ : size_;
+  leading_leaves_ = (leading_leaves_ < size_) ? leading_leaves_ : size_;
+  return Status::kOk;
 }
 
 template <class T>

@@ -103,7 +103,12 @@ Status FileReader::read_callback(void* context, std::uint8_t* data, std::size_t 
   return Status::kOk;
 }
 
-ByteSource FileReader::source() noexcept { return ByteSource{&read_callback, this}; }
+Status FileReader::rewind_callback(void* context) {
+  const FileReader* self = static_cast<const FileReader*>(context);
+  return (::lseek(self->fd_, 0, SEEK_SET) == 0) ? Status::kOk : Status::kIoError;
+}
+
+ByteSource FileReader::source() noexcept { return ByteSource{&read_callback, this, &rewind_callback}; }
 
 }  // namespace port
 }  // namespace burtorch

@@ -1,4 +1,6 @@
-// Files as byte streams (POSIX port only).
+// Files as byte streams. Implemented by the POSIX port (the file system) and
+// the Cortex-M port (files on the debug host through semihosting; there
+// commit() renames but cannot fsync). The null port has no files.
 #ifndef BURTORCH_PORT_FILE_HPP
 #define BURTORCH_PORT_FILE_HPP
 
@@ -37,10 +39,12 @@ class FileReader {
   FileReader& operator=(const FileReader&) = delete;
   ~FileReader();
   Status open(const char* path) noexcept;
+  // A source that can rewind to the start of the file (load_checkpoint).
   ByteSource source() noexcept;
 
  private:
   static Status read_callback(void* context, std::uint8_t* data, std::size_t size, std::size_t* got);
+  static Status rewind_callback(void* context);
   int fd_ = -1;
 };
 

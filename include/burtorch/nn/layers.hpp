@@ -1,0 +1,401 @@
+// Layers and losses on the tape. A layer owns no memory: it remembers where
+// its parameters start on the tape (they are ordinary leaves, created once,
+// before any sample) and records its forward pass as nodes. Activations are
+// passed around as Views: runs of consecutive nodes. Inputs made of several
+// runs (16 embedding rows, 6 attention heads) go to inner products as a
+// SegmentList, read in place, never copied.
+//
+// Every layer also states, as constexpr functions, exactly how many nodes
+// and argument slots one forward pass records: plan.hpp adds them up.
+#ifndef BURTORCH_NN_LAYERS_HPP
+#define BURTORCH_NN_LAYERS_HPP
+
+#include <cmath>
+#include <cstddef>
+
+#include "burtorch/nn/init.hpp"
+#include "burtorch/nn/random.hpp"
+#include "burtorch/ops.hpp"
+#include "burtorch/tape.hpp"
+
+namespace burtorch {
+namespace nn {
+
+// A run of consecutive nodes [first, first + count).
+using View = Segment;
+
+constexpr View kNoView{kNoIndex, 0U};
+
+// Widest operand the layers gather into a local handle array (layer norm
+// width, softmax over logits, attention over positions).
+constexpr std::size_t kMaxGather = 128U;
+// Attention limits (they size local arrays, so they bound stack use):
+// positions in a sequence, heads, and the width of one head.
+constexpr std::size_t kMaxSteps = 32U;
+constexpr std::size_t kMaxHeads = 16U;
+constexpr std::size_t kMaxHeadSize = 64U;
+
+enum class Activation : unsigned char { kIdentity, kTanh, kRelu, kSigmoid };
+
+// Argument slots a constant of type T takes (x * c stores c).
+template <class T>
+constexpr std::size_t constant_slots() noexcept {
+  return (sizeof(T) + (sizeof(Index) - 1U)) / sizeof(Index);
+}
+
+template <class T>
+inline Value<T> node(Tape<T>& tape, Index i) noexcept {
+  return Value<T>(&tape, i);
+}
+
+// Handles of the nodes of a view, into out[0..v.count); false if too wide.
+template <class T>
+inline bool gather(Tape<T>& tape, View v, Value<T>* out, std::size_t capacity) noexcept {
+  if (v.count > capacity) {
+    return false;
+  }
+  for (Index i = 0U; i < v.count; ++i) {
+    out[i] = Value<T>(&tape, v.first + i);
+  }
+  return true;
+}
+
+// Appends `count` parameters drawn from `init` (rows of `fan_in` inputs).
+// Returns the first index, or kNoIndex if the tape is full or failed.
+template <class T>
+inline Index make_params(Tape<T>& tape, std::size_t count, const Init& init, std::size_t fan_in, Rng& rng,
+                         const char* name) noexcept {
+  const Index first = static_cast<Index>(tape.size());
+  for (std::size_t i = 0U; i < count; ++i) {
+    static_cast<void>(tape.param(static_cast<T>(draw(init, fan_in, rng)), name));
+  }
+  return (tape.status() == Status::kOk) ? first : kNoIndex;
+}
+
+// One unary node per element of x; the results form a new view.
+template <class T>
+inline View activate(Tape<T>& tape, View x, Activation act) noexcept {
+  if (act == Activation::kIdentity) {
+    return x;
+  }
+  const Index first = static_cast<Index>(tape.size());
+  for (Index i = 0U; i < x.count; ++i) {
+    const Value<T> v = node(tape, x.first + i);
+    Value<T> y;
+    if (act == Activation::kTanh) {
+      y = tanh(v);
+    } else if (act == Activation::kRelu) {
+      y = relu(v);
+    } else {
+      y = sigmoid(v);
+    }
+    if (!y.valid()) {
+      return kNoView;
+    }
+  }
+  return View{first, x.count};
+}
+
+// y = act(W x + b), W stored row-major [out][in]: row o is one range of
+// `in` parameters, so each output is one inner product of a parameter range
+// with the (possibly segmented) input. A Neuron is a Linear with out = 1.
+template <class T>
+struct Linear {
+  Index weight = kNoIndex;
+  Index bias = kNoIndex;  // kNoIndex: no bias
+  Index in = 0U;
+  Index out = 0U;
+  Activation act = Activation::kIdentity;
+
+  static constexpr std::size_t parameters(std::size_t n_in, std::size_t n_out, bool with_bias) noexcept {
+    return (n_in * n_out) + (with_bias ? n_out : 0U);
+  }
+  // Nodes and slots of forward() on a SegmentList.
+  static constexpr std::size_t nodes(std::size_t n_out, Activation a) noexcept {
+    return (a == Activation::kIdentity) ? n_out : (2U * n_out);
+  }
+  static constexpr std::size_t slots(std::size_t n_out) noexcept { return 3U * n_out; }
+  // The same for forward() on a View (one extra one-run segment list).
+  static constexpr std::size_t view_slots(std::size_t n_out) noexcept { return 3U + slots(n_out); }
+
+  bool create(Tape<T>& tape, Index n_in, Index n_out, bool with_bias, Activation a, const Init& w_init,
+              const Init& b_init, Rng& rng, const char* w_name = nullptr, const char* b_name = nullptr) noexcept {
+    in = n_in;
+    out = n_out;
+    act = a;
+    weight = make_params(tape, static_cast<std::size_t>(n_in) * n_out, w_init, n_in, rng, w_name);
+    bias = with_bias ? make_params(tape, n_out, b_init, n_in, rng, b_name) : kNoIndex;
+    return (tape.status() == Status::kOk) && (weight != kNoIndex);
+  }
+
+  View forward(Tape<T>& tape, SegmentList x) const noexcept {
+    if (x.total != in) {
+      static_cast<void>(tape.segments(nullptr, 0U));  // records kInvalidArgument
+      return kNoView;
+    }
+    const Index first = static_cast<Index>(tape.size());
+    for (Index o = 0U; o < out; ++o) {
+      const Value<T> b = node(tape, (bias != kNoIndex) ? (bias + o) : kNoIndex);
+      const Value<T> y = tape.dot_segments(weight + (o * in), x, (bias != kNoIndex) ? &b : nullptr);
+      if (!y.valid()) {
+        return kNoView;
+      }
+    }
+    return activate(tape, View{first, out}, act);
+  }
+
+  View forward(Tape<T>& tape, View x) const noexcept { return forward(tape, tape.segments(&x, 1U)); }
+};
+
+// A lookup table of `rows` vectors of `dim` parameters; row r is a view.
+template <class T>
+struct Embedding {
+  Index table = kNoIndex;
+  Index rows = 0U;
+  Index dim = 0U;
+
+  static constexpr std::size_t parameters(std::size_t n_rows, std::size_t n_dim) noexcept { return n_rows * n_dim; }
+
+  bool create(Tape<T>& tape, Index n_rows, Index n_dim, const Init& init, Rng& rng,
+              const char* name = nullptr) noexcept {
+    rows = n_rows;
+    dim = n_dim;
+    table = make_params(tape, static_cast<std::size_t>(n_rows) * n_dim, init, n_dim, rng, name);
+    return table != kNoIndex;
+  }
+  View row(Index r) const noexcept { return (r < rows) ? View{table + (r * dim), dim} : kNoView; }
+};
+
+// y = (x - mean) / sqrt(var + eps) * gamma + beta over one vector
+// (biased variance, as torch.nn.LayerNorm).
+template <class T>
+struct LayerNorm {
+  Index gamma = kNoIndex;
+  Index beta = kNoIndex;
+  Index n = 0U;
+  T eps = T(1e-5);
+
+  static constexpr std::size_t parameters(std::size_t width) noexcept { return 2U * width; }
+  static constexpr std::size_t nodes(std::size_t width) noexcept { return 4U + (3U * width); }
+  static constexpr std::size_t slots(std::size_t width) noexcept { return 3U * width; }
+
+  bool create(Tape<T>& tape, Index width, T epsilon, Rng& rng, const char* g_name = nullptr,
+              const char* b_name = nullptr) noexcept {
+    n = width;
+    eps = epsilon;
+    gamma = make_params(tape, width, Init::ones(), width, rng, g_name);
+    beta = make_params(tape, width, Init::zeros(), width, rng, b_name);
+    return (gamma != kNoIndex) && (beta != kNoIndex);
+  }
+
+  View forward(Tape<T>& tape, View x) const noexcept {
+    Value<T> xs[kMaxGather];
+    if ((x.count != n) || !gather(tape, x, xs, kMaxGather)) {
+      static_cast<void>(tape.segments(nullptr, 0U));  // records kInvalidArgument
+      return kNoView;
+    }
+    const Value<T> mu = reduce_mean(xs, n);
+    const Value<T> rstd = inv_sqrt(variance_biased(xs, n) + eps);
+    const Index centered = static_cast<Index>(tape.size());
+    for (Index i = 0U; i < n; ++i) {
+      static_cast<void>(xs[i] - mu);
+    }
+    const Index scaled = static_cast<Index>(tape.size());
+    for (Index i = 0U; i < n; ++i) {
+      static_cast<void>(node(tape, centered + i) * rstd);
+    }
+    const Index first = static_cast<Index>(tape.size());
+    for (Index i = 0U; i < n; ++i) {
+      const Value<T> g = node(tape, gamma + i);
+      const Value<T> h = node(tape, scaled + i);
+      const Value<T> b = node(tape, beta + i);
+      static_cast<void>(tape.dot(&g, &h, 1U, &b));
+    }
+    return (tape.status() == Status::kOk) ? View{first, n} : kNoView;
+  }
+};
+
+// Element-wise x + y of two views of one width (residual connections).
+template <class T>
+inline View add(Tape<T>& tape, View x, View y) noexcept {
+  if (x.count != y.count) {
+    static_cast<void>(tape.segments(nullptr, 0U));  // records kInvalidArgument
+    return kNoView;
+  }
+  const Index first = static_cast<Index>(tape.size());
+  for (Index i = 0U; i < x.count; ++i) {
+    static_cast<void>(node(tape, x.first + i) + node(tape, y.first + i));
+  }
+  return (tape.status() == Status::kOk) ? View{first, x.count} : kNoView;
+}
+
+// Softmax cross-entropy of logits with a target class, max-shifted:
+// log(sum(exp(z))) - z[target]. Two nodes, no slots.
+template <class T>
+inline Value<T> cross_entropy(Tape<T>& tape, View logits, Index target) noexcept {
+  Value<T> zs[kMaxGather];
+  if ((target >= logits.count) || !gather(tape, logits, zs, kMaxGather)) {
+    static_cast<void>(tape.segments(nullptr, 0U));  // records kInvalidArgument
+    return Value<T>(&tape, kNoIndex);
+  }
+  return log_sum_exp(zs, logits.count) - zs[target];
+}
+constexpr std::size_t kCrossEntropyNodes = 2U;
+
+// Mean squared error mean((pred - target)^2) (torch.nn.MSELoss()).
+// pred.count + 1 nodes, no slots.
+template <class T>
+inline Value<T> mse(Tape<T>& tape, View pred, const T* target) noexcept {
+  const Index first = static_cast<Index>(tape.size());
+  for (Index i = 0U; i < pred.count; ++i) {
+    static_cast<void>(node(tape, pred.first + i) - target[i]);
+  }
+  Value<T> ds[kMaxGather];
+  if ((tape.status() != Status::kOk) || !gather(tape, View{first, pred.count}, ds, kMaxGather)) {
+    static_cast<void>(tape.segments(nullptr, 0U));  // records kInvalidArgument
+    return Value<T>(&tape, kNoIndex);
+  }
+  return reduce_mean_squares(ds, pred.count);
+}
+
+// Causal multi-head self-attention over a sequence of up to kMaxSteps
+// positions: per head h, out_t = sum_{j<=t} softmax_j(q_t . k_j / sqrt(hs)) v_j,
+// the heads' outputs (each a view of hs nodes) feed the output projection
+// as one segment list (the split-tensor trick: no concatenation).
+// Wq, Wk, Wv are [width][width] without bias (row h*hs + d is dimension d of
+// head h); the projection is a Linear with bias.
+template <class T>
+struct CausalSelfAttention {
+  Index wq = kNoIndex;
+  Index wk = kNoIndex;
+  Index wv = kNoIndex;
+  Linear<T> proj;
+  Index width = 0U;
+  Index heads = 0U;
+
+  static constexpr std::size_t parameters(std::size_t d) noexcept { return (4U * d * d) + d; }
+  static constexpr std::size_t nodes(std::size_t d, std::size_t h, std::size_t steps) noexcept {
+    // q, k, v, scaled q and projection: 5d per position; per position t and
+    // head: t+1 scores, shifts and exps, one sum, hs products and quotients.
+    return (5U * d * steps) + (h * ((3U * steps * (steps + 1U)) / 2U)) + (h * steps * (1U + (2U * (d / h))));
+  }
+  template <class T2 = T>
+  static constexpr std::size_t slots(std::size_t d, std::size_t h, std::size_t steps) noexcept {
+    return (3U * steps)                                         // one-run list per input position
+           + (9U * d * steps)                                   // q, k, v inner products
+           + (constant_slots<T2>() * d * steps)                 // q * scale
+           + (h * ((3U * steps * (steps + 1U)) / 2U))           // scores
+           + (h * steps * 3U * (d / h))                         // weighted values
+           + (steps * (1U + (2U * h)))                          // heads as a segment list
+           + (3U * d * steps);                                  // projection
+  }
+
+  bool create(Tape<T>& tape, Index d, Index n_heads, const Init& w_init, const Init& proj_init, Rng& rng,
+              const char* q_name = nullptr, const char* k_name = nullptr, const char* v_name = nullptr,
+              const char* proj_w_name = nullptr, const char* proj_b_name = nullptr) noexcept {
+    width = d;
+    heads = n_heads;
+    if ((n_heads == 0U) || ((d % n_heads) != 0U)) {
+      static_cast<void>(tape.segments(nullptr, 0U));  // records kInvalidArgument
+      return false;
+    }
+    const std::size_t dd = static_cast<std::size_t>(d) * d;
+    wq = make_params(tape, dd, w_init, d, rng, q_name);
+    wk = make_params(tape, dd, w_init, d, rng, k_name);
+    wv = make_params(tape, dd, w_init, d, rng, v_name);
+    return proj.create(tape, d, d, true, Activation::kIdentity, proj_init, Init::zeros(), rng, proj_w_name,
+                       proj_b_name) &&
+           (wq != kNoIndex) && (wk != kNoIndex) && (wv != kNoIndex);
+  }
+
+  // x[0..steps): views of `width` nodes; out[0..steps) receives the outputs.
+  // NOLINTNEXTLINE(readability-function-cognitive-complexity): attention's loops, kept in one place
+  bool forward(Tape<T>& tape, const View* x, Index steps, View* out) const noexcept {
+    const Index hs = width / heads;
+    if ((steps == 0U) || (steps > kMaxSteps) || (hs > kMaxHeadSize) || (heads > kMaxHeads)) {
+      static_cast<void>(tape.segments(nullptr, 0U));  // records kInvalidArgument
+      return false;
+    }
+    SegmentList lists[kMaxSteps];
+    for (Index t = 0U; t < steps; ++t) {
+      lists[t] = tape.segments(&x[t], 1U);
+    }
+    // q[t] = view q_first + t*width, likewise k; v is stored transposed so
+    // that dimension d of head h over positions is one run: v_first +
+    // (h*hs + d)*steps + t.
+    const Index q_raw = static_cast<Index>(tape.size());
+    for (Index t = 0U; t < steps; ++t) {
+      for (Index r = 0U; r < width; ++r) {
+        static_cast<void>(tape.dot_segments(wq + (r * width), lists[t], nullptr));
+      }
+    }
+    const Index k_first = static_cast<Index>(tape.size());
+    for (Index t = 0U; t < steps; ++t) {
+      for (Index r = 0U; r < width; ++r) {
+        static_cast<void>(tape.dot_segments(wk + (r * width), lists[t], nullptr));
+      }
+    }
+    const Index v_first = static_cast<Index>(tape.size());
+    for (Index r = 0U; r < width; ++r) {
+      for (Index t = 0U; t < steps; ++t) {
+        static_cast<void>(tape.dot_segments(wv + (r * width), lists[t], nullptr));
+      }
+    }
+    const T scale = T(1) / std::sqrt(static_cast<T>(hs));
+    const Index q_first = static_cast<Index>(tape.size());
+    for (Index i = 0U; i < (steps * width); ++i) {
+      static_cast<void>(node(tape, q_raw + i) * scale);
+    }
+    if (tape.status() != Status::kOk) {
+      return false;
+    }
+    Value<T> qa[kMaxHeadSize];
+    Value<T> ka[kMaxHeadSize];
+    Value<T> ea[kMaxSteps];
+    Value<T> va[kMaxSteps];
+    for (Index t = 0U; t < steps; ++t) {
+      Segment head_views[kMaxHeads];
+      for (Index h = 0U; h < heads; ++h) {
+        static_cast<void>(gather(tape, View{q_first + (t * width) + (h * hs), hs}, qa, kMaxHeadSize));
+        const Index scores = static_cast<Index>(tape.size());
+        T top = T(0);
+        for (Index j = 0U; j <= t; ++j) {
+          static_cast<void>(gather(tape, View{k_first + (j * width) + (h * hs), hs}, ka, kMaxHeadSize));
+          const T s = tape.dot(qa, ka, hs, nullptr).value();
+          top = ((j == 0U) || (s > top)) ? s : top;
+        }
+        // Under the maximum's shift the largest exponent is 0: no overflow.
+        // The shift is a constant, which softmax's gradient ignores exactly.
+        const Index shifted = static_cast<Index>(tape.size());
+        for (Index j = 0U; j <= t; ++j) {
+          static_cast<void>(node(tape, scores + j) - top);
+        }
+        const Index exps = static_cast<Index>(tape.size());
+        for (Index j = 0U; j <= t; ++j) {
+          static_cast<void>(exp(node(tape, shifted + j)));
+        }
+        static_cast<void>(gather(tape, View{exps, t + 1U}, ea, kMaxSteps));
+        const Value<T> total = reduce_sum(ea, t + 1U);
+        const Index weighted = static_cast<Index>(tape.size());
+        for (Index d = 0U; d < hs; ++d) {
+          static_cast<void>(gather(tape, View{v_first + (((h * hs) + d) * steps), t + 1U}, va, kMaxSteps));
+          static_cast<void>(tape.dot(ea, va, t + 1U, nullptr));
+        }
+        head_views[h] = View{static_cast<Index>(tape.size()), hs};
+        for (Index d = 0U; d < hs; ++d) {
+          static_cast<void>(node(tape, weighted + d) / total);
+        }
+        if (tape.status() != Status::kOk) {
+          return false;
+        }
+      }
+      out[t] = proj.forward(tape, tape.segments(head_views, heads));
+    }
+    return tape.status() == Status::kOk;
+  }
+};
+
+}  // namespace nn
+}  // namespace burtorch
+
+#endif  // BURTORCH_NN_LAYERS_HPP

@@ -1,0 +1,11 @@
+// Training building blocks: include this one header.
+#ifndef BURTORCH_NN_NN_HPP
+#define BURTORCH_NN_NN_HPP
+
+#include "burtorch/nn/init.hpp"
+#include "burtorch/nn/layers.hpp"
+#include "burtorch/nn/models.hpp"
+#include "burtorch/nn/optim.hpp"
+#include "burtorch/nn/random.hpp"
+
+#endif  // BURTORCH_NN_NN_HPP
