@@ -96,8 +96,8 @@ H.array("mlp_targets", tgt.tolist(), kind="int")
 H.array("mlp_losses", losses)
 H.array("mlp_grads", models.flat_grads(mlp))
 
-# --- A small GPT (V=11, block 4, D=8, H=2, 2 layers), one sequence
-gpt = models.Gpt(vocab=11, block=4, width=8, heads=2, layers=2)
+# --- A small GPT (V=11, block 4, D=8, H=2, 1 layer; small boards hold it in FP64), one sequence
+gpt = models.Gpt(vocab=11, block=4, width=8, heads=2, layers=1)
 vals = torch.randn(models.count(gpt)) * 0.3
 models.load_flat(gpt, vals)
 with torch.no_grad():  # LayerNorm gains near 1
@@ -145,5 +145,17 @@ for tag, max_norm in (("clip_above", 0.5), ("clip_below", 100.0)):
     H.scalar(tag + "_max", max_norm)
     H.scalar(tag + "_norm", norm)
     H.array(tag + "_out", w.grad)
+
+# --- The library's PRNG vs an independent Python implementation (common.py)
+from common import Xoshiro  # noqa: E402
+
+r = Xoshiro(42)
+u64 = [r.next() for _ in range(8)]
+H.lines.append("constexpr unsigned long long rng_seed42_u64[] = {%s};" % ", ".join("%dULL" % v for v in u64))
+H.lines.append("")
+r = Xoshiro(7)
+H.array("rng_seed7_uniform", [r.uniform() for _ in range(8)])
+r = Xoshiro(7)
+H.array("rng_seed7_normal", [r.normal() for _ in range(8)])
 
 H.write()

@@ -1,0 +1,319 @@
+// Shared pieces of the host trainers (burtorch-makemore, burtorch-gpt):
+// command-line flags, the tape buffer, progress display, the loss CSV,
+// checkpoints through burtorch/checkpoint.hpp. Host programs only: they may
+// use the C library and the heap for data; the model state itself lives in
+// one buffer sized by the model's memory plan.
+#ifndef BURTORCH_TARGETS_HOST_TRAINER_HPP
+#define BURTORCH_TARGETS_HOST_TRAINER_HPP
+
+#include <burtorch/burtorch.hpp>
+#include <burtorch/checkpoint.hpp>
+#include <burtorch/nn/nn.hpp>
+#include <burtorch/port/file.hpp>
+#include <burtorch/port/plot.hpp>
+#include <burtorch/port/port.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+namespace trainer {
+
+namespace bt = burtorch;
+namespace nn = burtorch::nn;
+
+struct Options {
+  long steps = 1000;
+  long batch = 32;
+  long hidden = 64;
+  double lr = 0.1;
+  bool lr_given = false;
+  nn::OptimizerKind optimizer = nn::OptimizerKind::kSgd;
+  std::uint64_t seed = 42U;
+  std::string data;
+  long print_every = 100;
+  std::string save;
+  std::string resume;
+  std::string csv;
+  std::string plot;
+  long samples = 10;
+  long eval_samples = 0;  // 0: the whole validation split
+  double clip = 0.0;      // 0: no clipping
+  bool fp32 = false;
+};
+
+inline const char* optimizer_name(nn::OptimizerKind k) {
+  switch (k) {
+    case nn::OptimizerKind::kMomentum:
+      return "momentum";
+    case nn::OptimizerKind::kAdam:
+      return "adam";
+    case nn::OptimizerKind::kAdamW:
+      return "adamw";
+    default:
+      return "sgd";
+  }
+}
+
+[[noreturn]] inline void fail(const char* program, const std::string& message) {
+  std::fprintf(stderr, "%s: %s\n", program, message.c_str());
+  std::exit(2);
+}
+
+inline long parse_long(const char* program, const char* flag, const char* text, long lo, long hi) {
+  char* end = nullptr;
+  const long v = std::strtol(text, &end, 10);
+  if ((end == text) || (*end != '\0') || (v < lo) || (v > hi)) {
+    fail(program, std::string("bad value for ") + flag + ": '" + text + "' (want an integer in [" +
+                      std::to_string(lo) + ", " + std::to_string(hi) + "])");
+  }
+  return v;
+}
+
+inline double parse_double(const char* program, const char* flag, const char* text) {
+  char* end = nullptr;
+  const double v = std::strtod(text, &end);
+  if ((end == text) || (*end != '\0') || !(v >= 0.0) || (v > 1e6)) {
+    fail(program, std::string("bad value for ") + flag + ": '" + text + "'");
+  }
+  return v;
+}
+
+// Parses argv into o; prints `usage` and exits 0 for --help; one-line error
+// and exit 2 for anything else it does not know.
+inline void parse(int argc, char** argv, Options& o, const char* program, const char* usage) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    if ((flag == "--help") || (flag == "-h")) {
+      std::fputs(usage, stdout);
+      std::exit(0);
+    }
+    if (flag == "--fp32") {
+      o.fp32 = true;
+      continue;
+    }
+    if (i + 1 >= argc) {
+      fail(program, "unknown flag or missing value: '" + flag + "' (see --help)");
+    }
+    const char* v = argv[++i];
+    if (flag == "--steps") {
+      o.steps = parse_long(program, "--steps", v, 0, 1000000000L);
+    } else if (flag == "--batch") {
+      o.batch = parse_long(program, "--batch", v, 1, 1000000L);
+    } else if (flag == "--hidden") {
+      o.hidden = parse_long(program, "--hidden", v, 1, 65536L);
+    } else if (flag == "--lr") {
+      o.lr = parse_double(program, "--lr", v);
+      o.lr_given = true;
+    } else if (flag == "--optimizer") {
+      const std::string k = v;
+      if (k == "sgd") {
+        o.optimizer = nn::OptimizerKind::kSgd;
+      } else if (k == "momentum") {
+        o.optimizer = nn::OptimizerKind::kMomentum;
+      } else if (k == "adam") {
+        o.optimizer = nn::OptimizerKind::kAdam;
+      } else if (k == "adamw") {
+        o.optimizer = nn::OptimizerKind::kAdamW;
+      } else {
+        fail(program, "bad value for --optimizer: '" + k + "' (want sgd, momentum, adam or adamw)");
+      }
+    } else if (flag == "--seed") {
+      o.seed = static_cast<std::uint64_t>(parse_long(program, "--seed", v, 0, 0x7FFFFFFFL));
+    } else if (flag == "--data") {
+      o.data = v;
+    } else if (flag == "--print-every") {
+      o.print_every = parse_long(program, "--print-every", v, 1, 1000000000L);
+    } else if (flag == "--save") {
+      o.save = v;
+    } else if (flag == "--resume") {
+      o.resume = v;
+    } else if (flag == "--csv") {
+      o.csv = v;
+    } else if (flag == "--plot") {
+      o.plot = v;
+    } else if (flag == "--samples") {
+      o.samples = parse_long(program, "--samples", v, 0, 100000L);
+    } else if (flag == "--eval-samples") {
+      o.eval_samples = parse_long(program, "--eval-samples", v, 0, 1000000000L);
+    } else if (flag == "--clip") {
+      o.clip = parse_double(program, "--clip", v);
+    } else {
+      fail(program, "unknown flag: '" + flag + "' (see --help)");
+    }
+  }
+}
+
+inline bool read_file(const std::string& path, std::string& out) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) {
+    return false;
+  }
+  char buffer[65536];
+  std::size_t n = 0U;
+  while ((n = std::fread(buffer, 1U, sizeof(buffer), f)) > 0U) {
+    out.append(buffer, n);
+  }
+  const bool ok = std::ferror(f) == 0;
+  std::fclose(f);
+  return ok;
+}
+
+// The model's memory: one buffer aligned for the tape, sized by its plan.
+class Arena {
+ public:
+  explicit Arena(std::size_t bytes) : storage_(bytes + 64U) {
+    void* at = storage_.data();
+    std::size_t space = storage_.size();
+    data_ = std::align(64U, bytes, at, space);
+  }
+  void* data() { return data_; }
+
+ private:
+  std::vector<unsigned char> storage_;
+  void* data_ = nullptr;
+};
+
+inline double seconds_now() {
+  return static_cast<double>(bt::port::ticks()) / static_cast<double>(bt::port::ticks_per_second());
+}
+
+// Progress display on stderr (one updating line on a terminal) and the
+// machine-readable "step <n> loss <x>" lines on stdout.
+class Progress {
+ public:
+  Progress(const char* name, long total, long first_step, long batch)
+      : name_(name), total_(total), first_(first_step), batch_(batch), tty_(isatty(2) != 0), t0_(seconds_now()) {}
+
+  void report(long step, double mean_loss) {
+    std::printf("step %ld loss %.10g\n", step, mean_loss);
+    std::fflush(stdout);
+    const double elapsed = seconds_now() - t0_;
+    const double done = static_cast<double>(step - first_);
+    const double rate = (elapsed > 0.0) ? (done * static_cast<double>(batch_) / elapsed) : 0.0;
+    const double eta = (done > 0.0) ? (elapsed / done * static_cast<double>(total_ - step)) : 0.0;
+    std::fprintf(stderr, "%s[%s] step %ld/%ld  loss %.4f  %.0f samples/s  ETA %.0fs%s", tty_ ? "\r" : "", name_, step,
+                 total_, mean_loss, rate, eta, tty_ ? "   " : "\n");
+    std::fflush(stderr);
+  }
+  void finish() {
+    if (tty_) {
+      std::fputc('\n', stderr);
+    }
+  }
+  double elapsed() const { return seconds_now() - t0_; }
+
+ private:
+  const char* name_;
+  long total_;
+  long first_;
+  long batch_;
+  bool tty_;
+  double t0_;
+};
+
+// The loss curve as CSV: "step,train_loss".
+class Csv {
+ public:
+  bool open(const std::string& path, bool append) {
+    if (path.empty()) {
+      return true;
+    }
+    file_ = std::fopen(path.c_str(), append ? "a" : "w");
+    if ((file_ != nullptr) && !append) {
+      std::fprintf(file_, "step,train_loss\n");
+    }
+    return file_ != nullptr;
+  }
+  void row(long step, double loss) {
+    if (file_ != nullptr) {
+      std::fprintf(file_, "%ld,%.10g\n", step, loss);
+      std::fflush(file_);
+    }
+  }
+  ~Csv() {
+    if (file_ != nullptr) {
+      std::fclose(file_);
+    }
+  }
+
+ private:
+  std::FILE* file_ = nullptr;
+};
+
+// Trainer state saved in checkpoints besides parameters and moments.
+struct Counters {
+  std::uint64_t model_id = 0U;  // which model and configuration
+  std::uint64_t step = 0U;
+  std::uint64_t optimizer_steps = 0U;
+  std::uint64_t seed = 0U;
+  std::uint64_t rng[nn::Rng::kStateWords] = {};
+};
+
+constexpr std::uint32_t kTagCounters = bt::make_tag('T', 'R', 'N', 'R');
+constexpr std::uint32_t kTagMoments = bt::make_tag('O', 'P', 'T', 'M');
+
+template <class T>
+bt::Status save(const std::string& path, T* params, std::size_t n, nn::Optimizer<T>& opt, Counters& c) {
+  bt::Section sections[3] = {{&c, sizeof(c), kTagCounters},
+                             {params, n * sizeof(T), bt::kTagValues},
+                             {opt.state(), opt.state_size() * sizeof(T), kTagMoments}};
+  const std::size_t count = (opt.state_size() > 0U) ? 3U : 2U;
+  bt::port::FileWriter file;
+  bt::Status s = file.open(path.c_str(), true);
+  if (s == bt::Status::kOk) {
+    s = bt::save_checkpoint(file.sink(), bt::ScalarKindOf<T>::value, sections, count);
+  }
+  if (s == bt::Status::kOk) {
+    s = file.commit();
+  }
+  return s;
+}
+
+template <class T>
+bt::Status load(const std::string& path, T* params, std::size_t n, nn::Optimizer<T>& opt, Counters& c) {
+  bt::Section sections[3] = {{&c, sizeof(c), kTagCounters},
+                             {params, n * sizeof(T), bt::kTagValues},
+                             {opt.state(), opt.state_size() * sizeof(T), kTagMoments}};
+  const std::size_t count = (opt.state_size() > 0U) ? 3U : 2U;
+  bt::port::FileReader file;
+  bt::Status s = file.open(path.c_str());
+  if (s == bt::Status::kOk) {
+    s = bt::load_checkpoint(file.source(), bt::ScalarKindOf<T>::value, sections, count);
+  }
+  return s;
+}
+
+// Samples an index from softmax(logits[0..n)) with one uniform draw.
+template <class T>
+inline std::uint32_t sample_softmax(const T* logits, std::uint32_t n, nn::Rng& rng) {
+  double top = static_cast<double>(logits[0]);
+  for (std::uint32_t i = 1U; i < n; ++i) {
+    top = (static_cast<double>(logits[i]) > top) ? static_cast<double>(logits[i]) : top;
+  }
+  std::vector<double> p(n);
+  double total = 0.0;
+  for (std::uint32_t i = 0U; i < n; ++i) {
+    p[i] = std::exp(static_cast<double>(logits[i]) - top);
+    total += p[i];
+  }
+  double u = rng.uniform() * total;
+  for (std::uint32_t i = 0U; i < n; ++i) {
+    u -= p[i];
+    if (u < 0.0) {
+      return i;
+    }
+  }
+  return n - 1U;
+}
+
+}  // namespace trainer
+
+#endif  // BURTORCH_TARGETS_HOST_TRAINER_HPP

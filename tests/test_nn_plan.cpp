@@ -1,0 +1,433 @@
+// nn memory plans, serial batches, the PRNG and initialisation, segment
+// lists' error paths, and resuming from a checkpoint.
+//  - A tape sized by a model's plan trains without kCapacityExceeded; one
+//    node or one slot less fails cleanly (status set, nothing overwritten).
+//  - Peak tape use of a serial batch does not depend on the batch size, and
+//    its gradient is the mean of the per-sample gradients.
+//  - PRNG outputs equal an independent Python implementation of xoshiro256**
+//    (tests/test_nn_golden.hpp); normals and fan-in inits have the moments
+//    their closed forms give.
+//  - Training resumed from a checkpoint (parameters, Adam moments, step
+//    counters, PRNG state) continues the identical loss curve.
+#include <burtorch/burtorch.hpp>
+#include <burtorch/checkpoint.hpp>
+#include <burtorch/nn/nn.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#include "harness.hpp"
+#include "test_nn_golden.hpp"
+
+namespace bt = burtorch;
+namespace nn = burtorch::nn;
+
+namespace {
+
+#ifndef BURTORCH_TEST_SMALL_TARGET
+#define BURTORCH_TEST_SMALL_TARGET 0
+#endif
+
+// Small enough for a 128 KB board in FP64 (tiny boards: smaller still); the
+// paper's sizes run on 64-bit hosts (below).
+#if BURTORCH_TEST_SMALL_TARGET
+constexpr nn::MlpConfig kMlp{7U, 3U, 3U, 2U};
+constexpr nn::GptConfig kGpt{5U, 2U, 4U, 2U, 1U, 1e-5};  // not run: stack and RAM
+#else
+constexpr nn::MlpConfig kMlp{27U, 16U, 8U, 4U};
+constexpr nn::GptConfig kGpt{11U, 4U, 8U, 2U, 1U, 1e-5};
+#endif
+#if UINTPTR_MAX > 0xFFFFFFFFU
+constexpr bool kBig = true;
+constexpr nn::MlpConfig kPaperMlp{27U, 16U, 64U, 4U};
+constexpr nn::GptConfig kPaperGpt{65U, 8U, 24U, 6U, 6U, 1e-5};
+using SmallGptScalar = double;
+constexpr std::size_t kArenaBytes = nn::Gpt<double>::plan(kPaperGpt, nn::OptimizerKind::kSgd).tape_bytes;
+#else
+constexpr bool kBig = false;
+constexpr nn::MlpConfig kPaperMlp = kMlp;
+constexpr nn::GptConfig kPaperGpt = kGpt;
+using SmallGptScalar = float;  // the FP64 GPT tape does not fit 128 KB
+constexpr std::size_t kGptBytes =
+    BURTORCH_TEST_SMALL_TARGET ? 0U : nn::Gpt<float>::plan(kGpt, nn::OptimizerKind::kSgd).tape_bytes;
+constexpr std::size_t kMlpBytes = nn::MakemoreMlp<double>::plan(kMlp, nn::OptimizerKind::kSgd).tape_bytes;
+constexpr std::size_t kArenaBytes = (kGptBytes > kMlpBytes) ? kGptBytes : kMlpBytes;
+#endif
+constexpr std::size_t kMlpParams = nn::MakemoreMlp<double>::parameters(kMlp);
+alignas(64) unsigned char g_arena[kArenaBytes];
+alignas(64) unsigned char g_arena2[kMlpParams * sizeof(double)];
+
+// Deterministic sample i of a toy task: context and target from the index.
+void mlp_sample(std::size_t i, std::uint8_t* ctx, std::uint8_t* target, std::uint32_t vocab, std::size_t context) {
+  for (std::size_t k = 0U; k < context; ++k) {
+    ctx[k] = static_cast<std::uint8_t>(((i * 7U) + (k * 3U) + ((i * k) % 5U)) % vocab);
+  }
+  *target = static_cast<std::uint8_t>(((i * 11U) + 1U) % vocab);
+}
+
+template <class T>
+void mlp_plan_case(bt_test::Context& t, const nn::MlpConfig& c, long node_delta, long slot_delta) {
+  const nn::MemoryPlan plan = nn::MakemoreMlp<T>::plan(c, nn::OptimizerKind::kSgd);
+  const std::size_t nodes = static_cast<std::size_t>(static_cast<long>(plan.nodes) + node_delta);
+  const std::size_t slots = static_cast<std::size_t>(static_cast<long>(plan.slots) + slot_delta);
+  BT_CHECK(t, bt::Tape<T>::bytes_required(nodes, slots) <= sizeof(g_arena));
+  bt::Tape<T> tape(g_arena, sizeof(g_arena), nodes, slots);
+  static nn::MakemoreMlp<T> model;
+  nn::Rng rng(5U);
+  BT_CHECK(t, model.create(tape, c, rng));
+  BT_CHECK(t, model.parameter_count() == plan.parameters);
+  std::size_t peak_nodes = 0U;
+  std::size_t peak_slots = 0U;
+  const T loss = nn::serial_batch(tape, model.first_parameter(), model.parameter_count(), 3U,
+                                  [&](bt::Tape<T>& tp, std::size_t i) {
+                                    std::uint8_t ctx[64] = {};
+                                    std::uint8_t y = 0U;
+                                    mlp_sample(i, ctx, &y, c.vocab, c.context);
+                                    const bt::Value<T> l = model.loss(tp, ctx, y);
+                                    peak_nodes = tp.size();
+                                    peak_slots = tp.slots_used();
+                                    return l;
+                                  });
+  if ((node_delta == 0) && (slot_delta == 0)) {
+    BT_CHECK(t, tape.status() == bt::Status::kOk);
+    BT_CHECK(t, std::isfinite(static_cast<double>(loss)));
+    BT_CHECK(t, peak_nodes == plan.nodes);
+    BT_CHECK(t, peak_slots == plan.slots);
+  } else {
+    BT_CHECK(t, tape.status() == bt::Status::kCapacityExceeded);
+    BT_CHECK(t, std::isnan(static_cast<double>(loss)));
+    BT_CHECK(t, tape.size() <= tape.capacity());
+    BT_CHECK(t, tape.slots_used() <= tape.slot_capacity());
+  }
+}
+
+template <class T>
+void gpt_plan_case(bt_test::Context& t, const nn::GptConfig& c, long node_delta, long slot_delta) {
+  const nn::MemoryPlan plan = nn::Gpt<T>::plan(c, nn::OptimizerKind::kSgd);
+  const std::size_t nodes = static_cast<std::size_t>(static_cast<long>(plan.nodes) + node_delta);
+  const std::size_t slots = static_cast<std::size_t>(static_cast<long>(plan.slots) + slot_delta);
+  BT_CHECK(t, bt::Tape<T>::bytes_required(nodes, slots) <= sizeof(g_arena));
+  bt::Tape<T> tape(g_arena, sizeof(g_arena), nodes, slots);
+  static nn::Gpt<T> model;
+  nn::Rng rng(6U);
+  BT_CHECK(t, model.create(tape, c, rng));
+  BT_CHECK(t, model.parameter_count() == plan.parameters);
+  std::uint8_t tokens[64];
+  std::uint8_t targets[64];
+  for (std::size_t i = 0U; i < c.block; ++i) {
+    tokens[i] = static_cast<std::uint8_t>((i * 5U + 2U) % c.vocab);
+    targets[i] = static_cast<std::uint8_t>((i * 3U + 1U) % c.vocab);
+  }
+  std::size_t peak_nodes = 0U;
+  std::size_t peak_slots = 0U;
+  const T loss = nn::serial_batch(tape, model.first_parameter(), model.parameter_count(), 2U,
+                                  [&](bt::Tape<T>& tp, std::size_t) {
+                                    const bt::Value<T> l = model.loss(tp, tokens, targets, c.block);
+                                    peak_nodes = tp.size();
+                                    peak_slots = tp.slots_used();
+                                    return l;
+                                  });
+  if ((node_delta == 0) && (slot_delta == 0)) {
+    BT_CHECK(t, tape.status() == bt::Status::kOk);
+    BT_CHECK(t, std::isfinite(static_cast<double>(loss)));
+    BT_CHECK(t, peak_nodes == plan.nodes);
+    BT_CHECK(t, peak_slots == plan.slots);
+  } else {
+    BT_CHECK(t, tape.status() == bt::Status::kCapacityExceeded);
+    BT_CHECK(t, std::isnan(static_cast<double>(loss)));
+    BT_CHECK(t, tape.size() <= tape.capacity());
+  }
+}
+
+void plan_mlp(bt_test::Context& t) {
+  mlp_plan_case<double>(t, kMlp, 0, 0);
+  mlp_plan_case<double>(t, kMlp, -1, 0);
+  mlp_plan_case<double>(t, kMlp, 0, -1);
+  mlp_plan_case<float>(t, kPaperMlp, 0, 0);
+  mlp_plan_case<float>(t, kPaperMlp, -1, 0);
+  mlp_plan_case<float>(t, kPaperMlp, 0, -1);
+  // The paper's formula: d = 1,755 + 1,052 e.
+  BT_CHECK(t, nn::MakemoreMlp<double>::parameters(nn::MlpConfig{27U, 16U, 64U, 4U}) == 5963U);
+  BT_CHECK(t, nn::MakemoreMlp<double>::parameters(nn::MlpConfig{27U, 16U, 64U, 1024U}) == 1079003U);
+  // Per sample: 2e + 27 + 2 nodes; 33 + 3e + 3 + 81 slots.
+  BT_CHECK(t, nn::MakemoreMlp<float>::sample_nodes(nn::MlpConfig{27U, 16U, 64U, 4U}) == 37U);
+  BT_CHECK(t, nn::MakemoreMlp<float>::sample_slots(nn::MlpConfig{27U, 16U, 64U, 4U}) == 129U);
+  // Bytes add up: tape plus two Adam moments per parameter.
+  constexpr nn::MemoryPlan p = nn::MakemoreMlp<float>::plan(nn::MlpConfig{27U, 16U, 64U, 4U}, nn::OptimizerKind::kAdam);
+  static_assert(p.bytes == p.tape_bytes + (2U * 5963U * sizeof(float)), "plan bytes");
+  BT_CHECK(t, p.bytes == (bt::Tape<float>::bytes_required(5963U + 37U, 129U) + (2U * 5963U * 4U)));
+}
+
+#if !BURTORCH_TEST_SMALL_TARGET
+void plan_gpt(bt_test::Context& t) {
+  gpt_plan_case<SmallGptScalar>(t, kGpt, 0, 0);
+  gpt_plan_case<SmallGptScalar>(t, kGpt, -1, 0);
+  gpt_plan_case<SmallGptScalar>(t, kGpt, 0, -1);
+  gpt_plan_case<float>(t, kPaperGpt, 0, 0);
+  gpt_plan_case<float>(t, kPaperGpt, -1, 0);
+  // The paper's model: 46,337 parameters (tools/golden/nn/models.py counts
+  // the same).
+  BT_CHECK(t, nn::Gpt<double>::parameters(nn::GptConfig{65U, 8U, 24U, 6U, 6U, 1e-5}) == 46337U);
+  BT_CHECK(t, kBig || (sizeof(void*) == 4U));
+}
+#endif
+
+// Batch of b: the tape never holds more than one sample, and the gradient
+// is the mean of the per-sample gradients.
+void batch_is_serial(bt_test::Context& t) {
+  const nn::MemoryPlan plan = nn::MakemoreMlp<double>::plan(kMlp, nn::OptimizerKind::kSgd);
+  bt::Tape<double> tape(g_arena, sizeof(g_arena), plan.nodes, plan.slots);
+  static nn::MakemoreMlp<double> model;
+  nn::Rng rng(9U);
+  BT_CHECK(t, model.create(tape, kMlp, rng));
+  const bt::Index first = model.first_parameter();
+  const std::size_t n = model.parameter_count();
+  // Per-sample gradients, summed in a side buffer (g_arena2).
+  double* sum = reinterpret_cast<double*>(g_arena2);  // BT-DEV-001: scratch carved from a byte buffer
+  const std::size_t room = sizeof(g_arena2) / sizeof(double);
+  BT_CHECK(t, n <= room);
+  for (std::size_t i = 0U; i < n; ++i) {
+    sum[i] = 0.0;
+  }
+  constexpr std::size_t kB = 16U;
+  auto loss_of = [&](bt::Tape<double>& tp, std::size_t i) {
+    std::uint8_t ctx[64] = {};
+    std::uint8_t y = 0U;
+    mlp_sample(i, ctx, &y, kMlp.vocab, kMlp.context);
+    return model.loss(tp, ctx, y);
+  };
+  for (std::size_t s = 0U; s < kB; ++s) {
+    static_cast<void>(nn::serial_batch(tape, first, n, 1U, [&](bt::Tape<double>& tp, std::size_t) {
+      return loss_of(tp, s);
+    }));
+    for (std::size_t i = 0U; i < n; ++i) {
+      sum[i] += tape.grads()[first + i];
+    }
+  }
+  std::size_t peak = 0U;
+  static_cast<void>(nn::serial_batch(tape, first, n, kB, [&](bt::Tape<double>& tp, std::size_t i) {
+    const bt::Value<double> l = loss_of(tp, i);
+    peak = (tp.size() > peak) ? tp.size() : peak;
+    return l;
+  }));
+  BT_CHECK(t, peak == plan.nodes);
+  bool all = true;
+  for (std::size_t i = 0U; i < n; ++i) {
+    all = all && bt_test::near(tape.grads()[first + i], sum[i] / kB, 1e-12, 1e-15);
+  }
+  BT_CHECK(t, all);
+}
+
+void rng_known_answers(bt_test::Context& t) {
+  nn::Rng a(42U);
+  for (unsigned long long expected : golden::rng_seed42_u64) {
+    BT_CHECK(t, a.next_u64() == expected);
+  }
+  nn::Rng b(7U);
+  for (double expected : golden::rng_seed7_uniform) {
+    BT_CHECK(t, b.uniform() == expected);
+  }
+  // Python's math.log vs our portable logarithm: equal to a few ulp.
+  nn::Rng c(7U);
+  for (double expected : golden::rng_seed7_normal) {
+    BT_CHECK_NEAR(t, c.normal(), expected, 1e-14);
+  }
+  // The same state after a round trip through state().
+  nn::Rng d(99U);
+  nn::Rng e(1U);
+  std::memcpy(e.state(), d.state(), sizeof(std::uint64_t) * nn::Rng::kStateWords);
+  BT_CHECK(t, d.next_u64() == e.next_u64());
+  // below(n) stays below n.
+  bool inside = true;
+  for (int i = 0; i < 1000; ++i) {
+    inside = inside && (d.below(27U) < 27U);
+  }
+  BT_CHECK(t, inside);
+}
+
+void portable_log_accuracy(bt_test::Context& t) {
+  nn::Rng r(3U);
+  double worst = 0.0;
+  for (int i = 0; i < 2000; ++i) {
+    const double x = std::ldexp(0.5 + r.uniform(), static_cast<int>(r.below(200U)) - 100);
+    const double rel = std::fabs(nn::portable_log(x) - std::log(x)) / ((std::fabs(std::log(x)) > 1e-300) ? std::fabs(std::log(x)) : 1.0);
+    worst = (rel > worst) ? rel : worst;
+  }
+  BT_CHECK(t, worst < 1e-14);
+  BT_CHECK(t, nn::portable_log(1.0) == 0.0);
+}
+
+// Moments of 20,000 draws against the closed forms (5 standard errors).
+void init_moments(bt_test::Context& t) {
+  nn::Rng r(11U);
+  constexpr int kN = 20000;
+  double s1 = 0.0;
+  double s2 = 0.0;
+  for (int i = 0; i < kN; ++i) {
+    const double x = r.normal();
+    s1 += x;
+    s2 += x * x;
+  }
+  BT_CHECK(t, std::fabs(s1 / kN) < 5.0 / std::sqrt(double(kN)));
+  BT_CHECK(t, std::fabs((s2 / kN) - 1.0) < 5.0 * std::sqrt(2.0 / kN));
+  // Fan-in uniform with the tanh gain: |w| <= gain*sqrt(3/fan_in), variance gain^2/fan_in.
+  const nn::Init init = nn::Init::fan_in_uniform(nn::kGainTanh);
+  const double bound = nn::kGainTanh * std::sqrt(3.0 / 64.0);
+  bool inside = true;
+  s2 = 0.0;
+  for (int i = 0; i < kN; ++i) {
+    const double w = nn::draw(init, 64U, r);
+    inside = inside && (std::fabs(w) <= bound);
+    s2 += w * w;
+  }
+  BT_CHECK(t, inside);
+  const double var = (nn::kGainTanh * nn::kGainTanh) / 64.0;
+  BT_CHECK_NEAR(t, s2 / kN, var, 0.05);
+  // Fan-in normal with the ReLU gain: variance 2/fan_in.
+  s2 = 0.0;
+  for (int i = 0; i < kN; ++i) {
+    const double w = nn::draw(nn::Init::fan_in_normal(nn::kGainRelu), 10U, r);
+    s2 += w * w;
+  }
+  BT_CHECK_NEAR(t, s2 / kN, 0.2, 0.05);
+  // Same seed, same weights (in float too).
+  nn::Rng a(123U);
+  nn::Rng b(123U);
+  BT_CHECK(t, static_cast<float>(nn::draw(nn::Init::normal(0.0, 0.02), 1U, a)) ==
+                  static_cast<float>(nn::draw(nn::Init::normal(0.0, 0.02), 1U, b)));
+}
+
+void segment_list_errors(bt_test::Context& t) {
+  bt::Tape<double> tape(g_arena, sizeof(g_arena), 64U, 64U);
+  for (int i = 0; i < 8; ++i) {
+    static_cast<void>(tape.param(1.0 + i));
+  }
+  const bt::Mark m = tape.mark();
+  const bt::Value<double> x0 = tape.leaf(2.0);
+  const bt::Value<double> x1 = tape.leaf(3.0);
+  const bt::Segment runs[2] = {{x0.index(), 1U}, {x1.index(), 1U}};
+  const bt::SegmentList list = tape.segments(runs, 2U);
+  BT_CHECK(t, list.total == 2U);
+  // w = params 0, 1 = (1, 2): 1*2 + 2*3 = 8.
+  const bt::Value<double> y = tape.dot_segments(0U, list, nullptr);
+  BT_CHECK(t, y.value() == 8.0);
+  BT_CHECK(t, tape.backward(y) == bt::Status::kOk);
+  BT_CHECK(t, tape.grad(0U) == 2.0 && tape.grad(1U) == 3.0 && x1.grad() == 2.0);
+  // A weight range past the end of the tape.
+  static_cast<void>(tape.dot_segments(static_cast<bt::Index>(tape.size()) - 1U, list, nullptr));
+  BT_CHECK(t, tape.status() == bt::Status::kInvalidHandle);
+  tape.clear_status();
+  // A run that is not on the tape.
+  const bt::Segment bad = {1000U, 4U};
+  BT_CHECK(t, tape.segments(&bad, 1U).slot == bt::kNoIndex);
+  BT_CHECK(t, tape.status() == bt::Status::kInvalidHandle);
+  tape.clear_status();
+  // After a rewind past the list, it is rejected, not read.
+  BT_CHECK(t, tape.rewind(m) == bt::Status::kOk);
+  static_cast<void>(tape.dot_segments(0U, list, nullptr));
+  BT_CHECK(t, tape.status() == bt::Status::kInvalidArgument);
+  BT_CHECK(t, tape.size() == 8U);
+}
+
+// Train 6 Adam steps; separately train 3, checkpoint to memory, restore into
+// a fresh tape and model initialised differently, train 3 more: the last
+// three losses are bit-identical.
+void resume_continues_curve(bt_test::Context& t) {
+  using T = double;
+  const nn::MemoryPlan plan = nn::MakemoreMlp<T>::plan(kMlp, nn::OptimizerKind::kAdam);
+  const std::size_t n = plan.parameters;
+  static T moments[2U * kMlpParams];
+  static std::uint8_t bytes[bt::checkpoint_overhead(3U) + 64U + (3U * kMlpParams * sizeof(T))];
+  nn::OptimizerConfig<T> oc;
+  oc.kind = nn::OptimizerKind::kAdam;
+  oc.lr = 0.01;
+  struct Counters {
+    std::uint64_t step;
+    std::uint64_t optimizer_steps;
+    std::uint64_t rng[nn::Rng::kStateWords];
+  };
+  auto train = [&](bt::Tape<T>& tape, nn::MakemoreMlp<T>& model, nn::Optimizer<T>& opt, nn::Rng& batches,
+                   int steps, T* losses) {
+    for (int s = 0; s < steps; ++s) {
+      std::uint32_t ids[4];
+      for (std::uint32_t& id : ids) {
+        id = batches.below(1000U);
+      }
+      losses[s] = nn::serial_batch(tape, model.first_parameter(), n, 4U, [&](bt::Tape<T>& tp, std::size_t i) {
+        std::uint8_t ctx[64] = {};
+        std::uint8_t y = 0U;
+        mlp_sample(ids[i], ctx, &y, kMlp.vocab, kMlp.context);
+        return model.loss(tp, ctx, y);
+      });
+      opt.step(tape.values() + model.first_parameter(), tape.grads() + model.first_parameter());
+    }
+  };
+  T full[6];
+  {
+    bt::Tape<T> tape(g_arena, sizeof(g_arena), plan.nodes, plan.slots);
+    static nn::MakemoreMlp<T> model;
+    nn::Rng init(1U);
+    BT_CHECK(t, model.create(tape, kMlp, init));
+    nn::Optimizer<T> opt(oc, moments, n);
+    nn::Rng batches(2U);
+    train(tape, model, opt, batches, 6, full);
+  }
+  T resumed[6];
+  bt::MemoryStream stream{bytes, sizeof(bytes), 0U, 0U};
+  {
+    bt::Tape<T> tape(g_arena, sizeof(g_arena), plan.nodes, plan.slots);
+    static nn::MakemoreMlp<T> model;
+    nn::Rng init(1U);
+    BT_CHECK(t, model.create(tape, kMlp, init));
+    nn::Optimizer<T> opt(oc, moments, n);
+    nn::Rng batches(2U);
+    train(tape, model, opt, batches, 3, resumed);
+    Counters c{3U, opt.steps(), {}};
+    std::memcpy(c.rng, batches.state(), sizeof(c.rng));
+    const bt::Section sections[3] = {{&c, sizeof(c), 1U},
+                                     {tape.values() + model.first_parameter(), n * sizeof(T), 2U},
+                                     {moments, 2U * n * sizeof(T), 3U}};
+    BT_CHECK(t, bt::save_checkpoint(bt::memory_sink(&stream), bt::ScalarKind::kFloat64, sections, 3U) ==
+                    bt::Status::kOk);
+  }
+  {
+    bt::Tape<T> tape(g_arena, sizeof(g_arena), plan.nodes, plan.slots);
+    static nn::MakemoreMlp<T> model;
+    nn::Rng init(777U);  // different weights: the checkpoint must replace them
+    BT_CHECK(t, model.create(tape, kMlp, init));
+    nn::Optimizer<T> opt(oc, moments, n);  // zeroes the moments: must be restored
+    nn::Rng batches(555U);
+    Counters c{0U, 0U, {}};
+    const bt::Section sections[3] = {{&c, sizeof(c), 1U},
+                                     {tape.values() + model.first_parameter(), n * sizeof(T), 2U},
+                                     {moments, 2U * n * sizeof(T), 3U}};
+    BT_CHECK(t, bt::load_checkpoint(bt::memory_source(&stream), bt::ScalarKind::kFloat64, sections, 3U) ==
+                    bt::Status::kOk);
+    BT_CHECK(t, c.step == 3U);
+    *opt.step_counter() = c.optimizer_steps;
+    std::memcpy(batches.state(), c.rng, sizeof(c.rng));
+    train(tape, model, opt, batches, 3, resumed + 3);
+  }
+  for (int s = 0; s < 6; ++s) {
+    BT_CHECK(t, resumed[s] == full[s]);
+  }
+  BT_CHECK(t, std::isfinite(full[5]) && (full[5] != full[2]));
+}
+
+const bt_test::TestCase kCases[] = {
+    {"plan_mlp", plan_mlp},
+#if !BURTORCH_TEST_SMALL_TARGET
+    {"plan_gpt", plan_gpt},
+#endif
+    {"batch_is_serial", batch_is_serial},
+    {"rng_known_answers", rng_known_answers},
+    {"portable_log_accuracy", portable_log_accuracy},
+    {"init_moments", init_moments},
+    {"segment_list_errors", segment_list_errors},
+    {"resume_continues_curve", resume_continues_curve},
+};
+
+}  // namespace
+
+BT_TEST_MAIN("nn_plan", kCases)
