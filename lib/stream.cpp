@@ -69,6 +69,26 @@ std::size_t format_unsigned(std::uint64_t value, char* out, std::size_t capacity
   return n;
 }
 
+namespace {
+
+// value * 10^k with one rounding: powers of ten up to 10^22 are exact
+// doubles, built here by multiplication rather than by libm's pow(), whose
+// last bit differs between C libraries.
+double scale_by_power_of_ten(double value, int k) noexcept {
+  const int magnitude = (k < 0) ? -k : k;
+  double power = 1.0;
+  for (int i = 0; (i < magnitude) && (i < 22); ++i) {
+    power *= 10.0;
+  }
+  double scaled = (k < 0) ? (value / power) : (value * power);
+  for (int i = 22; i < magnitude; ++i) {  // beyond 1e22: extra roundings
+    scaled = (k < 0) ? (scaled / 10.0) : (scaled * 10.0);
+  }
+  return scaled;
+}
+
+}  // namespace
+
 std::size_t format_double(double value, char* out, std::size_t capacity, int significant) noexcept {
   // Worst cases: "-d.dddddddddddddddde-308" and "-0.0000ddddddddddddddddd", 24
   // characters plus NUL.
@@ -96,14 +116,14 @@ std::size_t format_double(double value, char* out, std::size_t capacity, int sig
     return n + 1U;
   }
   const int wanted = (significant < 1) ? 1 : ((significant > 17) ? 17 : significant);
-  const double limit = std::pow(10.0, static_cast<double>(wanted));
+  const double limit = scale_by_power_of_ten(1.0, wanted);
   // Integers that fit in `wanted` digits print exactly, without exponent.
   if ((value < limit) && (std::floor(value) == value)) {  // BT-DEV-004
     return n + format_unsigned(static_cast<std::uint64_t>(value), &out[n], capacity - n);
   }
   // Scale to [10^(wanted-1), 10^wanted) and round to an integer mantissa.
   int exponent = static_cast<int>(std::floor(std::log10(value)));
-  double scaled = value * std::pow(10.0, static_cast<double>((wanted - 1) - exponent));
+  double scaled = scale_by_power_of_ten(value, (wanted - 1) - exponent);
   if (scaled >= limit) {
     scaled /= 10.0;
     ++exponent;
@@ -113,7 +133,8 @@ std::size_t format_double(double value, char* out, std::size_t capacity, int sig
   } else {
     // already in range
   }
-  std::uint64_t mantissa = static_cast<std::uint64_t>(std::llround(scaled));
+  // Round half up by hand: newlib-nano's llround() is wrong above 2^31.
+  std::uint64_t mantissa = static_cast<std::uint64_t>(scaled + 0.5);
   if (static_cast<double>(mantissa) >= limit) {
     mantissa /= 10U;
     ++exponent;
