@@ -17,8 +17,13 @@ constexpr double kFdAbs = 1e-9;      // floor for gradients near zero
 constexpr double kExactRel = 1e-13;  // closed forms in FP64
 constexpr double kFloatRel = 2e-5;   // FP32 against FP64 closed forms
 
-bt::FixedTape<double, 512> g_tape64;
-bt::FixedTape<float, 512> g_tape32;
+#if defined(BURTORCH_TEST_SMALL_TARGET) && BURTORCH_TEST_SMALL_TARGET
+constexpr std::size_t kTapeNodes = 128U;  // micro:bit, 16 KB RAM
+#else
+constexpr std::size_t kTapeNodes = 512U;
+#endif
+bt::FixedTape<double, kTapeNodes> g_tape64;
+bt::FixedTape<float, kTapeNodes> g_tape32;
 
 // --- one-argument ops ---------------------------------------------------------
 template <class T>

@@ -1,0 +1,73 @@
+# Board support for bare-metal builds (included by the top-level
+# CMakeLists.txt before port/). With BURTORCH_BOARD set to a folder of
+# targets/ (mps2-an386, mps2-an500, mps2-an505, mps3-an547, microbit) it
+#   - builds the startup code (targets/cortex-m) as the object library
+#     burtorch_board,
+#   - defines burtorch_target_program(<target>), which tests/ and users call
+#     to turn an executable into a firmware for the board: startup code,
+#     the board's linker script (which enforces the RAM and flash budgets),
+#     a link map next to the ELF,
+#   - points CMAKE_CROSSCOMPILING_EMULATOR at tools/qemu-run for the board's
+#     QEMU machine, so CTest runs every test program in the emulator.
+# Without BURTORCH_BOARD (host, Linux cross builds) it only adds the
+# floating-point switches of cmake/BurtorchFloatingPoint.cmake.
+include(${CMAKE_CURRENT_LIST_DIR}/BurtorchFloatingPoint.cmake)
+
+set(BURTORCH_BOARD "" CACHE STRING "Cortex-M board from targets/ (empty: host or Linux)")
+set(BURTORCH_RAM_BUDGET "" CACHE STRING "RAM budget in bytes enforced at link time (empty: the board's default)")
+set(BURTORCH_FLASH_BUDGET "" CACHE STRING "Flash budget in bytes enforced at link time (empty: the board's default)")
+set(BURTORCH_STACK_SIZE "" CACHE STRING "Thread (main) stack in bytes (empty: the board's default)")
+set(BURTORCH_QEMU_TIMEOUT "300" CACHE STRING "Seconds a firmware may run under QEMU before it counts as hung")
+
+if(NOT BURTORCH_BOARD)
+  return()
+endif()
+
+set(BURTORCH_BOARD_DIR ${PROJECT_SOURCE_DIR}/targets/${BURTORCH_BOARD})
+if(NOT EXISTS ${BURTORCH_BOARD_DIR}/board.cmake)
+  message(FATAL_ERROR "BURTORCH_BOARD '${BURTORCH_BOARD}': no ${BURTORCH_BOARD_DIR}/board.cmake")
+endif()
+# Sets BURTORCH_BOARD_CPU, BURTORCH_BOARD_QEMU_MACHINE, BURTORCH_BOARD_CORE_HZ
+# and BURTORCH_BOARD_SMALL.
+include(${BURTORCH_BOARD_DIR}/board.cmake)
+if(NOT BURTORCH_CPU STREQUAL BURTORCH_BOARD_CPU)
+  message(FATAL_ERROR "board ${BURTORCH_BOARD} has a ${BURTORCH_BOARD_CPU}; use toolchains/${BURTORCH_BOARD_CPU}.cmake "
+                      "(this build's toolchain is for '${BURTORCH_CPU}')")
+endif()
+if(NOT BURTORCH_PORT STREQUAL "cortex-m")
+  message(FATAL_ERROR "a board build needs BURTORCH_PORT=cortex-m (it is '${BURTORCH_PORT}')")
+endif()
+
+# Tiny boards (16 KB RAM): tests/ compiles reduced tables and cases
+# (BURTORCH_TEST_SMALL_TARGET=1 in the test sources).
+if(BURTORCH_BOARD_SMALL)
+  set(BURTORCH_TEST_SMALL_TARGET ON CACHE BOOL "Tests use reduced data sets (tiny MCUs)")
+endif()
+
+enable_language(ASM)
+
+set(_burtorch_link_symbols "")
+foreach(pair IN ITEMS "RAM_BUDGET;ram_budget" "FLASH_BUDGET;flash_budget" "STACK_SIZE;stack_size")
+  list(GET pair 0 option)
+  list(GET pair 1 symbol)
+  if(NOT "${BURTORCH_${option}}" STREQUAL "")
+    list(APPEND _burtorch_link_symbols "-Wl,--defsym=__burtorch_${symbol}=${BURTORCH_${option}}")
+  endif()
+endforeach()
+set(BURTORCH_BOARD_LINK_OPTIONS
+    -T${BURTORCH_BOARD_DIR}/board.ld -L${PROJECT_SOURCE_DIR}/targets/cortex-m ${_burtorch_link_symbols}
+    CACHE INTERNAL "")
+
+# Makes `target` a firmware for the board.
+function(burtorch_target_program target)
+  target_link_libraries(${target} PRIVATE burtorch_board)
+  target_link_options(${target} PRIVATE ${BURTORCH_BOARD_LINK_OPTIONS} "-Wl,-Map=$<TARGET_FILE:${target}>.map")
+  set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS
+               ${BURTORCH_BOARD_DIR}/board.ld ${PROJECT_SOURCE_DIR}/targets/cortex-m/sections.ld)
+endfunction()
+
+set(CMAKE_CROSSCOMPILING_EMULATOR ${PROJECT_SOURCE_DIR}/tools/qemu-run --machine ${BURTORCH_BOARD_QEMU_MACHINE}
+    --timeout ${BURTORCH_QEMU_TIMEOUT} --)
+
+# Startup code and the footprint probe (tools/footprint).
+add_subdirectory(${PROJECT_SOURCE_DIR}/targets/cortex-m ${PROJECT_BINARY_DIR}/targets/cortex-m)

@@ -1,0 +1,29 @@
+# Cross toolchain: 64-bit ARM Linux (Raspberry Pi 3/4/5 class, Neon is part
+# of AArch64). Debian packages: g++-aarch64-linux-gnu, qemu-user.
+#   cmake --workflow --preset aarch64-linux
+# Tests run under qemu-aarch64 with the cross sysroot as its library prefix.
+set(CMAKE_SYSTEM_NAME Linux)
+set(CMAKE_SYSTEM_PROCESSOR aarch64)
+
+set(BURTORCH_CROSS_TRIPLE aarch64-linux-gnu)
+set(CMAKE_C_COMPILER ${BURTORCH_CROSS_TRIPLE}-gcc)
+set(CMAKE_CXX_COMPILER ${BURTORCH_CROSS_TRIPLE}-g++)
+set(CMAKE_ASM_COMPILER ${BURTORCH_CROSS_TRIPLE}-gcc)
+
+# The sysroot Debian's cross packages install into.
+set(BURTORCH_SYSROOT /usr/${BURTORCH_CROSS_TRIPLE} CACHE PATH "target libraries for the emulator")
+set(CMAKE_FIND_ROOT_PATH ${BURTORCH_SYSROOT})
+set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
+set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
+set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
+set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
+
+# -march=armv8-a is the baseline every 64-bit Pi runs; Neon (Advanced SIMD)
+# is mandatory there, so no flag is needed for it.
+# Same code-generation rules as the Cortex-M builds: no exceptions, no RTTI,
+# no thread-safe statics, one section per function, unused sections dropped.
+set(CMAKE_C_FLAGS_INIT "-march=armv8-a -ffunction-sections -fdata-sections")
+set(CMAKE_CXX_FLAGS_INIT "-march=armv8-a -ffunction-sections -fdata-sections -fno-exceptions -fno-rtti -fno-threadsafe-statics")
+set(CMAKE_EXE_LINKER_FLAGS_INIT "-Wl,--gc-sections")
+
+set(CMAKE_CROSSCOMPILING_EMULATOR qemu-aarch64 -L ${BURTORCH_SYSROOT})

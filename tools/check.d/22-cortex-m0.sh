@@ -1,0 +1,8 @@
+# Cortex-M0 on the BBC micro:bit (16 KB RAM, soft float): every suite, tables
+# trimmed where they would not fit (BURTORCH_TEST_SMALL_TARGET, docs/porting.md),
+# under qemu-system-arm.
+# cmake --workflow --preset cortex-m0: configure, build, CTest (a failing
+# suite, a crash or a hang fails the stage). See docs/porting.md.
+set -e
+cd "$(dirname "$0")/../.."
+cmake --workflow --preset cortex-m0

@@ -1,0 +1,6 @@
+# Cortex-M4F on MPS2 AN386: all test suites as firmware under qemu-system-arm.
+# cmake --workflow --preset cortex-m4: configure, build, CTest (a failing
+# suite, a crash or a hang fails the stage). See docs/porting.md.
+set -e
+cd "$(dirname "$0")/../.."
+cmake --workflow --preset cortex-m4

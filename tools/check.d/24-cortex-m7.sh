@@ -1,0 +1,6 @@
+# Cortex-M7 (double-precision FPU) on MPS2 AN500: all test suites under qemu-system-arm.
+# cmake --workflow --preset cortex-m7: configure, build, CTest (a failing
+# suite, a crash or a hang fails the stage). See docs/porting.md.
+set -e
+cd "$(dirname "$0")/../.."
+cmake --workflow --preset cortex-m7
