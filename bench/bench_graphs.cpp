@@ -1,7 +1,15 @@
 // The paper's tiny graph (Fig. 1, 1e5 iterations) and small graph (Fig. 2,
 // 2e4 iterations) in FP64: build + backward + rewind per iteration. Prints
-// the median of several runs in ns/iteration, plus bytes per node.
-// Usage: bench_graphs [--runs N] [--csv]
+// the median and p10/p90 of several runs in ns/iteration, plus bytes per
+// node.
+//
+// Usage: bench_graphs [--runs N] [--csv | --json] [--graph tiny|small|both]
+//                     [--iterations N] [--count]
+//   --json          one JSON line per graph (tools/bench).
+//   --iterations N  overrides the paper's iteration count (smoke tests).
+//   --count         no timing: runs the selected graph --iterations times
+//                   once (for valgrind --tool=callgrind; tools/bench runs it
+//                   at two counts and divides the difference).
 #include <burtorch/burtorch.hpp>
 #include <burtorch/port/port.hpp>
 
@@ -23,30 +31,40 @@ double now_ns() {
   return static_cast<double>(bt::port::ticks()) * 1e9 / static_cast<double>(bt::port::ticks_per_second());
 }
 
-template <class Build>
-double run_ns_per_iteration(long iterations, Build build) {
-  const bt::Mark start = g_tape.mark();
-  double checksum = 0.0;
-  const double t0 = now_ns();
-  for (long i = 0; i < iterations; ++i) {
-    checksum += build();
-    static_cast<void>(g_tape.rewind(start));
-  }
-  const double t1 = now_ns();
-  g_sink = checksum;
-  return (t1 - t0) / static_cast<double>(iterations);
-}
-
-double tiny() {
+// flatten: the graph is built inline in the measured function, as a hot
+// loop in an application would be (otherwise the struct of handles that
+// tiny_graph() returns is stored to memory and read back each iteration).
+__attribute__((flatten)) double tiny() {
   const auto n = examples::tiny_graph(g_tape, -41.0, 2.0);
   static_cast<void>(g_tape.backward(n.g));
   return n.a.grad();
 }
 
-double small() {
+__attribute__((flatten)) double small() {
   const auto n = examples::small_graph(g_tape, -4.0, 2.0);
   static_cast<void>(g_tape.backward(n.g));
   return n.a.grad();
+}
+
+// Runs `iterations` build + backward + rewind cycles; returns the checksum
+// of dg/da (so nothing is optimized away).
+template <class Build>
+__attribute__((noinline)) double loop(long iterations, Build build) {
+  const bt::Mark start = g_tape.mark();
+  double checksum = 0.0;
+  for (long i = 0; i < iterations; ++i) {
+    checksum += build();
+    static_cast<void>(g_tape.rewind(start));
+  }
+  return checksum;
+}
+
+template <class Build>
+double run_ns_per_iteration(long iterations, Build build) {
+  const double t0 = now_ns();
+  g_sink = loop(iterations, build);
+  const double t1 = now_ns();
+  return (t1 - t0) / static_cast<double>(iterations);
 }
 
 struct Result {
@@ -59,12 +77,19 @@ template <class Build>
 Result measure(int runs, long iterations, Build build) {
   double t[64];
   runs = std::min(runs, 64);
-  static_cast<void>(run_ns_per_iteration(iterations / 10, build));  // warm-up
+  static_cast<void>(run_ns_per_iteration(std::max(1L, iterations / 10), build));  // warm-up
   for (int r = 0; r < runs; ++r) {
     t[r] = run_ns_per_iteration(iterations, build);
   }
   std::sort(t, t + runs);
-  return Result{t[runs / 2], t[runs / 10], t[(runs * 9) / 10]};
+  return Result{t[runs / 2], t[runs / 10], t[((runs - 1) * 9) / 10]};
+}
+
+int usage() {
+  std::fprintf(stderr,
+               "usage: bench_graphs [--runs N] [--csv | --json] [--graph tiny|small|both] [--iterations N] "
+               "[--count]\n");
+  return 2;
 }
 
 }  // namespace
@@ -72,38 +97,109 @@ Result measure(int runs, long iterations, Build build) {
 int main(int argc, char** argv) {
   int runs = 21;
   bool csv = false;
+  bool json = false;
+  bool count_only = false;
+  bool want_tiny = true;
+  bool want_small = true;
+  long iterations = 0;  // 0: the paper's counts
   for (int i = 1; i < argc; ++i) {
     if ((std::strcmp(argv[i], "--runs") == 0) && (i + 1 < argc)) {
       runs = std::atoi(argv[++i]);
+    } else if ((std::strcmp(argv[i], "--iterations") == 0) && (i + 1 < argc)) {
+      iterations = std::atol(argv[++i]);
+    } else if ((std::strcmp(argv[i], "--graph") == 0) && (i + 1 < argc)) {
+      const char* g = argv[++i];
+      want_tiny = (std::strcmp(g, "tiny") == 0) || (std::strcmp(g, "both") == 0);
+      want_small = (std::strcmp(g, "small") == 0) || (std::strcmp(g, "both") == 0);
+      if (!want_tiny && !want_small) {
+        return usage();
+      }
     } else if (std::strcmp(argv[i], "--csv") == 0) {
       csv = true;
+    } else if (std::strcmp(argv[i], "--json") == 0) {
+      json = true;
+    } else if (std::strcmp(argv[i], "--count") == 0) {
+      count_only = true;
     } else {
-      std::fprintf(stderr, "usage: bench_graphs [--runs N] [--csv]\n");
-      return 2;
+      return usage();
     }
   }
-  if (runs < 1) {
-    runs = 1;
+  runs = std::max(runs, 1);
+  const long tiny_iterations = (iterations > 0) ? iterations : 100000L;
+  const long small_iterations = (iterations > 0) ? iterations : 20000L;
+
+  // Correctness first: a benchmark of wrong numbers is worthless.
+  const bool tiny_ok = (tiny() == -35.0);
+  g_tape.reset();
+  const bool small_ok = (small() == 138.83381924198252);
+  g_tape.reset();
+  if (!tiny_ok || !small_ok) {
+    std::fprintf(stderr, "bench_graphs: wrong gradient (tiny %s, small %s)\n", tiny_ok ? "ok" : "WRONG",
+                 small_ok ? "ok" : "WRONG");
+    return 1;
   }
-  const Result t = measure(runs, 100000, tiny);
-  const std::size_t tiny_nodes = (static_cast<void>(examples::tiny_graph(g_tape, 1.0, 2.0)), g_tape.size());
-  g_tape.reset();
-  const Result s = measure(runs, 20000, small);
-  const std::size_t small_nodes = (static_cast<void>(examples::small_graph(g_tape, 1.0, 2.0)), g_tape.size());
-  const std::size_t small_slots = g_tape.slots_used();
-  g_tape.reset();
+
+  if (count_only) {
+    double sum = 0.0;
+    if (want_tiny) {
+      sum += loop(tiny_iterations, tiny);
+      g_tape.reset();
+    }
+    if (want_small) {
+      sum += loop(small_iterations, small);
+      g_tape.reset();
+    }
+    g_sink = sum;
+    return 0;
+  }
+
+  Result t{0.0, 0.0, 0.0};
+  Result s{0.0, 0.0, 0.0};
+  std::size_t tiny_nodes = 0U;
+  std::size_t small_nodes = 0U;
+  std::size_t small_slots = 0U;
+  if (want_tiny) {
+    t = measure(runs, tiny_iterations, tiny);
+    tiny_nodes = (static_cast<void>(examples::tiny_graph(g_tape, 1.0, 2.0)), g_tape.size());
+    g_tape.reset();
+  }
+  if (want_small) {
+    s = measure(runs, small_iterations, small);
+    small_nodes = (static_cast<void>(examples::small_graph(g_tape, 1.0, 2.0)), g_tape.size());
+    small_slots = g_tape.slots_used();
+    g_tape.reset();
+  }
   // Bytes per node: values, grads, op, two argument indices (+ name pointer).
   const double per_node = static_cast<double>(bt::Tape<double>::bytes_required(1024U, 0U)) / 1024.0;
-  if (csv) {
-    std::printf("graph,iterations,nodes,median_ns,p10_ns,p90_ns\n");
-    std::printf("tiny,100000,%zu,%.2f,%.2f,%.2f\n", tiny_nodes, t.median, t.p10, t.p90);
-    std::printf("small,20000,%zu,%.2f,%.2f,%.2f\n", small_nodes, s.median, s.p10, s.p90);
+  if (json) {
+    if (want_tiny) {
+      std::printf("{\"bench\":\"tiny\",\"impl\":\"burtorch\",\"iterations\":%ld,\"nodes\":%zu,\"runs\":%d,"
+                  "\"median_ns\":%.3f,\"p10_ns\":%.3f,\"p90_ns\":%.3f}\n",
+                  tiny_iterations, tiny_nodes, runs, t.median, t.p10, t.p90);
+    }
+    if (want_small) {
+      std::printf("{\"bench\":\"small\",\"impl\":\"burtorch\",\"iterations\":%ld,\"nodes\":%zu,\"runs\":%d,"
+                  "\"median_ns\":%.3f,\"p10_ns\":%.3f,\"p90_ns\":%.3f}\n",
+                  small_iterations, small_nodes, runs, s.median, s.p10, s.p90);
+    }
+  } else if (csv) {
+    std::printf("graph,iterations,nodes,median_ns,p10_ns,p90_ns,runs\n");
+    if (want_tiny) {
+      std::printf("tiny,%ld,%zu,%.3f,%.3f,%.3f,%d\n", tiny_iterations, tiny_nodes, t.median, t.p10, t.p90, runs);
+    }
+    if (want_small) {
+      std::printf("small,%ld,%zu,%.3f,%.3f,%.3f,%d\n", small_iterations, small_nodes, s.median, s.p10, s.p90, runs);
+    }
   } else {
     std::printf("FP64, build + backward + rewind, median of %d runs (p10..p90)\n", runs);
-    std::printf("  tiny graph  (1e5 iterations, %2zu nodes):           %7.2f ns/iter (%.2f..%.2f)\n", tiny_nodes,
-                t.median, t.p10, t.p90);
-    std::printf("  small graph (2e4 iterations, %2zu nodes, %zu slots): %7.2f ns/iter (%.2f..%.2f)\n", small_nodes,
-                small_slots, s.median, s.p10, s.p90);
+    if (want_tiny) {
+      std::printf("  tiny graph  (%ld iterations, %2zu nodes):           %7.2f ns/iter (%.2f..%.2f)\n",
+                  tiny_iterations, tiny_nodes, t.median, t.p10, t.p90);
+    }
+    if (want_small) {
+      std::printf("  small graph (%ld iterations, %2zu nodes, %zu slots): %7.2f ns/iter (%.2f..%.2f)\n",
+                  small_iterations, small_nodes, small_slots, s.median, s.p10, s.p90);
+    }
     std::printf("  tape bytes per node (FP64, names %s): %.1f; per argument slot: 4\n",
                 BURTORCH_CONFIG_PARAM_NAMES ? "on" : "off", per_node);
   }

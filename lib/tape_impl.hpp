@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "burtorch/simd.hpp"
 #include "burtorch/tape.hpp"
 
 namespace burtorch {
@@ -259,6 +260,29 @@ inline Op list_variant(Op range_op) noexcept {
   return static_cast<Op>(static_cast<std::uint8_t>(static_cast<std::uint8_t>(range_op) + 1U));
 }
 inline bool is_reduction(Op op) noexcept { return (op >= Op::kSumR) && (op <= Op::kVarBiasedL); }
+// Inner products of two runs of consecutive nodes, and their backward
+// (two axpy updates), go to the vector kernels of burtorch/simd.hpp for
+// float and double; other scalar types use the generic loops above.
+template <class T>
+inline T range_dot(const T* v, Index w, Index x, Index n) noexcept {
+  return dot_of(v, RangeOperand{w}, RangeOperand{x}, n);
+}
+inline float range_dot(const float* v, Index w, Index x, Index n) noexcept { return simd::dot(&v[w], &v[x], n); }
+inline double range_dot(const double* v, Index w, Index x, Index n) noexcept { return simd::dot(&v[w], &v[x], n); }
+
+template <class T>
+inline void range_dot_backward(const T* v, T* grads, Index w, Index x, Index n, T g) noexcept {
+  dot_backward(v, grads, RangeOperand{w}, RangeOperand{x}, n, g);
+}
+inline void range_dot_backward(const float* v, float* grads, Index w, Index x, Index n, float g) noexcept {
+  simd::axpy(&grads[w], g, &v[x], n);
+  simd::axpy(&grads[x], g, &v[w], n);
+}
+inline void range_dot_backward(const double* v, double* grads, Index w, Index x, Index n, double g) noexcept {
+  simd::axpy(&grads[w], g, &v[x], n);
+  simd::axpy(&grads[x], g, &v[w], n);
+}
+
 // Segment lists: slots[0] runs, then first/count pairs. Inner product of a
 // weight range starting at w with the runs, in run order.
 template <class T>
@@ -268,7 +292,7 @@ T dot_segments_of(const T* v, Index w, const Index* list) noexcept {
   for (Index r = 0U; r < runs; ++r) {
     const Index first = list[1U + (2U * r)];
     const Index count = list[2U + (2U * r)];
-    s += dot_of(v, RangeOperand{w}, RangeOperand{first}, count);
+    s += range_dot(v, w, first, count);
     w += count;
   }
   return s;
@@ -280,7 +304,7 @@ void dot_segments_backward(const T* v, T* grads, Index w, const Index* list, T g
   for (Index r = 0U; r < runs; ++r) {
     const Index first = list[1U + (2U * r)];
     const Index count = list[2U + (2U * r)];
-    dot_backward(v, grads, RangeOperand{w}, RangeOperand{first}, count, g);
+    range_dot_backward(v, grads, w, first, count, g);
     w += count;
   }
 }
@@ -579,7 +603,7 @@ Value<T> Tape<T>::dot(const Value<T>* w, const Value<T>* x, std::size_t n, const
   Op op = Op::kDotLL;
   if (w_range && x_range) {
     op = Op::kDotRR;
-    result = detail::dot_of(values_, detail::RangeOperand{w_at}, detail::RangeOperand{x_at}, count);
+    result = detail::range_dot(values_, w_at, x_at, count);
   } else if (w_range) {
     op = Op::kDotRL;
     result = detail::dot_of(values_, detail::RangeOperand{w_at}, detail::ListOperand{&args_[x_at]}, count);
@@ -705,7 +729,7 @@ void Tape<T>::backward_wide(Op op, Index i, Index a, Index b, T g) noexcept {
   T* const gr = grads_;
   switch (op) {
     case Op::kDotRR:
-      detail::dot_backward(v, gr, detail::RangeOperand{args_[a]}, detail::RangeOperand{args_[a + 1U]}, b, g);
+      detail::range_dot_backward(v, gr, args_[a], args_[a + 1U], b, g);
       if (args_[a + 2U] != kNoIndex) {
         gr[args_[a + 2U]] += g;
       }

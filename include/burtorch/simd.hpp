@@ -19,10 +19,10 @@
 // reference everywhere.
 //
 // Results. Every reduction (dot, sum_squares) keeps P = 64 / sizeof(T)
-// partial sums (16 for float, 8 for double): element i is added to partial
-// i mod P in index order, and the partials are combined by halving (p[k] +=
-// p[k + h] for h = P/2, P/4, ..., 1, only pairs whose second element holds
-// at least one term). Every vector width used here (2, 4, 8 or 16 lanes)
+// partial sums (16 for float, 8 for double), all starting at +0: element
+// i is added to partial i mod P in index order, and the partials are
+// combined by halving (p[k] += p[k + h] for h = P/2, P/4, ..., 1). Every
+// vector width used here (2, 4, 8 or 16 lanes)
 // computes exactly that, so without fused multiply-add all implementations
 // give the same bits as the reference, on every target (ARMv7 Neon aside
 // for subnormals). With fused multiply-add (avx2+fma) dot, sum_squares and

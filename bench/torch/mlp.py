@@ -1,0 +1,87 @@
+"""PyTorch side of row 4 (paper Tables 5/6): the makemore MLP in FP32, time
+per SGD step on a random batch, as bench_mlp. Vocabulary 27, context 16,
+embedding 64, tanh hidden layer of width e, linear output; d = 1,755 +
+1,052 e parameters. The idiomatic fast way: embedding by indexing, one
+matmul per layer, fused F.cross_entropy, torch.optim.SGD, zero_grad with
+set_to_none. Same initialisation scheme as the C++ side (makemore's).
+
+Usage: mlp.py --hidden E --batch B [--steps N] [--warmup W] [--data FILE] [--lr X]
+"""
+import torch
+import torch.nn.functional as F
+
+from common import emit, flag, now, quantiles, ready
+
+T0 = now()
+CONTEXT = 16
+EMBED = 64
+VOCAB = 27
+
+
+def load(path):
+    if path is None:
+        g = torch.Generator().manual_seed(7)
+        words = ["".join(chr(97 + int(c)) for c in torch.randint(0, 26, (int(n),), generator=g))
+                 for n in torch.randint(3, 9, (2000,), generator=g)]
+    else:
+        with open(path) as f:
+            words = [w.strip().lower() for w in f if w.strip()]
+    xs, ys = [], []
+    for w in words:
+        ctx = [0] * CONTEXT
+        for ch in w + ".":
+            y = 0 if ch == "." else ord(ch) - 96
+            xs.append(ctx)
+            ys.append(y)
+            ctx = ctx[1:] + [y]
+    return torch.tensor(xs, dtype=torch.long), torch.tensor(ys, dtype=torch.long)
+
+
+def main():
+    hidden = flag("--hidden", 64, int)
+    batch = flag("--batch", 1, int)
+    steps = flag("--steps", 20, int)
+    warmup = flag("--warmup", 2, int)
+    lr = flag("--lr", 0.1, float)
+    X, Y = load(flag("--data", None))
+    g = torch.Generator().manual_seed(1)
+    C = torch.randn((VOCAB, EMBED), generator=g)
+    W1 = torch.randn((CONTEXT * EMBED, hidden), generator=g) * (5.0 / 3.0) / (CONTEXT * EMBED) ** 0.5
+    b1 = (torch.rand(hidden, generator=g) * 2.0 - 1.0) * 0.01
+    W2 = torch.randn((hidden, VOCAB), generator=g) * 0.01
+    b2 = torch.zeros(VOCAB)
+    params = [C, W1, b1, W2, b2]
+    for p in params:
+        p.requires_grad_(True)
+    n_params = sum(p.numel() for p in params)
+    assert n_params == 1755 + 1052 * hidden
+    opt = torch.optim.SGD(params, lr=lr)
+    t_ready = now()
+    ready()
+    times = []
+    first_loss = last_loss = 0.0
+    for step in range(warmup + steps):
+        t0 = now()
+        ix = torch.randint(0, X.shape[0], (batch,))
+        emb = C[X[ix]]                                   # (B, 16, 64)
+        h = torch.tanh(emb.view(batch, -1) @ W1 + b1)    # (B, e)
+        logits = h @ W2 + b2                             # (B, 27)
+        loss = F.cross_entropy(logits, Y[ix])
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        t1 = now()
+        value = loss.item()
+        if step == 0:
+            first_loss = value
+        last_loss = value
+        if step >= warmup:
+            times.append((t1 - t0) * 1e3)
+    median, p10, p90 = quantiles(times)
+    emit({"bench": "mlp", "e": hidden, "batch": batch, "params": n_params, "steps": steps,
+          "median_ms": median, "p10_ms": p10, "p90_ms": p90, "init_ms": (t_ready - T0) * 1e3,
+          "first_loss": first_loss, "last_loss": last_loss, "samples": int(X.shape[0])})
+
+
+if __name__ == "__main__":
+    main()
