@@ -74,7 +74,7 @@ int main(int argc, char** argv) {
   const nn::MemoryPlan plan = nn::Gpt<float>::plan(config, nn::OptimizerKind::kSgd);
   std::unique_ptr<std::uint64_t[]> storage(new std::uint64_t[(plan.tape_bytes + 63U) / 8U]);
   void* buffer = reinterpret_cast<void*>((reinterpret_cast<std::uintptr_t>(storage.get()) + 31U) & ~std::uintptr_t{31U});
-  bt::Tape<float> tape(buffer, plan.tape_bytes, plan.nodes, plan.slots);
+  bt::Tape<float> tape(buffer, plan.tape_bytes, plan.nodes, plan.slots, plan.parameters);
   nn::Rng rng(seed);
   static nn::Gpt<float> model;
   if (!model.create(tape, config, rng)) {

@@ -117,7 +117,7 @@ int main(int argc, char** argv) {
   // The tape's memory: one buffer of exactly the plan's size (32-byte aligned).
   std::unique_ptr<std::uint64_t[]> storage(new std::uint64_t[(plan.tape_bytes + 63U) / 8U]);
   void* buffer = reinterpret_cast<void*>((reinterpret_cast<std::uintptr_t>(storage.get()) + 31U) & ~std::uintptr_t{31U});
-  bt::Tape<float> tape(buffer, plan.tape_bytes, plan.nodes, plan.slots);
+  bt::Tape<float> tape(buffer, plan.tape_bytes, plan.nodes, plan.slots, plan.parameters);
   nn::Rng rng(seed);
   static nn::MakemoreMlp<float> model;
   if (!model.create(tape, config, rng)) {

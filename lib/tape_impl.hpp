@@ -338,12 +338,12 @@ inline bool is_list_variant(Op op) noexcept {
 }  // namespace detail
 
 template <class T>
-Tape<T>::Tape(void* buffer, std::size_t bytes, std::size_t nodes, std::size_t slots) noexcept {
+Tape<T>::Tape(void* buffer, std::size_t bytes, std::size_t nodes, std::size_t slots, std::size_t params) noexcept {
   // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): BT-DEV-001
   const std::uintptr_t address = reinterpret_cast<std::uintptr_t>(buffer);  // BT-DEV-001
   const bool aligned = (address % kArrayAlign) == 0U;
-  const bool addressable = (nodes < kNoIndex) && (slots < kNoIndex);
-  if ((buffer == nullptr) || !aligned || !addressable || (bytes < bytes_required(nodes, slots))) {
+  const bool addressable = (nodes < kNoIndex) && (slots < kNoIndex) && (params <= nodes);
+  if ((buffer == nullptr) || !aligned || !addressable || (bytes < bytes_required(nodes, slots, params))) {
     status_ = Status::kInvalidArgument;
     return;
   }
@@ -357,7 +357,7 @@ Tape<T>::Tape(void* buffer, std::size_t bytes, std::size_t nodes, std::size_t sl
   grads_ = reinterpret_cast<T*>(at);
   at += round_up(nodes * sizeof(T));
   links_ = reinterpret_cast<std::uint64_t*>(at);
-  at += round_up(nodes * sizeof(Operands));
+  at += round_up(interior_nodes(nodes, params) * sizeof(Operands));
   args_ = reinterpret_cast<Index*>(at);
   at += round_up(slots * sizeof(Index));
 #if BURTORCH_CONFIG_PARAM_NAMES
@@ -367,7 +367,9 @@ Tape<T>::Tape(void* buffer, std::size_t bytes, std::size_t nodes, std::size_t sl
   ops_ = reinterpret_cast<Op*>(at);
   // NOLINTEND(cppcoreguidelines-pro-type-reinterpret-cast)
   capacity_ = static_cast<Index>(nodes);
+  param_region_ = static_cast<Index>(params);
   limit_ = capacity_;
+  append_room_ = capacity_ - param_region_;
   slot_capacity_ = static_cast<Index>(slots);
 }
 
@@ -376,6 +378,7 @@ Value<T> Tape<T>::fail(Status status) noexcept {
   if (status_ == Status::kOk) {
     status_ = status;
     limit_ = 0U;  // every later push fails on its one capacity compare
+    append_room_ = 0U;
 #if BURTORCH_CONFIG_FAULT_HOOK
     if (fault_hook_ != nullptr) {
       fault_hook_(status, fault_context_);  // BT-DEV-003: user fault hook
@@ -393,7 +396,7 @@ void Tape<T>::reject_from(const Tape<T>* owner) noexcept {
 template <class T>
 void Tape<T>::clear_interior_grads(Index first, Index end) noexcept {
   for (Index i = first; i < end; ++i) {
-    if (ops_[i] != Op::kLeaf) {
+    if (op(i) != Op::kLeaf) {
       grads_[i] = T(0);
     }
   }
@@ -440,6 +443,7 @@ void Tape<T>::reset() noexcept {
   leading_leaves_ = 0U;
   status_ = Status::kOk;
   limit_ = capacity_;
+  append_room_ = capacity_ - param_region_;
 }
 
 template <class T>
@@ -447,6 +451,7 @@ void Tape<T>::clear_status() noexcept {
   if (values_ != nullptr) {
     status_ = Status::kOk;
     limit_ = capacity_;
+    append_room_ = capacity_ - param_region_;
   }
 }
 
@@ -472,11 +477,11 @@ bool Tape<T>::all_finite() const noexcept {
 
 template <class T>
 T Tape<T>::constant(Index i) const noexcept {
-  if ((i >= size_) || ((ops_[i] != Op::kMulConst) && (ops_[i] != Op::kDivConst))) {
+  if ((op(i) != Op::kMulConst) && (op(i) != Op::kDivConst)) {
     return kNaN;
   }
   T c = T(0);
-  std::memcpy(&c, &args_[second_of(links_[i])], sizeof(T));  // BT-DEV-010
+  std::memcpy(&c, &args_[arg_b(i)], sizeof(T));  // BT-DEV-010
   return c;
 }
 
@@ -496,7 +501,7 @@ Value<T> Tape<T>::with_constant(Op op, Value<T> x, T c, T result) noexcept {
   if (!owns(x)) {
     return reject(x);
   }
-  if (size_ >= limit_) {
+  if (!room_for_interior()) {
     return fail(Status::kCapacityExceeded);
   }
   const Index slot = take_slots(detail::slots_for_constant<T>());
@@ -540,7 +545,7 @@ Value<T> Tape<T>::reduce(Op range_op, const Value<T>* xs, std::size_t n) noexcep
   if ((n == 0U) || (n >= kNoIndex) || !detail::is_reduction(range_op)) {
     return fail(Status::kInvalidArgument);
   }
-  if (size_ >= limit_) {  // check before taking slots: a failed op takes none
+  if (!room_for_interior()) {  // check before taking slots: a failed op takes none
     return fail(Status::kCapacityExceeded);
   }
   const Mark before = mark();
@@ -573,7 +578,7 @@ Value<T> Tape<T>::dot(const Value<T>* w, const Value<T>* x, std::size_t n, const
   if ((bias != nullptr) && !owns(*bias)) {
     return reject(*bias);
   }
-  if (size_ >= limit_) {
+  if (!room_for_interior()) {
     return fail(Status::kCapacityExceeded);
   }
   const Mark before = mark();
@@ -680,7 +685,7 @@ Value<T> Tape<T>::dot_segments(Index w_first, SegmentList x, const Value<T>* bia
   if ((bias != nullptr) && !owns(*bias)) {
     return reject(*bias);
   }
-  if (size_ >= limit_) {
+  if (!room_for_interior()) {
     return fail(Status::kCapacityExceeded);
   }
   const Index descriptor = take_slots(3U);
@@ -702,7 +707,7 @@ Value<T> Tape<T>::log_sum_exp(const Value<T>* xs, std::size_t n) noexcept {
   if ((xs == nullptr) || (n == 0U) || (n >= kNoIndex)) {
     return fail(Status::kInvalidArgument);
   }
-  if (size_ >= limit_) {
+  if (!room_for_interior()) {
     return fail(Status::kCapacityExceeded);
   }
   const Mark before = mark();
@@ -786,7 +791,7 @@ Status Tape<T>::backward(Value<T> root) noexcept {
   if (r >= size_) {
     return Status::kInvalidHandle;
   }
-  if (ops_[r] == Op::kLeaf) {
+  if (op(r) == Op::kLeaf) {
     grads_[r] += T(1);
     return Status::kOk;
   }
@@ -794,7 +799,8 @@ Status Tape<T>::backward(Value<T> root) noexcept {
   // last backward start at zero; older ones (a second backward over the same
   // graph, or nodes kept before a mark) are cleared here, so nothing is
   // counted twice. Leaves keep what they accumulated.
-  const Index lowest = leading_leaves_;
+  // (Nodes of the parameter region are leaves, so lowest >= param_region_.)
+  const Index lowest = (leading_leaves_ > param_region_) ? leading_leaves_ : param_region_;
   const Index swept = swept_end_;
   if (BURTORCH_UNLIKELY(swept > lowest)) {
     clear_interior_grads(lowest, (swept < r) ? swept : r);
@@ -804,16 +810,18 @@ Status Tape<T>::backward(Value<T> root) noexcept {
 
   T* const v = values_;
   T* const gr = grads_;
+  // Metadata arrays start at the parameter region's end.
+  const Index base = param_region_;
   const std::uint64_t* const links = links_;
   const Op* const ops = ops_;
   // One reverse sweep: when node i is reached, every node that uses it is
   // newer and has already added its share to grads_[i].
   for (Index i = r + 1U; i-- > lowest;) {
     const T g = gr[i];
-    const std::uint64_t link = links[i];
+    const std::uint64_t link = links[i - base];
     const Index a = first_of(link);
     const Index b = second_of(link);
-    const Op op = ops[i];
+    const Op op = ops[i - base];
     switch (op) {
       case Op::kLeaf:
         break;

@@ -288,6 +288,65 @@ void number_formatting(bt_test::Context& t) {
                   (std::strcmp(u, "18446744073709551615") == 0));
 }
 
+// A parameter region stores no op code or operands for its leaves; graphs
+// over it compute exactly what they compute on a plain tape.
+void parameter_region(bt_test::Context& t) {
+  // 9 bytes of metadata (8 operands + 1 op code) fewer per parameter.
+  constexpr std::size_t plain = bt::Tape<double>::bytes_required(256U, 64U);
+  constexpr std::size_t region = bt::Tape<double>::bytes_required(256U, 64U, 192U);
+  BT_CHECK(t, plain - region == 192U * 9U);
+  BT_CHECK(t, (bt::FixedTape<double, 256, 64, 192>::kBytes == region));
+
+  static bt::FixedTape<double, 32, 32, 4> with_region;
+  static bt::FixedTape<double, 32, 32> without;
+  with_region.reset();
+  without.reset();
+  BT_CHECK(t, with_region.param_capacity() == 4U);
+  // An interior node inside the region is refused (no metadata room).
+  auto p0 = with_region.param(0.5);
+  auto too_early = p0 * 2.0;
+  BT_CHECK(t, !too_early.valid());
+  BT_CHECK(t, with_region.status() == bt::Status::kCapacityExceeded);
+  BT_CHECK(t, with_region.slots_used() == 0U);
+  with_region.reset();
+
+  bt::Tape<double>* tapes[2] = {&with_region, &without};
+  double results[2][6] = {};
+  for (int k = 0; k < 2; ++k) {
+    bt::Tape<double>& tape = *tapes[k];
+    const bt::Value<double> w[4] = {tape.param(0.5), tape.param(-1.5), tape.param(2.0), tape.param(0.25)};
+    const bt::Mark m = tape.mark();
+    for (int sample = 0; sample < 3; ++sample) {
+      const bt::Value<double> x[3] = {tape.leaf(1.0 + sample), tape.leaf(-0.5), tape.leaf(0.1 * sample)};
+      auto h = bt::tanh(bt::inner_product_with_bias(w, x, 3U, w[3]));
+      auto loss = bt::sqr(h - 0.3) + w[0] * w[1] / 4.0;
+      BT_CHECK(t, tape.backward(loss) == bt::Status::kOk);
+      results[k][0] += loss.value();
+      BT_CHECK(t, tape.rewind(m) == bt::Status::kOk);
+    }
+    for (int i = 0; i < 4; ++i) {
+      results[k][1 + i] = w[i].grad();
+      BT_CHECK(t, tape.op(static_cast<bt::Index>(i)) == bt::Op::kLeaf);
+      BT_CHECK(t, tape.arg_a(static_cast<bt::Index>(i)) == bt::kNoIndex);
+    }
+    results[k][5] = static_cast<double>(tape.size());
+  }
+  for (int i = 0; i < 6; ++i) {
+    BT_CHECK(t, results[0][i] == results[1][i]);
+  }
+  BT_CHECK(t, results[0][5] == 4.0);
+  // Rewinding into the region and recording leaves again is fine.
+  BT_CHECK(t, with_region.rewind(bt::Mark{2U, 0U}) == bt::Status::kOk);
+  auto again = with_region.param(3.0);
+  BT_CHECK(t, again.valid() && again.index() == 2U);
+  auto not_yet = again + again;  // index 3 is still inside the region
+  BT_CHECK(t, !not_yet.valid());
+  // A region larger than the tape is a bad argument.
+  alignas(64) static unsigned char buffer[1024];
+  bt::Tape<float> bad(buffer, sizeof(buffer), 8U, 8U, 9U);
+  BT_CHECK(t, bad.status() == bt::Status::kInvalidArgument);
+}
+
 void status_names(bt_test::Context& t) {
   BT_CHECK(t, bt::status_name(bt::Status::kOk)[0] == 'o');
   BT_CHECK(t, bt::status_name(bt::Status::kCapacityExceeded)[0] == 'c');
@@ -308,6 +367,7 @@ const bt_test::TestCase kCases[] = {
     {"non_finite_detection", non_finite_detection},
     {"status_names", status_names},
     {"number_formatting", number_formatting},
+    {"parameter_region", parameter_region},
 };
 
 }  // namespace

@@ -34,7 +34,7 @@ bool export_params(const std::string& path, const Config& c) {
   void* at = buffer.data();
   std::size_t space = buffer.size();
   at = std::align(32U, plan.tape_bytes, at, space);
-  bt::Tape<double> tape(at, plan.tape_bytes, plan.nodes, plan.slots);
+  bt::Tape<double> tape(at, plan.tape_bytes, plan.nodes, plan.slots, plan.parameters);
   static Model model;
   nn::Rng rng(trajectory::kInitSeed);
   if (!model.create(tape, c, rng)) {

@@ -253,7 +253,7 @@ template <class T>
 void mlp(bt_test::Context& t) {
   using namespace golden;
   constexpr nn::MemoryPlan plan = nn::MakemoreMlp<T>::plan(kSmallMlp, nn::OptimizerKind::kSgd);
-  bt::Tape<T> tape(g_arena, sizeof(g_arena), plan.nodes, plan.slots);
+  bt::Tape<T> tape(g_arena, sizeof(g_arena), plan.nodes, plan.slots, plan.parameters);
   static nn::MakemoreMlp<T> model;
   nn::Rng rng(3U);
   BT_CHECK(t, model.create(tape, kSmallMlp, rng));
@@ -287,7 +287,7 @@ template <class T>
 void gpt(bt_test::Context& t) {
   using namespace golden;
   constexpr nn::MemoryPlan plan = nn::Gpt<T>::plan(kSmallGpt, nn::OptimizerKind::kSgd);
-  bt::Tape<T> tape(g_arena, sizeof(g_arena), plan.nodes, plan.slots);
+  bt::Tape<T> tape(g_arena, sizeof(g_arena), plan.nodes, plan.slots, plan.parameters);
   static nn::Gpt<T> model;
   nn::Rng rng(3U);
   BT_CHECK(t, model.create(tape, kSmallGpt, rng));

@@ -71,8 +71,8 @@ void mlp_plan_case(bt_test::Context& t, const nn::MlpConfig& c, long node_delta,
   const nn::MemoryPlan plan = nn::MakemoreMlp<T>::plan(c, nn::OptimizerKind::kSgd);
   const std::size_t nodes = static_cast<std::size_t>(static_cast<long>(plan.nodes) + node_delta);
   const std::size_t slots = static_cast<std::size_t>(static_cast<long>(plan.slots) + slot_delta);
-  BT_CHECK(t, bt::Tape<T>::bytes_required(nodes, slots) <= sizeof(g_arena));
-  bt::Tape<T> tape(g_arena, sizeof(g_arena), nodes, slots);
+  BT_CHECK(t, bt::Tape<T>::bytes_required(nodes, slots, plan.parameters) <= sizeof(g_arena));
+  bt::Tape<T> tape(g_arena, sizeof(g_arena), nodes, slots, plan.parameters);
   static nn::MakemoreMlp<T> model;
   nn::Rng rng(5U);
   BT_CHECK(t, model.create(tape, c, rng));
@@ -107,8 +107,8 @@ void gpt_plan_case(bt_test::Context& t, const nn::GptConfig& c, long node_delta,
   const nn::MemoryPlan plan = nn::Gpt<T>::plan(c, nn::OptimizerKind::kSgd);
   const std::size_t nodes = static_cast<std::size_t>(static_cast<long>(plan.nodes) + node_delta);
   const std::size_t slots = static_cast<std::size_t>(static_cast<long>(plan.slots) + slot_delta);
-  BT_CHECK(t, bt::Tape<T>::bytes_required(nodes, slots) <= sizeof(g_arena));
-  bt::Tape<T> tape(g_arena, sizeof(g_arena), nodes, slots);
+  BT_CHECK(t, bt::Tape<T>::bytes_required(nodes, slots, plan.parameters) <= sizeof(g_arena));
+  bt::Tape<T> tape(g_arena, sizeof(g_arena), nodes, slots, plan.parameters);
   static nn::Gpt<T> model;
   nn::Rng rng(6U);
   BT_CHECK(t, model.create(tape, c, rng));
@@ -156,7 +156,7 @@ void plan_mlp(bt_test::Context& t) {
   // Bytes add up: tape plus two Adam moments per parameter.
   constexpr nn::MemoryPlan p = nn::MakemoreMlp<float>::plan(nn::MlpConfig{27U, 16U, 64U, 4U}, nn::OptimizerKind::kAdam);
   static_assert(p.bytes == p.tape_bytes + (2U * 5963U * sizeof(float)), "plan bytes");
-  BT_CHECK(t, p.bytes == (bt::Tape<float>::bytes_required(5963U + 37U, 129U) + (2U * 5963U * 4U)));
+  BT_CHECK(t, p.bytes == (bt::Tape<float>::bytes_required(5963U + 37U, 129U, 5963U) + (2U * 5963U * 4U)));
 }
 
 #if !BURTORCH_TEST_SMALL_TARGET
@@ -177,7 +177,7 @@ void plan_gpt(bt_test::Context& t) {
 // is the mean of the per-sample gradients.
 void batch_is_serial(bt_test::Context& t) {
   const nn::MemoryPlan plan = nn::MakemoreMlp<double>::plan(kMlp, nn::OptimizerKind::kSgd);
-  bt::Tape<double> tape(g_arena, sizeof(g_arena), plan.nodes, plan.slots);
+  bt::Tape<double> tape(g_arena, sizeof(g_arena), plan.nodes, plan.slots, plan.parameters);
   static nn::MakemoreMlp<double> model;
   nn::Rng rng(9U);
   BT_CHECK(t, model.create(tape, kMlp, rng));
@@ -365,7 +365,7 @@ void resume_continues_curve(bt_test::Context& t) {
   };
   T full[6];
   {
-    bt::Tape<T> tape(g_arena, sizeof(g_arena), plan.nodes, plan.slots);
+    bt::Tape<T> tape(g_arena, sizeof(g_arena), plan.nodes, plan.slots, plan.parameters);
     static nn::MakemoreMlp<T> model;
     nn::Rng init(1U);
     BT_CHECK(t, model.create(tape, kMlp, init));
@@ -376,7 +376,7 @@ void resume_continues_curve(bt_test::Context& t) {
   T resumed[6];
   bt::MemoryStream stream{bytes, sizeof(bytes), 0U, 0U};
   {
-    bt::Tape<T> tape(g_arena, sizeof(g_arena), plan.nodes, plan.slots);
+    bt::Tape<T> tape(g_arena, sizeof(g_arena), plan.nodes, plan.slots, plan.parameters);
     static nn::MakemoreMlp<T> model;
     nn::Rng init(1U);
     BT_CHECK(t, model.create(tape, kMlp, init));
@@ -392,7 +392,7 @@ void resume_continues_curve(bt_test::Context& t) {
                     bt::Status::kOk);
   }
   {
-    bt::Tape<T> tape(g_arena, sizeof(g_arena), plan.nodes, plan.slots);
+    bt::Tape<T> tape(g_arena, sizeof(g_arena), plan.nodes, plan.slots, plan.parameters);
     static nn::MakemoreMlp<T> model;
     nn::Rng init(777U);  // different weights: the checkpoint must replace them
     BT_CHECK(t, model.create(tape, kMlp, init));

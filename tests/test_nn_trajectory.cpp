@@ -61,7 +61,7 @@ void check_curve(bt_test::Context& t, const double* ours, const double* theirs, 
 void mlp_run(bt_test::Context& t, bt::Index hidden, bool adam, long parameters, const double* golden) {
   const nn::MlpConfig c = trajectory::mlp_config(hidden);
   const nn::MemoryPlan plan = nn::MakemoreMlp<double>::plan(c, nn::OptimizerKind::kAdam);
-  bt::Tape<double> tape(g_arena, sizeof(g_arena), plan.nodes, plan.slots);
+  bt::Tape<double> tape(g_arena, sizeof(g_arena), plan.nodes, plan.slots, plan.parameters);
   static nn::MakemoreMlp<double> model;
   nn::Rng init(trajectory::kInitSeed);
   BT_CHECK(t, model.create(tape, c, init));
@@ -86,7 +86,7 @@ void mlp_run(bt_test::Context& t, bt::Index hidden, bool adam, long parameters, 
 }
 
 void gpt_run(bt_test::Context& t, bool adam, const double* golden) {
-  bt::Tape<double> tape(g_arena, sizeof(g_arena), kGptPlan.nodes, kGptPlan.slots);
+  bt::Tape<double> tape(g_arena, sizeof(g_arena), kGptPlan.nodes, kGptPlan.slots, kGptPlan.parameters);
   static nn::Gpt<double> model;
   nn::Rng init(trajectory::kInitSeed);
   BT_CHECK(t, model.create(tape, trajectory::kGpt, init));

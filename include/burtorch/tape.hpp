@@ -134,18 +134,22 @@ class Tape {
 
   // Bytes a buffer needs for `nodes` nodes and `slots` argument slots, given
   // a buffer aligned to kArrayAlign. Use it to static_assert a RAM budget.
-  static constexpr std::size_t bytes_required(std::size_t nodes, std::size_t slots) noexcept {
-    return round_up(nodes * sizeof(T)) * 2U            // values, grads
-           + round_up(nodes * sizeof(Operands))        // a, b per node
-           + round_up(slots * sizeof(Index))           // argument slots
-           + round_up(nodes * kNameBytes)              // parameter names
-           + round_up(nodes * sizeof(Op));             // op codes
+  // The first `params` nodes form a parameter region: they can only be
+  // leaves, so they store value, gradient (and name) but no op code or
+  // operands, 9 bytes less per parameter.
+  static constexpr std::size_t bytes_required(std::size_t nodes, std::size_t slots,
+                                              std::size_t params = 0U) noexcept {
+    return round_up(nodes * sizeof(T)) * 2U                              // values, grads
+           + round_up(interior_nodes(nodes, params) * sizeof(Operands))  // a, b per node
+           + round_up(slots * sizeof(Index))                             // argument slots
+           + round_up(nodes * kNameBytes)                                // parameter names
+           + round_up(interior_nodes(nodes, params) * sizeof(Op));       // op codes
   }
 
   // Lays the arrays out in `buffer`. If the buffer is null, misaligned or
-  // too small, or a count exceeds what an Index can address, the tape has
-  // capacity 0 and status kInvalidArgument.
-  Tape(void* buffer, std::size_t bytes, std::size_t nodes, std::size_t slots) noexcept;
+  // too small, params > nodes, or a count exceeds what an Index can address,
+  // the tape has capacity 0 and status kInvalidArgument.
+  Tape(void* buffer, std::size_t bytes, std::size_t nodes, std::size_t slots, std::size_t params = 0U) noexcept;
   Tape(const Tape&) = delete;
   Tape& operator=(const Tape&) = delete;
   Tape(Tape&&) = delete;
@@ -188,6 +192,8 @@ class Tape {
   std::size_t capacity() const noexcept { return capacity_; }
   std::size_t slots_used() const noexcept { return slots_used_; }
   std::size_t slot_capacity() const noexcept { return slot_capacity_; }
+  // Size of the parameter region (nodes that can only be leaves).
+  std::size_t param_capacity() const noexcept { return param_region_; }
   // False if any recorded value or gradient is NaN or infinite.
   bool all_finite() const noexcept;
   // Fail-fast: hook called once per error transition (nullptr: none).
@@ -195,9 +201,15 @@ class Tape {
 
   T value(Index i) const noexcept { return (i < size_) ? values_[i] : kNaN; }
   T grad(Index i) const noexcept { return (i < size_) ? grads_[i] : kNaN; }
-  Op op(Index i) const noexcept { return (i < size_) ? ops_[i] : Op::kCount; }
-  Index arg_a(Index i) const noexcept { return (i < size_) ? first_of(links_[i]) : kNoIndex; }
-  Index arg_b(Index i) const noexcept { return (i < size_) ? second_of(links_[i]) : kNoIndex; }
+  Op op(Index i) const noexcept {
+    return (i >= size_) ? Op::kCount : ((i < param_region_) ? Op::kLeaf : ops_[i - param_region_]);
+  }
+  Index arg_a(Index i) const noexcept {
+    return ((i < size_) && (i >= param_region_)) ? first_of(links_[i - param_region_]) : kNoIndex;
+  }
+  Index arg_b(Index i) const noexcept {
+    return ((i < size_) && (i >= param_region_)) ? second_of(links_[i - param_region_]) : kNoIndex;
+  }
   Index slot(Index k) const noexcept { return (k < slots_used_) ? args_[k] : kNoIndex; }
   // Contiguous views for optimizers and save/load: [0, size()).
   T* values() noexcept { return values_; }
@@ -238,6 +250,9 @@ class Tape {
   static constexpr std::size_t round_up(std::size_t bytes) noexcept {
     return (bytes + (kArrayAlign - 1U)) & ~(kArrayAlign - 1U);
   }
+  static constexpr std::size_t interior_nodes(std::size_t nodes, std::size_t params) noexcept {
+    return (params < nodes) ? (nodes - params) : 0U;
+  }
 
   Value<T> push_leaf(T x, const char* name) noexcept;
   Value<T> push(Op op, T result, Index a, Index b) noexcept;
@@ -257,6 +272,9 @@ class Tape {
   // defined out of line in lib/tape_impl.hpp.
   BURTORCH_COLD Value<T> fail(Status status) noexcept;
   bool owns(Value<T> x) const noexcept { return (x.tape() == this) && (x.index() < size_); }
+  // True if one more non-leaf node fits (status ok, not full, and past the
+  // parameter region).
+  bool room_for_interior() const noexcept { return (size_ - param_region_) < append_room_; }
   BURTORCH_COLD Value<T> reject(Value<T> x) noexcept;
   // reject() for the inline paths: takes only the handle's tape, so the
   // handles of a chain of ops need not be kept alive for the cold path.
@@ -285,6 +303,12 @@ class Tape {
   Index capacity_ = 0U;
   // capacity_ while the status is kOk, 0 after an error: one compare in push.
   Index limit_ = 0U;
+  // Nodes [0, param_region_) have no op code or operands (ops_ and links_
+  // are indexed from param_region_). append_room_ is limit_ - param_region_
+  // (0 after an error): one unsigned compare rejects both a full tape and an
+  // interior node inside the parameter region.
+  Index param_region_ = 0U;
+  Index append_room_ = 0U;
   Index slots_used_ = 0U;
   Index slot_capacity_ = 0U;
   // Length of the run of leaves at the start of the tape, i.e. the oldest
@@ -303,14 +327,15 @@ class Tape {
 
 // A tape that owns its storage: capacity fixed at compile time. Declare it
 // static (or in a struct the firmware places) to keep it off the stack.
-template <class T, std::size_t kNodes, std::size_t kSlots = kNodes>
+// kParams > 0 reserves a parameter region (see Tape::bytes_required).
+template <class T, std::size_t kNodes, std::size_t kSlots = kNodes, std::size_t kParams = 0U>
 class FixedTape : public Tape<T> {
  public:
-  static constexpr std::size_t kBytes = Tape<T>::bytes_required(kNodes, kSlots);
+  static constexpr std::size_t kBytes = Tape<T>::bytes_required(kNodes, kSlots, kParams);
   // BT-DEV-012: storage_ stays uninitialised; push() writes a node before anything reads it.
   // cppcheck-suppress uninitMemberVar
   // NOLINTNEXTLINE(cppcoreguidelines-pro-type-member-init,hicpp-member-init)
-  FixedTape() noexcept : Tape<T>(storage_, sizeof(storage_), kNodes, kSlots) {}
+  FixedTape() noexcept : Tape<T>(storage_, sizeof(storage_), kNodes, kSlots, kParams) {}
 
  private:
   alignas(Tape<T>::kArrayAlign) unsigned char storage_[kBytes];
@@ -327,15 +352,16 @@ class FixedTape : public Tape<T> {
 template <class T>
 inline Index Tape<T>::append(Op op, T result, Index a, Index b) noexcept {
   const Index i = size_;
-  if (BURTORCH_UNLIKELY(i >= limit_)) {
+  const Index m = i - param_region_;  // wraps inside the parameter region
+  if (BURTORCH_UNLIKELY(m >= append_room_)) {
     static_cast<void>(fail(Status::kCapacityExceeded));
     return kNoIndex;
   }
   size_ = i + 1U;
   values_[i] = result;
   grads_[i] = T(0);
-  links_[i] = pack(a, b);
-  ops_[i] = op;
+  links_[m] = pack(a, b);
+  ops_[m] = op;
   return i;
 }
 
@@ -355,13 +381,15 @@ inline Value<T> Tape<T>::push_leaf(T x, const char* name) noexcept {
     leading_leaves_ = (leading_leaves_ == i) ? (i + 1U) : leading_leaves_;
     values_[i] = x;
     grads_[i] = T(0);
-    links_[i] = pack(kNoIndex, kNoIndex);
 #if BURTORCH_CONFIG_PARAM_NAMES
     names_[i] = name;
 #else
     static_cast<void>(name);
 #endif
-    ops_[i] = Op::kLeaf;
+    if (i >= param_region_) {  // parameters have no op code or operands
+      links_[i - param_region_] = pack(kNoIndex, kNoIndex);
+      ops_[i - param_region_] = Op::kLeaf;
+    }
     out = i;
   }
   return Value<T>(this, out);
@@ -426,7 +454,7 @@ inline Value<T> Tape<T>::with_constant(Op op, Value<T> x, T c) noexcept {
   Index out = kNoIndex;
   if (BURTORCH_UNLIKELY(!owns(x))) {
     reject_from(x.tape());
-  } else if (BURTORCH_UNLIKELY((size_ >= limit_) || ((slot_capacity_ - slots_used_) < kConstantSlots))) {
+  } else if (BURTORCH_UNLIKELY(!room_for_interior() || ((slot_capacity_ - slots_used_) < kConstantSlots))) {
     static_cast<void>(fail(Status::kCapacityExceeded));
   } else {
     const Index slot = slots_used_;

@@ -30,7 +30,7 @@ constexpr float kLr = 0.5F;
 constexpr std::uint32_t kSentences = 2000U;
 constexpr const char kAlphabet[] = "\n !$&',-.3:;?ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
-bt::FixedTape<float, kPlan.nodes, kPlan.slots> g_tape;
+bt::FixedTape<float, kPlan.nodes, kPlan.slots, kPlan.parameters> g_tape;
 nn::Gpt<float> g_model;
 
 std::uint8_t token_of(char ch) {

@@ -32,7 +32,7 @@ constexpr float kLr = 0.3F;
 constexpr double kThreshold = 3.0;
 constexpr std::uint32_t kWords = 4000U;
 
-bt::FixedTape<float, kPlan.nodes, kPlan.slots> g_tape;
+bt::FixedTape<float, kPlan.nodes, kPlan.slots, kPlan.parameters> g_tape;
 nn::MakemoreMlp<float> g_model;
 
 void sample(nn::Rng& rng, std::uint8_t* context, std::uint8_t* target) {

@@ -109,7 +109,7 @@ int run(const trainer::Options& o) {
               plan.nodes, plan.sample_nodes, plan.slots, plan.tape_bytes, plan.optimizer_bytes, plan.bytes);
 
   trainer::Arena arena(plan.tape_bytes);
-  bt::Tape<T> tape(arena.data(), plan.tape_bytes, plan.nodes, plan.slots);
+  bt::Tape<T> tape(arena.data(), plan.tape_bytes, plan.nodes, plan.slots, plan.parameters);
   nn::Rng init_rng(o.seed);
   static nn::Gpt<T> model;
   if (!model.create(tape, config, init_rng)) {

@@ -50,7 +50,8 @@ constexpr MemoryPlan make_plan(std::size_t parameters, std::size_t sample_nodes,
   p.sample_nodes = sample_nodes;
   p.nodes = parameters + sample_nodes;
   p.slots = slots;
-  p.tape_bytes = Tape<T>::bytes_required(p.nodes, p.slots);
+  // Parameters occupy the tape's parameter region: value and gradient only.
+  p.tape_bytes = Tape<T>::bytes_required(p.nodes, p.slots, parameters);
   p.optimizer_bytes = state_per_parameter(optimizer) * parameters * sizeof(T);
   p.bytes = p.tape_bytes + p.optimizer_bytes;
   return p;
