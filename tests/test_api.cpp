@@ -13,7 +13,7 @@ namespace bt = burtorch;
 namespace {
 
 #if defined(BURTORCH_TEST_SMALL_TARGET) && BURTORCH_TEST_SMALL_TARGET
-constexpr std::size_t kExampleNodes = 64U;  // micro:bit, 16 KB RAM (the graph needs 30)
+constexpr std::size_t kExampleNodes = 32U;  // micro:bit, 16 KB RAM (the graph needs 30)
 constexpr std::size_t kScratchBytes = 1024U;
 #else
 constexpr std::size_t kExampleNodes = 256U;
