@@ -33,7 +33,8 @@ constexpr const char* kUsage =
     "  --data FILE        training text (default: generated prose)\n"
     "  --print-every K    steps per 'step' line and CSV row (default 50)\n"
     "  --csv FILE         loss curve CSV (default gpt_loss.csv; none: no CSV)\n"
-    "  --plot FILE        also write a matplotlib script that plots the CSV\n"
+    "  --plot FILE        matplotlib script plotting the CSV (default: next to the CSV;\n"
+    "                     none: no script)\n"
     "  --save FILE        checkpoint at the end (parameters, optimizer, step, PRNG)\n"
     "  --resume FILE      continue from a checkpoint up to --steps\n"
     "  --samples N        characters to sample at the end (default 300)\n"
@@ -152,12 +153,7 @@ int run(const trainer::Options& o) {
   if ((csv_path != "none") && !csv.open(csv_path, !o.resume.empty())) {
     trainer::fail(kProgram, "cannot write '" + csv_path + "'");
   }
-  if (!o.plot.empty()) {
-    const std::string png = o.plot + ".png";
-    if (bt::port::write_loss_plot_script(csv_path.c_str(), png.c_str(), o.plot.c_str()) != bt::Status::kOk) {
-      trainer::fail(kProgram, "cannot write '" + o.plot + "'");
-    }
-  }
+  trainer::write_plot_script(kProgram, o, csv_path);
 
   const auto windows = static_cast<std::uint32_t>(corpus.train.size() - block);
   std::vector<std::uint32_t> batch(static_cast<std::size_t>(o.batch));

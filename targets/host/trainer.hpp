@@ -151,6 +151,23 @@ inline void parse(int argc, char** argv, Options& o, const char* program, const 
   }
 }
 
+// Writes the matplotlib script that plots the loss CSV: next to the CSV by
+// default (makemore_loss.csv -> makemore_loss.py, drawing makemore_loss.png),
+// or at --plot FILE; --plot none (or --csv none) writes none.
+inline void write_plot_script(const char* program, const Options& o, const std::string& csv_path) {
+  if ((csv_path == "none") || (o.plot == "none")) {
+    return;
+  }
+  const std::string stem = (csv_path.size() > 4U) && (csv_path.compare(csv_path.size() - 4U, 4U, ".csv") == 0)
+                               ? csv_path.substr(0U, csv_path.size() - 4U)
+                               : csv_path;
+  const std::string script = o.plot.empty() ? (stem + ".py") : o.plot;
+  const std::string png = o.plot.empty() ? (stem + ".png") : (o.plot + ".png");
+  if (bt::port::write_loss_plot_script(csv_path.c_str(), png.c_str(), script.c_str()) != bt::Status::kOk) {
+    fail(program, "cannot write '" + script + "'");
+  }
+}
+
 inline bool read_file(const std::string& path, std::string& out) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (f == nullptr) {
