@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "bench_util.hpp"
 #include "graphs.hpp"
 
 namespace bt = burtorch;
@@ -71,18 +72,36 @@ struct Result {
   double median;
   double p10;
   double p90;
+  double samples[64];  // ns/iteration of each run, in run order
+  int runs;
 };
 
 template <class Build>
 Result measure(int runs, long iterations, Build build) {
+  Result out{};
   double t[64];
   runs = std::min(runs, 64);
   static_cast<void>(run_ns_per_iteration(std::max(1L, iterations / 10), build));  // warm-up
   for (int r = 0; r < runs; ++r) {
     t[r] = run_ns_per_iteration(iterations, build);
+    out.samples[r] = t[r];
   }
+  out.runs = runs;
   std::sort(t, t + runs);
-  return Result{t[runs / 2], t[runs / 10], t[((runs - 1) * 9) / 10]};
+  out.median = (runs % 2 == 1) ? t[runs / 2] : 0.5 * (t[runs / 2 - 1] + t[runs / 2]);
+  out.p10 = t[(runs - 1) / 10];
+  out.p90 = t[((runs - 1) * 9 + 9) / 10];
+  return out;
+}
+
+void print_json(const char* graph, long iterations, std::size_t nodes, const Result& r) {
+  std::printf("{\"bench\":\"%s\",\"impl\":\"burtorch\",\"iterations\":%ld,\"nodes\":%zu,\"runs\":%d,"
+              "\"median_ns\":%.3f,\"p10_ns\":%.3f,\"p90_ns\":%.3f,\"peak_rss_bytes\":%zu,\"samples\":[",
+              graph, iterations, nodes, r.runs, r.median, r.p10, r.p90, bench::peak_rss_bytes());
+  for (int i = 0; i < r.runs; ++i) {
+    std::printf("%s%.3f", (i == 0) ? "" : ",", r.samples[i]);
+  }
+  std::printf("]}\n");
 }
 
 int usage() {
@@ -153,8 +172,8 @@ int main(int argc, char** argv) {
     return 0;
   }
 
-  Result t{0.0, 0.0, 0.0};
-  Result s{0.0, 0.0, 0.0};
+  Result t{};
+  Result s{};
   std::size_t tiny_nodes = 0U;
   std::size_t small_nodes = 0U;
   std::size_t small_slots = 0U;
@@ -173,14 +192,10 @@ int main(int argc, char** argv) {
   const double per_node = static_cast<double>(bt::Tape<double>::bytes_required(1024U, 0U)) / 1024.0;
   if (json) {
     if (want_tiny) {
-      std::printf("{\"bench\":\"tiny\",\"impl\":\"burtorch\",\"iterations\":%ld,\"nodes\":%zu,\"runs\":%d,"
-                  "\"median_ns\":%.3f,\"p10_ns\":%.3f,\"p90_ns\":%.3f}\n",
-                  tiny_iterations, tiny_nodes, runs, t.median, t.p10, t.p90);
+      print_json("tiny", tiny_iterations, tiny_nodes, t);
     }
     if (want_small) {
-      std::printf("{\"bench\":\"small\",\"impl\":\"burtorch\",\"iterations\":%ld,\"nodes\":%zu,\"runs\":%d,"
-                  "\"median_ns\":%.3f,\"p10_ns\":%.3f,\"p90_ns\":%.3f}\n",
-                  small_iterations, small_nodes, runs, s.median, s.p10, s.p90);
+      print_json("small", small_iterations, small_nodes, s);
     }
   } else if (csv) {
     std::printf("graph,iterations,nodes,median_ns,p10_ns,p90_ns,runs\n");

@@ -79,8 +79,9 @@ int main(int argc, char** argv) {
   const bench::Stats b = bench::stats(both_us);
   std::printf(
       "{\"bench\":\"io\",\"impl\":\"burtorch\",\"iterations\":%ld,\"runs\":%ld,\"values\":%u,"
-      "\"save_us\":%.4f,\"load_us\":%.4f,\"median_us\":%.4f,\"p10_us\":%.4f,\"p90_us\":%.4f,\"file_bytes\":%zu}\n",
+      "\"save_us\":%.4f,\"load_us\":%.4f,\"median_us\":%.4f,\"p10_us\":%.4f,\"p90_us\":%.4f,\"file_bytes\":%zu",
       iterations, runs, kValues, s.median, l.median, b.median, b.p10, b.p90,
       static_cast<std::size_t>(bt::checkpoint_overhead(1U) + kValues * sizeof(double)));
+  bench::end_json(both_us);
   return 0;
 }

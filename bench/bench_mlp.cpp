@@ -26,25 +26,38 @@ namespace {
 
 constexpr std::size_t kContext = 16U;
 
+// The words as one token stream ".emma.olivia.ava." (0 = boundary, 1..26 =
+// a..z). Every position p >= 1 is one makemore sample: target stream[p],
+// context the (up to) 16 tokens before it back to the word's start, zero
+// padded, exactly as makemore's (X, Y) rows. One byte per sample instead of
+// 17: the data set does not dominate the program's memory.
 struct Data {
-  std::vector<std::uint8_t> contexts;  // kContext per sample
-  std::vector<std::uint8_t> targets;
+  std::vector<std::uint8_t> stream;
+  std::uint32_t samples() const { return static_cast<std::uint32_t>(stream.size() - 1U); }
+  // Sample k (0-based): writes its context, returns its target.
+  std::uint8_t sample(std::uint32_t k, std::uint8_t* context) const {
+    const std::size_t p = static_cast<std::size_t>(k) + 1U;
+    std::size_t start = p;  // first token of the word that p belongs to
+    while ((start > 0U) && (stream[start - 1U] != 0U)) {
+      --start;
+    }
+    for (std::size_t i = 0U; i < kContext; ++i) {
+      const std::size_t back = kContext - i;  // context[i] is stream[p - back]
+      context[i] = ((p >= back) && ((p - back) >= start)) ? stream[p - back] : 0U;
+    }
+    return stream[p];
+  }
 };
 
 void add_word(const std::string& w, Data& d) {
-  std::uint8_t ctx[kContext] = {};
-  for (std::size_t i = 0U; i <= w.size(); ++i) {
-    const std::uint8_t y = (i < w.size()) ? static_cast<std::uint8_t>(w[i] - 'a' + 1) : 0U;
-    d.contexts.insert(d.contexts.end(), ctx, ctx + kContext);
-    d.targets.push_back(y);
-    for (std::size_t k = 0U; k + 1U < kContext; ++k) {
-      ctx[k] = ctx[k + 1U];
-    }
-    ctx[kContext - 1U] = y;
+  for (char c : w) {
+    d.stream.push_back(static_cast<std::uint8_t>(c - 'a' + 1));
   }
+  d.stream.push_back(0U);
 }
 
 bool load(const char* path, Data& d) {
+  d.stream.push_back(0U);
   if (path == nullptr) {
     // A fixed pseudo-random word list (smoke runs without ../shared/data).
     bench::Sampler s(7U);
@@ -80,7 +93,9 @@ bool load(const char* path, Data& d) {
     }
     at = end + 1U;
   }
-  return !d.targets.empty();
+  std::string().swap(text);
+  d.stream.shrink_to_fit();
+  return d.stream.size() > 1U;
 }
 
 }  // namespace
@@ -109,7 +124,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bench_mlp: cannot read %s\n", (data_path != nullptr) ? data_path : "(generated)");
     return 1;
   }
-  const std::uint32_t n_samples = static_cast<std::uint32_t>(data.targets.size());
+  const std::uint32_t n_samples = data.samples();
 
   nn::MlpConfig config;
   config.hidden = static_cast<bt::Index>(hidden);
@@ -135,17 +150,19 @@ int main(int argc, char** argv) {
 
   bench::Sampler sampler(seed + 1U);
   std::vector<std::uint32_t> picks(static_cast<std::size_t>(batch));
+  std::vector<std::uint8_t> contexts(static_cast<std::size_t>(batch) * kContext);
+  std::vector<std::uint8_t> targets(static_cast<std::size_t>(batch));
   std::vector<double> times;
   double first_loss = 0.0;
   double last_loss = 0.0;
   for (long step = 0; step < warmup + steps; ++step) {
     const double t0 = bench::now_seconds();
-    for (std::uint32_t& k : picks) {
-      k = sampler.below(n_samples);
+    for (std::size_t i = 0U; i < picks.size(); ++i) {
+      picks[i] = sampler.below(n_samples);
+      targets[i] = data.sample(picks[i], &contexts[i * kContext]);
     }
     const float loss = nn::serial_batch(tape, first, n, picks.size(), [&](bt::Tape<float>& tp, std::size_t i) {
-      const std::uint32_t k = picks[i];
-      return model.loss(tp, &data.contexts[static_cast<std::size_t>(k) * kContext], data.targets[k]);
+      return model.loss(tp, &contexts[i * kContext], targets[i]);
     });
     opt.step(tape.values() + first, tape.grads() + first);
     const double t1 = bench::now_seconds();
@@ -165,8 +182,9 @@ int main(int argc, char** argv) {
   std::printf(
       "{\"bench\":\"mlp\",\"impl\":\"burtorch\",\"e\":%ld,\"batch\":%ld,\"params\":%zu,\"steps\":%ld,"
       "\"median_ms\":%.6f,\"p10_ms\":%.6f,\"p90_ms\":%.6f,\"init_ms\":%.3f,\"tape_bytes\":%zu,"
-      "\"first_loss\":%.5f,\"last_loss\":%.5f,\"samples\":%u}\n",
+      "\"first_loss\":%.5f,\"last_loss\":%.5f,\"data_samples\":%u",
       hidden, batch, n, steps, s.median, s.p10, s.p90, (t_ready - t_start) * 1e3, plan.tape_bytes, first_loss,
       last_loss, n_samples);
+  bench::end_json(times);
   return 0;
 }

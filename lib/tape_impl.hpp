@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "burtorch/simd.hpp"
+#include "simd/select.hpp"
 #include "burtorch/tape.hpp"
 
 namespace burtorch {
@@ -163,6 +164,47 @@ T reduce_value(Op range_op, const T* v, Operand at, Index n) noexcept {
   return out;
 }
 
+// d(x_0 * ... * x_(n-1))/dx_i = product of the others, times g, into grads.
+template <class T, class Operand>
+void product_backward(const T* v, T* grads, Operand at, Index n, T g) noexcept {
+  if constexpr (ScalarOps<T>::kSingleLane) {
+    // Without scratch memory: count zeros; with none, divide the product;
+    // with one, only that operand gets the product of the rest; with two
+    // or more, every term is zero.
+    Index zeros = 0U;
+    Index zero_at = 0U;
+    T rest = T(1);
+    for (Index i = 0U; i < n; ++i) {
+      const T x = v[at[i]];
+      if (x == T(0)) {  // BT-DEV-004: exact zero test, not a tolerance
+        ++zeros;
+        zero_at = i;
+      } else {
+        rest *= x;
+      }
+    }
+    if (zeros == 0U) {
+      for (Index i = 0U; i < n; ++i) {
+        grads[at[i]] += g * (rest / v[at[i]]);
+      }
+    } else if (zeros == 1U) {
+      grads[at[zero_at]] += g * rest;
+    } else {
+      // Every partial derivative has a zero factor.
+    }
+  } else {
+    // Lanes may have zeros in different places: multiply the others out
+    // (O(n^2), no scratch memory, no test).
+    for (Index i = 0U; i < n; ++i) {
+      T others = T(1);
+      for (Index j = 0U; j < n; ++j) {
+        others = (j == i) ? others : (others * v[at[j]]);
+      }
+      grads[at[i]] += g * others;
+    }
+  }
+}
+
 // d(reduction)/d(x_i) times `g`, accumulated into grads. `range_op` is the
 // R variant; `out` is the node's forward value.
 template <class T, class Operand>
@@ -207,34 +249,10 @@ void reduce_backward(Op range_op, const T* v, T* grads, Operand at, Index n, T g
       }
       break;
     }
-    case Op::kProdR: {
-      // d/dx_i prod = product of the others. Without scratch memory: count
-      // zeros; with none, divide the product; with one, only that operand
-      // gets the product of the rest; with two or more, every term is zero.
-      Index zeros = 0U;
-      Index zero_at = 0U;
-      T rest = T(1);
-      for (Index i = 0U; i < n; ++i) {
-        const T x = v[at[i]];
-        if (x == T(0)) {  // BT-DEV-004: exact zero test, not a tolerance
-          ++zeros;
-          zero_at = i;
-        } else {
-          rest *= x;
-        }
-      }
-      if (zeros == 0U) {
-        static_cast<void>(out);
-        for (Index i = 0U; i < n; ++i) {
-          grads[at[i]] += g * (rest / v[at[i]]);
-        }
-      } else if (zeros == 1U) {
-        grads[at[zero_at]] += g * rest;
-      } else {
-        // Every partial derivative has a zero factor.
-      }
+    case Op::kProdR:
+      static_cast<void>(out);
+      product_backward(v, grads, at, n, g);
       break;
-    }
     default:
       break;
   }
@@ -267,20 +285,64 @@ template <class T>
 inline T range_dot(const T* v, Index w, Index x, Index n) noexcept {
   return dot_of(v, RangeOperand{w}, RangeOperand{x}, n);
 }
-inline float range_dot(const float* v, Index w, Index x, Index n) noexcept { return simd::dot(&v[w], &v[x], n); }
-inline double range_dot(const double* v, Index w, Index x, Index n) noexcept { return simd::dot(&v[w], &v[x], n); }
+// Up to 4 terms inline (layer norm's 1-term products, attention heads of
+// width 4), in the kernels' order: partial i holds term i, combined by
+// halving. Below P terms every kernel rounds each product once, fused or
+// not, so this is bitwise what the kernel would return.
+template <class T>
+inline T short_dot(const T* a, const T* b, Index n) noexcept {
+  T s = a[0] * b[0];
+  if (n == 2U) {
+    s += a[1] * b[1];
+  } else if (n == 3U) {
+    s = (s + (a[2] * b[2])) + (a[1] * b[1]);
+  } else if (n == 4U) {
+    s = (s + (a[2] * b[2])) + ((a[1] * b[1]) + (a[3] * b[3]));
+  } else {
+    // one term
+  }
+  return s;
+}
+constexpr Index kShortDot = 4U;
+inline float range_dot(const float* v, Index w, Index x, Index n) noexcept {
+  return (n <= kShortDot) ? short_dot(&v[w], &v[x], n) : simd::for_float::dot(&v[w], &v[x], n);
+}
+inline double range_dot(const double* v, Index w, Index x, Index n) noexcept {
+  return (n <= kShortDot) ? short_dot(&v[w], &v[x], n) : simd::for_double::dot(&v[w], &v[x], n);
+}
 
 template <class T>
 inline void range_dot_backward(const T* v, T* grads, Index w, Index x, Index n, T g) noexcept {
   dot_backward(v, grads, RangeOperand{w}, RangeOperand{x}, n, g);
 }
+// y[i] += g * x[i], rounded as simd::axpy rounds (fused with avx2+fma).
+template <class T>
+inline void short_axpy(T* y, T g, const T* x, Index n) noexcept {
+  for (Index i = 0U; i < n; ++i) {
+#if BURTORCH_SIMD_AVX2_FMA
+    y[i] = std::fma(g, x[i], y[i]);
+#else
+    y[i] += g * x[i];
+#endif
+  }
+}
 inline void range_dot_backward(const float* v, float* grads, Index w, Index x, Index n, float g) noexcept {
-  simd::axpy(&grads[w], g, &v[x], n);
-  simd::axpy(&grads[x], g, &v[w], n);
+  if (n <= kShortDot) {
+    short_axpy(&grads[w], g, &v[x], n);
+    short_axpy(&grads[x], g, &v[w], n);
+  } else {
+    simd::for_float::axpy(&grads[w], g, &v[x], n);
+    simd::for_float::axpy(&grads[x], g, &v[w], n);
+  }
 }
 inline void range_dot_backward(const double* v, double* grads, Index w, Index x, Index n, double g) noexcept {
-  simd::axpy(&grads[w], g, &v[x], n);
-  simd::axpy(&grads[x], g, &v[w], n);
+  if (n <= kShortDot) {
+    short_axpy(&grads[w], g, &v[x], n);
+    short_axpy(&grads[x], g, &v[w], n);
+  } else {
+    simd::for_double::axpy(&grads[w], g, &v[x], n);
+    simd::for_double::axpy(&grads[x], g, &v[w], n);
+  }
 }
 
 // Segment lists: slots[0] runs, then first/count pairs. Inner product of a
@@ -288,6 +350,9 @@ inline void range_dot_backward(const double* v, double* grads, Index w, Index x,
 template <class T>
 T dot_segments_of(const T* v, Index w, const Index* list) noexcept {
   const Index runs = list[0];
+  if (runs == 1U) {
+    return range_dot(v, w, list[1], list[2]);
+  }
   T s = T(0);
   for (Index r = 0U; r < runs; ++r) {
     const Index first = list[1U + (2U * r)];
@@ -314,20 +379,20 @@ template <class T, class Operand>
 T log_sum_exp_of(const T* v, Operand at, Index n) noexcept {
   T m = v[at[0U]];
   for (Index i = 1U; i < n; ++i) {
-    m = (v[at[i]] > m) ? v[at[i]] : m;
+    m = ScalarOps<T>::max(m, v[at[i]]);
   }
   T s = T(0);
   for (Index i = 0U; i < n; ++i) {
-    s += std::exp(v[at[i]] - m);
+    s += ScalarOps<T>::exp(v[at[i]] - m);
   }
-  return m + std::log(s);
+  return m + ScalarOps<T>::log(s);
 }
 
 // d/dx_i = softmax(x)_i = exp(x_i - out).
 template <class T, class Operand>
 void log_sum_exp_backward(const T* v, T* grads, Operand at, Index n, T g, T out) noexcept {
   for (Index i = 0U; i < n; ++i) {
-    grads[at[i]] += g * std::exp(v[at[i]] - out);
+    grads[at[i]] += g * ScalarOps<T>::exp(v[at[i]] - out);
   }
 }
 
@@ -441,6 +506,7 @@ void Tape<T>::reset() noexcept {
   slots_used_ = 0U;
   swept_end_ = 0U;
   leading_leaves_ = 0U;
+  checked_list_ = kNoIndex;
   status_ = Status::kOk;
   limit_ = capacity_;
   append_room_ = capacity_ - param_region_;
@@ -470,7 +536,7 @@ template <class T>
 bool Tape<T>::all_finite() const noexcept {
   bool finite = true;
   for (Index i = 0U; i < size_; ++i) {
-    finite = finite && std::isfinite(values_[i]) && std::isfinite(grads_[i]);
+    finite = finite && ScalarOps<T>::finite(values_[i]) && ScalarOps<T>::finite(grads_[i]);
   }
   return finite;
 }
@@ -665,22 +731,31 @@ Value<T> Tape<T>::dot_segments(Index w_first, SegmentList x, const Value<T>* bia
   if ((x.slot == kNoIndex) || (x.total == 0U) || (x.slot >= slots_used_)) {
     return fail(Status::kInvalidArgument);
   }
-  // The list must still be on the tape, and every run still recorded.
-  const Index runs = args_[x.slot];
-  if ((runs == 0U) || (runs > ((slots_used_ - x.slot - 1U) / 2U))) {
-    return fail(Status::kInvalidArgument);
-  }
-  Index total = 0U;
-  for (Index r = 0U; r < runs; ++r) {
-    const Index first = args_[x.slot + 1U + (2U * r)];
-    const Index n = args_[x.slot + 2U + (2U * r)];
-    if ((first >= size_) || (n > (size_ - first))) {
-      return fail(Status::kInvalidHandle);
+  // The list must still be on the tape, and every run still recorded. Runs
+  // only end below size_, which grows until the next rewind: a list checked
+  // since then needs no new check.
+  if ((x.slot != checked_list_) || (x.total != checked_total_)) {
+    const Index runs = args_[x.slot];
+    if ((runs == 0U) || (runs > ((slots_used_ - x.slot - 1U) / 2U))) {
+      return fail(Status::kInvalidArgument);
     }
-    total += n;
+    Index total = 0U;
+    for (Index r = 0U; r < runs; ++r) {
+      const Index first = args_[x.slot + 1U + (2U * r)];
+      const Index n = args_[x.slot + 2U + (2U * r)];
+      if ((first >= size_) || (n > (size_ - first))) {
+        return fail(Status::kInvalidHandle);
+      }
+      total += n;
+    }
+    if (total != x.total) {
+      return fail(Status::kInvalidArgument);
+    }
+    checked_list_ = x.slot;
+    checked_total_ = x.total;
   }
-  if ((total != x.total) || (w_first >= size_) || (x.total > (size_ - w_first))) {
-    return fail((total != x.total) ? Status::kInvalidArgument : Status::kInvalidHandle);
+  if ((w_first >= size_) || (x.total > (size_ - w_first))) {
+    return fail(Status::kInvalidHandle);
   }
   if ((bias != nullptr) && !owns(*bias)) {
     return reject(*bias);
@@ -878,7 +953,7 @@ Status Tape<T>::backward(Value<T> root) noexcept {
         gr[a] -= g * (v[i] / v[a]);
         break;
       case Op::kRelu:
-        gr[a] += (v[a] > T(0)) ? g : T(0);
+        gr[a] += ScalarOps<T>::relu_grad(v[a], g);
         break;
       case Op::kTanh:
         gr[a] += g * (T(1) - (v[i] * v[i]));

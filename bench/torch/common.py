@@ -31,8 +31,21 @@ def ready():
     print("READY", flush=True)
 
 
+def peak_rss_bytes():
+    """VmHWM of /proc/self/status: this process's own peak resident set."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
 def emit(record):
     record.setdefault("impl", "pytorch")
+    record.setdefault("peak_rss_bytes", peak_rss_bytes())
     record.setdefault("torch", torch.__version__)
     print(json.dumps(record), flush=True)
 

@@ -117,7 +117,7 @@ def main():
     median, p10, p90 = quantiles(times)
     emit({"bench": "gpt", "batch": batch, "params": n_params, "vocab": len(chars), "steps": steps,
           "median_ms": median, "p10_ms": p10, "p90_ms": p90, "init_ms": (t_ready - T0) * 1e3,
-          "first_loss": first_loss, "last_loss": last_loss})
+          "first_loss": first_loss, "last_loss": last_loss, "samples": times})
 
 
 if __name__ == "__main__":

@@ -2,8 +2,14 @@
 iterations) and small graph (Fig. 2, micrograd's example, 2e4 iterations)
 in FP64, eager mode: build + backward per iteration, as bench_graphs.
 
-Usage: graphs.py --graph tiny|small [--iterations N] [--runs R]
+Usage: graphs.py --graph tiny|small [--iterations N] [--runs R] [--callgrind LIB]
+  --callgrind LIB  under valgrind --tool=callgrind --instr-atstart=no: load
+                   LIB (bench/torch/cgtoggle.c, built by tools/bench) and
+                   instrument only the --iterations builds after a warm-up;
+                   no timing.
 """
+import ctypes
+
 import torch
 
 from common import emit, flag, now, quantiles, ready
@@ -54,6 +60,15 @@ def main():
     ready()
     for _ in range(max(1, iterations // 10)):  # warm-up
         build()
+    toggle = flag("--callgrind", None)
+    if toggle is not None:
+        lib = ctypes.CDLL(toggle)
+        lib.bt_callgrind_start()
+        for _ in range(iterations):
+            build()
+        lib.bt_callgrind_stop()
+        emit({"bench": graph, "iterations": iterations, "callgrind": True})
+        return
     times = []
     for _ in range(runs):
         t0 = now()
@@ -62,7 +77,7 @@ def main():
         times.append((now() - t0) / iterations * 1e9)
     median, p10, p90 = quantiles(times)
     emit({"bench": graph, "iterations": iterations, "runs": runs,
-          "median_ns": median, "p10_ns": p10, "p90_ns": p90})
+          "median_ns": median, "p10_ns": p10, "p90_ns": p90, "samples": times})
 
 
 if __name__ == "__main__":

@@ -38,7 +38,7 @@ def main():
     median, p10, p90 = quantiles(both_us)
     emit({"bench": "io", "iterations": iterations, "runs": runs, "values": 7,
           "save_us": quantiles(save_us)[0], "load_us": quantiles(load_us)[0],
-          "median_us": median, "p10_us": p10, "p90_us": p90, "file_bytes": file_bytes})
+          "median_us": median, "p10_us": p10, "p90_us": p90, "file_bytes": file_bytes, "samples": both_us})
 
 
 if __name__ == "__main__":

@@ -80,7 +80,7 @@ def main():
     median, p10, p90 = quantiles(times)
     emit({"bench": "mlp", "e": hidden, "batch": batch, "params": n_params, "steps": steps,
           "median_ms": median, "p10_ms": p10, "p90_ms": p90, "init_ms": (t_ready - T0) * 1e3,
-          "first_loss": first_loss, "last_loss": last_loss, "samples": int(X.shape[0])})
+          "first_loss": first_loss, "last_loss": last_loss, "data_samples": int(X.shape[0]), "samples": times})
 
 
 if __name__ == "__main__":

@@ -149,28 +149,28 @@ inline Value<T>& Value<T>::operator/=(T rhs) noexcept {
 // --- scalar functions (Table 8) ----------------------------------------------
 template <class T>
 inline Value<T> relu(Value<T> x) noexcept {
-  return detail::unary(Op::kRelu, x, [](T a) { return (a > T(0)) ? a : T(0); });
+  return detail::unary(Op::kRelu, x, [](T a) { return ScalarOps<T>::relu(a); });
 }
 template <class T>
 inline Value<T> tanh(Value<T> x) noexcept {
-  return detail::unary(Op::kTanh, x, [](T a) { return std::tanh(a); });
+  return detail::unary(Op::kTanh, x, [](T a) { return ScalarOps<T>::tanh(a); });
 }
 template <class T>
 inline Value<T> exp(Value<T> x) noexcept {
-  return detail::unary(Op::kExp, x, [](T a) { return std::exp(a); });
+  return detail::unary(Op::kExp, x, [](T a) { return ScalarOps<T>::exp(a); });
 }
 template <class T>
 inline Value<T> log(Value<T> x) noexcept {
-  return detail::unary(Op::kLog, x, [](T a) { return std::log(a); });
+  return detail::unary(Op::kLog, x, [](T a) { return ScalarOps<T>::log(a); });
 }
 // -log(x): the loss of a probability, one node instead of two.
 template <class T>
 inline Value<T> neg_log(Value<T> x) noexcept {
-  return detail::unary(Op::kNegLog, x, [](T a) { return -std::log(a); });
+  return detail::unary(Op::kNegLog, x, [](T a) { return -ScalarOps<T>::log(a); });
 }
 template <class T>
 inline Value<T> sigmoid(Value<T> x) noexcept {
-  return detail::unary(Op::kSigmoid, x, [](T a) { return T(1) / (T(1) + std::exp(-a)); });
+  return detail::unary(Op::kSigmoid, x, [](T a) { return T(1) / (T(1) + ScalarOps<T>::exp(-a)); });
 }
 template <class T>
 inline Value<T> inv(Value<T> x) noexcept {
@@ -186,11 +186,11 @@ inline Value<T> pow3(Value<T> x) noexcept {
 }
 template <class T>
 inline Value<T> sqrt(Value<T> x) noexcept {
-  return detail::unary(Op::kSqrt, x, [](T a) { return std::sqrt(a); });
+  return detail::unary(Op::kSqrt, x, [](T a) { return ScalarOps<T>::sqrt(a); });
 }
 template <class T>
 inline Value<T> inv_sqrt(Value<T> x) noexcept {
-  return detail::unary(Op::kInvSqrt, x, [](T a) { return T(1) / std::sqrt(a); });
+  return detail::unary(Op::kInvSqrt, x, [](T a) { return T(1) / ScalarOps<T>::sqrt(a); });
 }
 template <class T>
 inline Value<T> mul_by_const(Value<T> x, detail::PlainT<T> c) noexcept {

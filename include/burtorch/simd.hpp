@@ -15,8 +15,9 @@
 //               (float only; ARMv7 Neon flushes subnormals to zero)
 //   mve         Cortex-M55 Helium (float only; no vector sqrt/divide, so
 //               the Adam step stays scalar)
-// simd::isa() names the selected set. BURTORCH_CONFIG_SIMD 0 selects the
-// reference everywhere.
+// simd::isa_float()/isa_double() name the selected sets.
+// BURTORCH_CONFIG_SIMD 0 selects the reference everywhere, and so do
+// unoptimised (-O0) builds.
 //
 // Results. Every reduction (dot, sum_squares) keeps P = 64 / sizeof(T)
 // partial sums (16 for float, 8 for double), all starting at +0: element
@@ -39,13 +40,21 @@
 #include "burtorch/config.hpp"
 
 // Which implementations this build contains (0 or 1), from the compiler's
-// target macros.
-#if BURTORCH_CONFIG_SIMD && (defined(__SSE2__) || defined(__x86_64__))
+// target macros. Unoptimised builds (-O0, no __OPTIMIZE__) use the
+// reference: unoptimised intrinsics code keeps every vector temporary in its
+// own stack slot (frames of about 1 KB, over the stack budgets of
+// tools/gates/stack-budget.txt) and gains no speed.
+#if defined(__OPTIMIZE__)
+#define BURTORCH_SIMD_OPTIMIZED 1
+#else
+#define BURTORCH_SIMD_OPTIMIZED 0
+#endif
+#if BURTORCH_CONFIG_SIMD && BURTORCH_SIMD_OPTIMIZED && (defined(__SSE2__) || defined(__x86_64__))
 #define BURTORCH_SIMD_SSE2 1
 #else
 #define BURTORCH_SIMD_SSE2 0
 #endif
-#if BURTORCH_CONFIG_SIMD && defined(__AVX2__)
+#if BURTORCH_CONFIG_SIMD && BURTORCH_SIMD_OPTIMIZED && defined(__AVX2__)
 #define BURTORCH_SIMD_AVX2 1
 #else
 #define BURTORCH_SIMD_AVX2 0
@@ -55,7 +64,7 @@
 #else
 #define BURTORCH_SIMD_AVX2_FMA 0
 #endif
-#if BURTORCH_CONFIG_SIMD && (defined(__ARM_NEON) || defined(__ARM_NEON__)) && !defined(__ARM_FEATURE_MVE)
+#if BURTORCH_CONFIG_SIMD && BURTORCH_SIMD_OPTIMIZED && (defined(__ARM_NEON) || defined(__ARM_NEON__)) && !defined(__ARM_FEATURE_MVE)
 #define BURTORCH_SIMD_NEON 1
 #else
 #define BURTORCH_SIMD_NEON 0
@@ -65,7 +74,7 @@
 #else
 #define BURTORCH_SIMD_NEON_F64 0
 #endif
-#if BURTORCH_CONFIG_SIMD && defined(__ARM_FEATURE_MVE) && ((__ARM_FEATURE_MVE & 2) != 0)
+#if BURTORCH_CONFIG_SIMD && BURTORCH_SIMD_OPTIMIZED && defined(__ARM_FEATURE_MVE) && ((__ARM_FEATURE_MVE & 2) != 0)
 #define BURTORCH_SIMD_MVE 1
 #else
 #define BURTORCH_SIMD_MVE 0
@@ -95,113 +104,88 @@ struct AdamStep {
   bool decoupled;
 };
 
-// Declares the kernel set of one implementation for scalar type T.
-#define BURTORCH_SIMD_DECLARE(T)                                                                   \
-  /* sum of a[i] * b[i] */                                                                         \
-  T dot(const T* a, const T* b, std::size_t n) noexcept;                                           \
-  /* sum of x[i]^2 */                                                                              \
-  T sum_squares(const T* x, std::size_t n) noexcept;                                               \
-  /* y[i] += alpha * x[i] */                                                                       \
-  void axpy(T* y, T alpha, const T* x, std::size_t n) noexcept;                                    \
-  /* x[i] *= s */                                                                                  \
-  void scale(T* x, T s, std::size_t n) noexcept;                                                   \
-  /* w[i] -= lr * g[i] */                                                                          \
-  void sgd_step(T* w, const T* g, T lr, std::size_t n) noexcept;                                   \
-  /* buf = first ? g : buf * momentum + g; w -= lr * buf (torch.optim.SGD) */                      \
-  void momentum_step(T* w, T* buf, const T* g, T lr, T momentum, bool first, std::size_t n) noexcept; \
-  void adam_step(T* w, T* m, T* v, const T* g, const AdamStep<T>& p, std::size_t n) noexcept;
+// Declare the kernel set of one implementation (no macro parameters: the
+// two lists are spelled out per scalar type).
+#define BURTORCH_SIMD_DECLARE_FLOAT \
+  /* sum of a[i] * b[i] */                                                                                            \
+  float dot(const float* a, const float* b, std::size_t n) noexcept;                                                  \
+  /* sum of x[i]^2 */                                                                                                 \
+  float sum_squares(const float* x, std::size_t n) noexcept;                                                          \
+  /* y[i] += alpha * x[i] */                                                                                          \
+  void axpy(float* y, float alpha, const float* x, std::size_t n) noexcept;                                           \
+  /* x[i] *= s */                                                                                                     \
+  void scale(float* x, float s, std::size_t n) noexcept;                                                              \
+  /* w[i] -= lr * g[i] */                                                                                             \
+  void sgd_step(float* w, const float* g, float lr, std::size_t n) noexcept;                                          \
+  /* buf = first ? g : buf * momentum + g; w -= lr * buf (torch.optim.SGD) */                                         \
+  void momentum_step(float* w, float* buf, const float* g, float lr, float momentum, bool first,                      \
+                     std::size_t n) noexcept;                                                                         \
+  void adam_step(float* w, float* m, float* v, const float* g, const AdamStep<float>& p, std::size_t n) noexcept;
+
+#define BURTORCH_SIMD_DECLARE_DOUBLE \
+  /* sum of a[i] * b[i] */                                                                                            \
+  double dot(const double* a, const double* b, std::size_t n) noexcept;                                               \
+  /* sum of x[i]^2 */                                                                                                 \
+  double sum_squares(const double* x, std::size_t n) noexcept;                                                        \
+  /* y[i] += alpha * x[i] */                                                                                          \
+  void axpy(double* y, double alpha, const double* x, std::size_t n) noexcept;                                        \
+  /* x[i] *= s */                                                                                                     \
+  void scale(double* x, double s, std::size_t n) noexcept;                                                            \
+  /* w[i] -= lr * g[i] */                                                                                             \
+  void sgd_step(double* w, const double* g, double lr, std::size_t n) noexcept;                                       \
+  /* buf = first ? g : buf * momentum + g; w -= lr * buf (torch.optim.SGD) */                                         \
+  void momentum_step(double* w, double* buf, const double* g, double lr, double momentum, bool first,                \
+                     std::size_t n) noexcept;                                                                         \
+  void adam_step(double* w, double* m, double* v, const double* g, const AdamStep<double>& p,                         \
+                 std::size_t n) noexcept;
 
 namespace reference {
-BURTORCH_SIMD_DECLARE(float)
-BURTORCH_SIMD_DECLARE(double)
+BURTORCH_SIMD_DECLARE_FLOAT
+BURTORCH_SIMD_DECLARE_DOUBLE
 }  // namespace reference
 
 #if BURTORCH_SIMD_SSE2
 namespace sse2 {
-BURTORCH_SIMD_DECLARE(float)
-BURTORCH_SIMD_DECLARE(double)
+BURTORCH_SIMD_DECLARE_FLOAT
+BURTORCH_SIMD_DECLARE_DOUBLE
 }  // namespace sse2
 #endif
 
 #if BURTORCH_SIMD_AVX2
 namespace avx2 {
-BURTORCH_SIMD_DECLARE(float)
-BURTORCH_SIMD_DECLARE(double)
+BURTORCH_SIMD_DECLARE_FLOAT
+BURTORCH_SIMD_DECLARE_DOUBLE
 }  // namespace avx2
 #endif
 
 #if BURTORCH_SIMD_NEON
 namespace neon {
-BURTORCH_SIMD_DECLARE(float)
+BURTORCH_SIMD_DECLARE_FLOAT
 #if BURTORCH_SIMD_NEON_F64
-BURTORCH_SIMD_DECLARE(double)
+BURTORCH_SIMD_DECLARE_DOUBLE
 #endif
 }  // namespace neon
 #endif
 
 #if BURTORCH_SIMD_MVE
 namespace mve {
-BURTORCH_SIMD_DECLARE(float)
+BURTORCH_SIMD_DECLARE_FLOAT
 }  // namespace mve
 #endif
 
-#undef BURTORCH_SIMD_DECLARE
-
-// The selected implementation, per scalar type.
-#if BURTORCH_SIMD_AVX2
-namespace for_float = avx2;
-namespace for_double = avx2;
-#elif BURTORCH_SIMD_SSE2
-namespace for_float = sse2;
-namespace for_double = sse2;
-#elif BURTORCH_SIMD_NEON_F64
-namespace for_float = neon;
-namespace for_double = neon;
-#elif BURTORCH_SIMD_NEON
-namespace for_float = neon;
-namespace for_double = reference;
-#elif BURTORCH_SIMD_MVE
-namespace for_float = mve;
-namespace for_double = reference;
-#else
-namespace for_float = reference;
-namespace for_double = reference;
-#endif
-
-// Names of the selected implementations, e.g. "avx2+fma" / "avx2+fma".
+// Names of the selected implementations, e.g. "avx2+fma" or "reference".
 const char* isa_float() noexcept;
 const char* isa_double() noexcept;
 
-// The kernels the library uses: the selected implementation.
-inline float dot(const float* a, const float* b, std::size_t n) noexcept { return for_float::dot(a, b, n); }
-inline double dot(const double* a, const double* b, std::size_t n) noexcept { return for_double::dot(a, b, n); }
-inline float sum_squares(const float* x, std::size_t n) noexcept { return for_float::sum_squares(x, n); }
-inline double sum_squares(const double* x, std::size_t n) noexcept { return for_double::sum_squares(x, n); }
-inline void axpy(float* y, float alpha, const float* x, std::size_t n) noexcept { for_float::axpy(y, alpha, x, n); }
-inline void axpy(double* y, double alpha, const double* x, std::size_t n) noexcept {
-  for_double::axpy(y, alpha, x, n);
-}
-inline void scale(float* x, float s, std::size_t n) noexcept { for_float::scale(x, s, n); }
-inline void scale(double* x, double s, std::size_t n) noexcept { for_double::scale(x, s, n); }
-inline void sgd_step(float* w, const float* g, float lr, std::size_t n) noexcept { for_float::sgd_step(w, g, lr, n); }
-inline void sgd_step(double* w, const double* g, double lr, std::size_t n) noexcept {
-  for_double::sgd_step(w, g, lr, n);
-}
-inline void momentum_step(float* w, float* buf, const float* g, float lr, float momentum, bool first,
-                          std::size_t n) noexcept {
-  for_float::momentum_step(w, buf, g, lr, momentum, first, n);
-}
-inline void momentum_step(double* w, double* buf, const double* g, double lr, double momentum, bool first,
-                          std::size_t n) noexcept {
-  for_double::momentum_step(w, buf, g, lr, momentum, first, n);
-}
-inline void adam_step(float* w, float* m, float* v, const float* g, const AdamStep<float>& p, std::size_t n) noexcept {
-  for_float::adam_step(w, m, v, g, p, n);
-}
-inline void adam_step(double* w, double* m, double* v, const double* g, const AdamStep<double>& p,
-                      std::size_t n) noexcept {
-  for_double::adam_step(w, m, v, g, p, n);
-}
+// The kernels the library uses: the implementation selected when the
+// library was compiled (defined in lib/simd/reference.cpp, so a program
+// compiled with other flags than the library still calls the library's
+// choice).
+BURTORCH_SIMD_DECLARE_FLOAT
+BURTORCH_SIMD_DECLARE_DOUBLE
+
+#undef BURTORCH_SIMD_DECLARE_FLOAT
+#undef BURTORCH_SIMD_DECLARE_DOUBLE
 
 }  // namespace simd
 }  // namespace burtorch

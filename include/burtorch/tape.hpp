@@ -20,6 +20,7 @@
 #include <limits>
 
 #include "burtorch/config.hpp"
+#include "burtorch/scalar.hpp"
 #include "burtorch/status.hpp"
 
 namespace burtorch {
@@ -318,6 +319,11 @@ class Tape {
   // Nodes below this may hold gradients from an earlier backward; newer
   // nodes got a zero gradient when recorded. Bounds backward's clearing.
   Index swept_end_ = 0U;
+  // The segment list dot_segments last validated (slot, total), or kNoIndex:
+  // its runs stay valid until a rewind, so the next inner products over the
+  // same list (every output of a layer) skip the check.
+  Index checked_list_ = kNoIndex;
+  Index checked_total_ = 0U;
   Status status_ = Status::kOk;
 #if BURTORCH_CONFIG_FAULT_HOOK
   FaultHook fault_hook_ = nullptr;
@@ -476,6 +482,7 @@ inline Status Tape<T>::rewind(Mark m) noexcept {
   slots_used_ = m.slots;
   swept_end_ = (swept_end_ < size_) ? swept_end_ : size_;
   leading_leaves_ = (leading_leaves_ < size_) ? leading_leaves_ : size_;
+  checked_list_ = kNoIndex;
   return Status::kOk;
 }
 

@@ -34,13 +34,35 @@ float dot_f32(const float* a, const float* b, std::size_t n) noexcept {
     s2 = vaddq_f32(s2, vmulq_f32(vld1q_f32(&a[i + 8U]), vld1q_f32(&b[i + 8U])));
     s3 = vaddq_f32(s3, vmulq_f32(vld1q_f32(&a[i + 12U]), vld1q_f32(&b[i + 12U])));
   }
-  float p[16];
-  vst1q_f32(&p[0], s0);
-  vst1q_f32(&p[4], s1);
-  vst1q_f32(&p[8], s2);
-  vst1q_f32(&p[12], s3);
-  detail::dot_terms(p, a, b, i, n);
-  return detail::combine(p, n);
+  // The tail: 4 terms at a time into accumulators 0, 1, 2, then a
+  // zero-padded last vector (the padding adds exact zeros).
+  const std::size_t full = (n - i) / 4U;
+  if (full > 0U) {
+    s0 = vaddq_f32(s0, vmulq_f32(vld1q_f32(&a[i]), vld1q_f32(&b[i])));
+  }
+  if (full > 1U) {
+    s1 = vaddq_f32(s1, vmulq_f32(vld1q_f32(&a[i + 4U]), vld1q_f32(&b[i + 4U])));
+  }
+  if (full > 2U) {
+    s2 = vaddq_f32(s2, vmulq_f32(vld1q_f32(&a[i + 8U]), vld1q_f32(&b[i + 8U])));
+  }
+  i += 4U * full;
+  if (i < n) {
+    float ta[4] = {};
+    float tb[4] = {};
+    for (std::size_t k = 0U; (i + k) < n; ++k) {
+      ta[k] = a[i + k];
+      tb[k] = b[i + k];
+    }
+    const float32x4_t t = vmulq_f32(vld1q_f32(ta), vld1q_f32(tb));
+    s0 = (full == 0U) ? vaddq_f32(s0, t) : s0;
+    s1 = (full == 1U) ? vaddq_f32(s1, t) : s1;
+    s2 = (full == 2U) ? vaddq_f32(s2, t) : s2;
+    s3 = (full == 3U) ? vaddq_f32(s3, t) : s3;
+  }
+  // The halving tree: k + 8, k + 4 in vectors, then k + 2, k + 1.
+  const float32x4_t q = vaddq_f32(vaddq_f32(s0, s2), vaddq_f32(s1, s3));
+  return (vgetq_lane_f32(q, 0) + vgetq_lane_f32(q, 2)) + (vgetq_lane_f32(q, 1) + vgetq_lane_f32(q, 3));
 }
 
 void axpy_f32(float* y, float alpha, const float* x, std::size_t n) noexcept {
@@ -139,13 +161,27 @@ double dot(const double* a, const double* b, std::size_t n) noexcept {
     s2 = vaddq_f64(s2, vmulq_f64(vld1q_f64(&a[i + 4U]), vld1q_f64(&b[i + 4U])));
     s3 = vaddq_f64(s3, vmulq_f64(vld1q_f64(&a[i + 6U]), vld1q_f64(&b[i + 6U])));
   }
-  double p[8];
-  vst1q_f64(&p[0], s0);
-  vst1q_f64(&p[2], s1);
-  vst1q_f64(&p[4], s2);
-  vst1q_f64(&p[6], s3);
-  detail::dot_terms(p, a, b, i, n);
-  return detail::combine(p, n);
+  const std::size_t full = (n - i) / 2U;
+  if (full > 0U) {
+    s0 = vaddq_f64(s0, vmulq_f64(vld1q_f64(&a[i]), vld1q_f64(&b[i])));
+  }
+  if (full > 1U) {
+    s1 = vaddq_f64(s1, vmulq_f64(vld1q_f64(&a[i + 2U]), vld1q_f64(&b[i + 2U])));
+  }
+  if (full > 2U) {
+    s2 = vaddq_f64(s2, vmulq_f64(vld1q_f64(&a[i + 4U]), vld1q_f64(&b[i + 4U])));
+  }
+  i += 2U * full;
+  if (i < n) {  // one term left: lane 0 of the next accumulator
+    const float64x2_t t = vsetq_lane_f64(a[i] * b[i], vdupq_n_f64(0.0), 0);
+    s0 = (full == 0U) ? vaddq_f64(s0, t) : s0;
+    s1 = (full == 1U) ? vaddq_f64(s1, t) : s1;
+    s2 = (full == 2U) ? vaddq_f64(s2, t) : s2;
+    s3 = (full == 3U) ? vaddq_f64(s3, t) : s3;
+  }
+  // k + 4, k + 2, k + 1.
+  const float64x2_t q = vaddq_f64(vaddq_f64(s0, s2), vaddq_f64(s1, s3));
+  return vgetq_lane_f64(q, 0) + vgetq_lane_f64(q, 1);
 }
 
 double sum_squares(const double* x, std::size_t n) noexcept { return dot(x, x, n); }

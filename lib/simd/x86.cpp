@@ -1,8 +1,9 @@
 // x86-64 kernels of burtorch/simd.hpp: SSE2 (every x86-64) and AVX2 (with
 // -mavx2; fused multiply-add with -mfma and BURTORCH_CONFIG_SIMD_FMA 1).
 // Reductions keep the reference's P = 64 / sizeof(T) partial sums in
-// registers (SSE2: four 16-byte accumulators, AVX2: two 32-byte ones), then
-// hand them, with the tail, to the reference's combine step.
+// registers (SSE2: four 16-byte accumulators, AVX2: two 32-byte ones), add
+// the tail to the same lanes (zero-padded or masked), and combine them with
+// the reference's halving tree in registers.
 #include "common.hpp"
 
 #if BURTORCH_SIMD_SSE2
@@ -18,6 +19,10 @@ namespace simd {
 #if BURTORCH_SIMD_SSE2
 namespace sse2 {
 
+// Accumulators hold partials 0-3, 4-7, 8-11, 12-15 (float) or 0-1, 2-3,
+// 4-5, 6-7 (double). A tail of r < P terms goes, 4 (2) at a time, to
+// accumulators 0, 1, 2, ...; its last partial vector is zero-padded (the
+// padding adds exact zeros). The halving tree then runs in registers.
 float dot(const float* a, const float* b, std::size_t n) noexcept {
   __m128 s0 = _mm_setzero_ps();
   __m128 s1 = _mm_setzero_ps();
@@ -30,13 +35,35 @@ float dot(const float* a, const float* b, std::size_t n) noexcept {
     s2 = _mm_add_ps(s2, _mm_mul_ps(_mm_loadu_ps(&a[i + 8U]), _mm_loadu_ps(&b[i + 8U])));
     s3 = _mm_add_ps(s3, _mm_mul_ps(_mm_loadu_ps(&a[i + 12U]), _mm_loadu_ps(&b[i + 12U])));
   }
-  float p[16];
-  _mm_storeu_ps(&p[0], s0);
-  _mm_storeu_ps(&p[4], s1);
-  _mm_storeu_ps(&p[8], s2);
-  _mm_storeu_ps(&p[12], s3);
-  detail::dot_terms(p, a, b, i, n);
-  return detail::combine(p, n);
+  const std::size_t full = (n - i) / 4U;  // complete vectors in the tail (0..3)
+  if (full > 0U) {
+    s0 = _mm_add_ps(s0, _mm_mul_ps(_mm_loadu_ps(&a[i]), _mm_loadu_ps(&b[i])));
+  }
+  if (full > 1U) {
+    s1 = _mm_add_ps(s1, _mm_mul_ps(_mm_loadu_ps(&a[i + 4U]), _mm_loadu_ps(&b[i + 4U])));
+  }
+  if (full > 2U) {
+    s2 = _mm_add_ps(s2, _mm_mul_ps(_mm_loadu_ps(&a[i + 8U]), _mm_loadu_ps(&b[i + 8U])));
+  }
+  i += 4U * full;
+  if (i < n) {
+    float ta[4] = {};
+    float tb[4] = {};
+    for (std::size_t k = 0U; (i + k) < n; ++k) {
+      ta[k] = a[i + k];
+      tb[k] = b[i + k];
+    }
+    const __m128 t = _mm_mul_ps(_mm_loadu_ps(ta), _mm_loadu_ps(tb));
+    s0 = (full == 0U) ? _mm_add_ps(s0, t) : s0;
+    s1 = (full == 1U) ? _mm_add_ps(s1, t) : s1;
+    s2 = (full == 2U) ? _mm_add_ps(s2, t) : s2;
+    s3 = (full == 3U) ? _mm_add_ps(s3, t) : s3;
+  }
+  // k + 8, k + 4, k + 2, k + 1.
+  __m128 s = _mm_add_ps(_mm_add_ps(s0, s2), _mm_add_ps(s1, s3));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_shuffle_ps(s, s, 1));
+  return _mm_cvtss_f32(s);
 }
 
 double dot(const double* a, const double* b, std::size_t n) noexcept {
@@ -51,13 +78,27 @@ double dot(const double* a, const double* b, std::size_t n) noexcept {
     s2 = _mm_add_pd(s2, _mm_mul_pd(_mm_loadu_pd(&a[i + 4U]), _mm_loadu_pd(&b[i + 4U])));
     s3 = _mm_add_pd(s3, _mm_mul_pd(_mm_loadu_pd(&a[i + 6U]), _mm_loadu_pd(&b[i + 6U])));
   }
-  double p[8];
-  _mm_storeu_pd(&p[0], s0);
-  _mm_storeu_pd(&p[2], s1);
-  _mm_storeu_pd(&p[4], s2);
-  _mm_storeu_pd(&p[6], s3);
-  detail::dot_terms(p, a, b, i, n);
-  return detail::combine(p, n);
+  const std::size_t full = (n - i) / 2U;
+  if (full > 0U) {
+    s0 = _mm_add_pd(s0, _mm_mul_pd(_mm_loadu_pd(&a[i]), _mm_loadu_pd(&b[i])));
+  }
+  if (full > 1U) {
+    s1 = _mm_add_pd(s1, _mm_mul_pd(_mm_loadu_pd(&a[i + 2U]), _mm_loadu_pd(&b[i + 2U])));
+  }
+  if (full > 2U) {
+    s2 = _mm_add_pd(s2, _mm_mul_pd(_mm_loadu_pd(&a[i + 4U]), _mm_loadu_pd(&b[i + 4U])));
+  }
+  i += 2U * full;
+  if (i < n) {  // one term left: lane 0 of the next accumulator
+    const __m128d t = _mm_set_sd(a[i] * b[i]);
+    s0 = (full == 0U) ? _mm_add_pd(s0, t) : s0;
+    s1 = (full == 1U) ? _mm_add_pd(s1, t) : s1;
+    s2 = (full == 2U) ? _mm_add_pd(s2, t) : s2;
+    s3 = (full == 3U) ? _mm_add_pd(s3, t) : s3;
+  }
+  // k + 4, k + 2, k + 1.
+  const __m128d s = _mm_add_pd(_mm_add_pd(s0, s2), _mm_add_pd(s1, s3));
+  return _mm_cvtsd_f64(_mm_add_sd(s, _mm_unpackhi_pd(s, s)));
 }
 
 float sum_squares(const float* x, std::size_t n) noexcept { return dot(x, x, n); }
@@ -222,6 +263,14 @@ inline __m256d mul_add(__m256d a, __m256d b, __m256d acc) noexcept {
 #endif
 }
 
+// Lane masks for the first `count` lanes (count <= 8, resp. <= 4).
+inline __m256i mask8(std::size_t count) noexcept {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(count)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+inline __m256i mask4(std::size_t count) noexcept {
+  return _mm256_cmpgt_epi64(_mm256_set1_epi64x(static_cast<long long>(count)), _mm256_setr_epi64x(0, 1, 2, 3));
+}
+
 }  // namespace
 
 float dot(const float* a, const float* b, std::size_t n) noexcept {
@@ -232,11 +281,22 @@ float dot(const float* a, const float* b, std::size_t n) noexcept {
     s0 = mul_add(_mm256_loadu_ps(&a[i]), _mm256_loadu_ps(&b[i]), s0);
     s1 = mul_add(_mm256_loadu_ps(&a[i + 8U]), _mm256_loadu_ps(&b[i + 8U]), s1);
   }
-  float p[16];
-  _mm256_storeu_ps(&p[0], s0);
-  _mm256_storeu_ps(&p[8], s1);
-  detail::dot_terms(p, a, b, i, n);
-  return detail::combine(p, n);
+  if (i < n) {
+    // The tail through masked loads: lanes past the end add exact zeros.
+    const std::size_t r = n - i;
+    const __m256i m0 = mask8(r);
+    s0 = mul_add(_mm256_maskload_ps(&a[i], m0), _mm256_maskload_ps(&b[i], m0), s0);
+    if (r > 8U) {
+      const __m256i m1 = mask8(r - 8U);
+      s1 = mul_add(_mm256_maskload_ps(&a[i + 8U], m1), _mm256_maskload_ps(&b[i + 8U], m1), s1);
+    }
+  }
+  // The halving tree in registers: k + 8, k + 4, k + 2, k + 1.
+  const __m256 s8 = _mm256_add_ps(s0, s1);
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(s8), _mm256_extractf128_ps(s8, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_shuffle_ps(s, s, 1));
+  return _mm_cvtss_f32(s);
 }
 
 double dot(const double* a, const double* b, std::size_t n) noexcept {
@@ -247,11 +307,19 @@ double dot(const double* a, const double* b, std::size_t n) noexcept {
     s0 = mul_add(_mm256_loadu_pd(&a[i]), _mm256_loadu_pd(&b[i]), s0);
     s1 = mul_add(_mm256_loadu_pd(&a[i + 4U]), _mm256_loadu_pd(&b[i + 4U]), s1);
   }
-  double p[8];
-  _mm256_storeu_pd(&p[0], s0);
-  _mm256_storeu_pd(&p[4], s1);
-  detail::dot_terms(p, a, b, i, n);
-  return detail::combine(p, n);
+  if (i < n) {
+    const std::size_t r = n - i;
+    const __m256i m0 = mask4(r);
+    s0 = mul_add(_mm256_maskload_pd(&a[i], m0), _mm256_maskload_pd(&b[i], m0), s0);
+    if (r > 4U) {
+      const __m256i m1 = mask4(r - 4U);
+      s1 = mul_add(_mm256_maskload_pd(&a[i + 4U], m1), _mm256_maskload_pd(&b[i + 4U], m1), s1);
+    }
+  }
+  // k + 4, k + 2, k + 1.
+  const __m256d s4 = _mm256_add_pd(s0, s1);
+  const __m128d s = _mm_add_pd(_mm256_castpd256_pd128(s4), _mm256_extractf128_pd(s4, 1));
+  return _mm_cvtsd_f64(_mm_add_sd(s, _mm_unpackhi_pd(s, s)));
 }
 
 float sum_squares(const float* x, std::size_t n) noexcept { return dot(x, x, n); }
@@ -267,7 +335,10 @@ void axpy(float* y, float alpha, const float* x, std::size_t n) noexcept {
   for (; (i + 8U) <= n; i += 8U) {
     _mm256_storeu_ps(&y[i], mul_add(k, _mm256_loadu_ps(&x[i]), _mm256_loadu_ps(&y[i])));
   }
-  detail::axpy(y, alpha, x, i, n);
+  if (i < n) {
+    const __m256i m = mask8(n - i);
+    _mm256_maskstore_ps(&y[i], m, mul_add(k, _mm256_maskload_ps(&x[i], m), _mm256_maskload_ps(&y[i], m)));
+  }
 }
 
 void axpy(double* y, double alpha, const double* x, std::size_t n) noexcept {
@@ -280,7 +351,10 @@ void axpy(double* y, double alpha, const double* x, std::size_t n) noexcept {
   for (; (i + 4U) <= n; i += 4U) {
     _mm256_storeu_pd(&y[i], mul_add(k, _mm256_loadu_pd(&x[i]), _mm256_loadu_pd(&y[i])));
   }
-  detail::axpy(y, alpha, x, i, n);
+  if (i < n) {
+    const __m256i m = mask4(n - i);
+    _mm256_maskstore_pd(&y[i], m, mul_add(k, _mm256_maskload_pd(&x[i], m), _mm256_maskload_pd(&y[i], m)));
+  }
 }
 
 void scale(float* x, float s, std::size_t n) noexcept {

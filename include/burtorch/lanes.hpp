@@ -1,0 +1,196 @@
+// "SIMD registers as scalars" (the BurTorch paper): a scalar type whose
+// value is N independent lanes, so one tape records the graph once and every
+// node, forward and backward, computes N samples of the same graph
+// structure at once (lane i is sample i). Arithmetic is lane by lane in
+// fixed-size loops the compiler turns into vector instructions; the selects
+// of relu, the maximum of log-sum-exp and the product's backward act lane
+// by lane (ScalarOps below), so lane i gives exactly the bits a scalar tape
+// gives for sample i.
+//
+//   using L4 = burtorch::Lanes<double, 4>;
+//   static burtorch::FixedTape<L4, 64> tape;     // include lib/tape_impl.hpp once
+//   auto a = tape.leaf(L4::of({-41.0, -4.0, 1.0, 2.5}));
+//
+// A tape of lanes is an ordinary Tape<T>: the library is compiled for float
+// and double only, so one translation unit of the program includes
+// lib/tape_impl.hpp and instantiates `template class burtorch::Tape<L4>;`.
+// Memory: N times a scalar tape's values and gradients, per node.
+#ifndef BURTORCH_LANES_HPP
+#define BURTORCH_LANES_HPP
+
+#include <cmath>
+#include <cstddef>
+#include <limits>
+
+#include "burtorch/scalar.hpp"
+
+namespace burtorch {
+
+template <class T, std::size_t N>
+struct Lanes {
+  static constexpr std::size_t kLanes = N;
+  T lane[N];
+
+  Lanes() noexcept = default;  // trivial: the tape copies constants with memcpy
+  // Every lane set to x (T(0), T(0.5), static_cast<T>(n) in the library).
+  template <class U>
+  constexpr explicit Lanes(U x) noexcept : lane{} {
+    for (std::size_t i = 0U; i < N; ++i) {
+      lane[i] = static_cast<T>(x);
+    }
+  }
+  // Lane i set to values[i].
+  static Lanes of(const T (&values)[N]) noexcept {
+    Lanes r;
+    for (std::size_t i = 0U; i < N; ++i) {
+      r.lane[i] = values[i];
+    }
+    return r;
+  }
+  // Sum of the lanes (e.g. a parameter's gradient over the lanes' samples).
+  T sum() const noexcept {
+    T s = T(0);
+    for (std::size_t i = 0U; i < N; ++i) {
+      s += lane[i];
+    }
+    return s;
+  }
+
+  Lanes& operator+=(const Lanes& y) noexcept {
+    for (std::size_t i = 0U; i < N; ++i) {
+      lane[i] += y.lane[i];
+    }
+    return *this;
+  }
+  Lanes& operator-=(const Lanes& y) noexcept {
+    for (std::size_t i = 0U; i < N; ++i) {
+      lane[i] -= y.lane[i];
+    }
+    return *this;
+  }
+  Lanes& operator*=(const Lanes& y) noexcept {
+    for (std::size_t i = 0U; i < N; ++i) {
+      lane[i] *= y.lane[i];
+    }
+    return *this;
+  }
+  Lanes& operator/=(const Lanes& y) noexcept {
+    for (std::size_t i = 0U; i < N; ++i) {
+      lane[i] /= y.lane[i];
+    }
+    return *this;
+  }
+
+  friend Lanes operator+(Lanes x, const Lanes& y) noexcept { return x += y; }
+  friend Lanes operator-(Lanes x, const Lanes& y) noexcept { return x -= y; }
+  friend Lanes operator*(Lanes x, const Lanes& y) noexcept { return x *= y; }
+  friend Lanes operator/(Lanes x, const Lanes& y) noexcept { return x /= y; }
+  friend Lanes operator-(Lanes x) noexcept {
+    for (std::size_t i = 0U; i < N; ++i) {
+      x.lane[i] = -x.lane[i];
+    }
+    return x;
+  }
+  // Lane-by-lane elementary functions and selects: ScalarOps<Lanes>.
+  struct Ops {
+    static Lanes exp(Lanes x) noexcept {
+      for (std::size_t i = 0U; i < N; ++i) {
+        x.lane[i] = std::exp(x.lane[i]);
+      }
+      return x;
+    }
+    static Lanes log(Lanes x) noexcept {
+      for (std::size_t i = 0U; i < N; ++i) {
+        x.lane[i] = std::log(x.lane[i]);
+      }
+      return x;
+    }
+    static Lanes tanh(Lanes x) noexcept {
+      for (std::size_t i = 0U; i < N; ++i) {
+        x.lane[i] = std::tanh(x.lane[i]);
+      }
+      return x;
+    }
+    static Lanes sqrt(Lanes x) noexcept {
+      for (std::size_t i = 0U; i < N; ++i) {
+        x.lane[i] = std::sqrt(x.lane[i]);
+      }
+      return x;
+    }
+    static Lanes relu(Lanes x) noexcept {
+      for (std::size_t i = 0U; i < N; ++i) {
+        x.lane[i] = (x.lane[i] > T(0)) ? x.lane[i] : T(0);
+      }
+      return x;
+    }
+    static Lanes relu_grad(const Lanes& x, Lanes g) noexcept {
+      for (std::size_t i = 0U; i < N; ++i) {
+        g.lane[i] = (x.lane[i] > T(0)) ? g.lane[i] : T(0);
+      }
+      return g;
+    }
+    static Lanes max(Lanes a, const Lanes& b) noexcept {
+      for (std::size_t i = 0U; i < N; ++i) {
+        a.lane[i] = (b.lane[i] > a.lane[i]) ? b.lane[i] : a.lane[i];
+      }
+      return a;
+    }
+    static bool finite(const Lanes& x) noexcept {
+      bool ok = true;
+      for (std::size_t i = 0U; i < N; ++i) {
+        ok = ok && std::isfinite(x.lane[i]);
+      }
+      return ok;
+    }
+  };
+
+  // NaN in every lane: std::numeric_limits<Lanes>.
+  struct Limits {
+    static constexpr bool is_specialized = true;
+    static constexpr Lanes quiet_NaN() noexcept { return Lanes(std::numeric_limits<T>::quiet_NaN()); }
+  };
+};
+
+// Lane-by-lane elementary functions and selects (Lanes::Ops).
+template <class T, std::size_t N> struct ScalarOps<Lanes<T, N>> {
+  static constexpr bool kSingleLane = false;
+  template <class L>
+  static L exp(L x) noexcept {
+    return L::Ops::exp(x);
+  }
+  template <class L>
+  static L log(L x) noexcept {
+    return L::Ops::log(x);
+  }
+  template <class L>
+  static L tanh(L x) noexcept {
+    return L::Ops::tanh(x);
+  }
+  template <class L>
+  static L sqrt(L x) noexcept {
+    return L::Ops::sqrt(x);
+  }
+  template <class L>
+  static L relu(L x) noexcept {
+    return L::Ops::relu(x);
+  }
+  template <class L>
+  static L relu_grad(const L& x, L g) noexcept {
+    return L::Ops::relu_grad(x, g);
+  }
+  template <class L>
+  static L max(L a, const L& b) noexcept {
+    return L::Ops::max(a, b);
+  }
+  template <class L>
+  static bool finite(const L& x) noexcept {
+    return L::Ops::finite(x);
+  }
+};
+
+}  // namespace burtorch
+
+// NaN in every lane (what the tape returns for a bad handle).
+template <class T, std::size_t N> class std::numeric_limits<burtorch::Lanes<T, N>> : public burtorch::Lanes<T, N>::Limits {};
+
+#endif  // BURTORCH_LANES_HPP
