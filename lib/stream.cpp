@@ -89,6 +89,90 @@ double scale_by_power_of_ten(double value, int k) noexcept {
 
 }  // namespace
 
+namespace {
+
+// The significant digits of a positive finite `value`: `wanted` of them,
+// rounded, with trailing zeros dropped. Returns the digit count; *exponent is
+// the decimal exponent of the first digit.
+std::size_t decimal_digits(double value, int wanted, char* digits, std::size_t capacity, int* exponent) noexcept {
+  const double limit = scale_by_power_of_ten(1.0, wanted);
+  int e = static_cast<int>(std::floor(std::log10(value)));
+  double scaled = scale_by_power_of_ten(value, (wanted - 1) - e);
+  if (scaled >= limit) {
+    scaled /= 10.0;
+    ++e;
+  } else if (scaled < (limit / 10.0)) {
+    scaled *= 10.0;
+    --e;
+  } else {
+    // already in range
+  }
+  // Round half up by hand: newlib-nano's llround() is wrong above 2^31.
+  std::uint64_t mantissa = static_cast<std::uint64_t>(std::floor(scaled + 0.5));
+  if (static_cast<double>(mantissa) >= limit) {
+    mantissa /= 10U;
+    ++e;
+  }
+  std::size_t last = format_unsigned(mantissa, digits, capacity);
+  while ((last > 1U) && (digits[last - 1U] == '0')) {
+    --last;
+  }
+  *exponent = e;
+  return last;
+}
+
+// 138.83381924198252 or 0.00123 (exponent in [-5, digits)).
+std::size_t write_positional(const char* digits, std::size_t count, int exponent, char* out) noexcept {
+  std::size_t n = 0U;
+  if (exponent < 0) {
+    out[0] = '0';
+    out[1] = '.';
+    n = 2U;
+    for (int z = -1; z > exponent; --z) {
+      out[n] = '0';
+      ++n;
+    }
+    std::memcpy(&out[n], digits, count);  // BT-DEV-010
+    return n + count;
+  }
+  const std::size_t whole = static_cast<std::size_t>(exponent) + 1U;
+  for (std::size_t k = 0U; k < whole; ++k) {
+    out[n] = (k < count) ? digits[k] : '0';
+    ++n;
+  }
+  if (count > whole) {
+    out[n] = '.';
+    ++n;
+    std::memcpy(&out[n], &digits[whole], count - whole);  // BT-DEV-010
+    n += count - whole;
+  }
+  return n;
+}
+
+// 1.5e-7
+std::size_t write_scientific(const char* digits, std::size_t count, int exponent, char* out,
+                             std::size_t capacity) noexcept {
+  std::size_t n = 0U;
+  out[n] = digits[0];
+  ++n;
+  if (count > 1U) {
+    out[n] = '.';
+    ++n;
+    std::memcpy(&out[n], &digits[1], count - 1U);  // BT-DEV-010
+    n += count - 1U;
+  }
+  out[n] = 'e';
+  ++n;
+  if (exponent < 0) {
+    out[n] = '-';
+    ++n;
+  }
+  const int magnitude = (exponent < 0) ? -exponent : exponent;
+  return n + format_unsigned(static_cast<std::uint64_t>(magnitude), &out[n], capacity - n);
+}
+
+}  // namespace
+
 std::size_t format_double(double value, char* out, std::size_t capacity, int significant) noexcept {
   // Worst cases: "-d.dddddddddddddddde-308" and "-0.0000ddddddddddddddddd", 24
   // characters plus NUL.
@@ -96,100 +180,31 @@ std::size_t format_double(double value, char* out, std::size_t capacity, int sig
   if (capacity < kNeeded) {
     return 0U;
   }
-  std::size_t n = 0U;
   if (std::isnan(value)) {
     std::memcpy(out, "nan", 4U);  // BT-DEV-010
     return 3U;
   }
+  std::size_t n = 0U;
   if (std::signbit(value)) {
     out[n] = '-';
     ++n;
     value = -value;
   }
+  const int wanted = (significant < 1) ? 1 : ((significant > 17) ? 17 : significant);
   if (std::isinf(value)) {
     std::memcpy(&out[n], "inf", 4U);  // BT-DEV-010
-    return n + 3U;
-  }
-  if (value == 0.0) {  // BT-DEV-004: exact zero has its own spelling
-    out[n] = '0';
-    out[n + 1U] = '\0';
-    return n + 1U;
-  }
-  const int wanted = (significant < 1) ? 1 : ((significant > 17) ? 17 : significant);
-  const double limit = scale_by_power_of_ten(1.0, wanted);
-  // Integers that fit in `wanted` digits print exactly, without exponent.
-  if ((value < limit) && (std::floor(value) == value)) {  // BT-DEV-004
-    return n + format_unsigned(static_cast<std::uint64_t>(value), &out[n], capacity - n);
-  }
-  // Scale to [10^(wanted-1), 10^wanted) and round to an integer mantissa.
-  int exponent = static_cast<int>(std::floor(std::log10(value)));
-  double scaled = scale_by_power_of_ten(value, (wanted - 1) - exponent);
-  if (scaled >= limit) {
-    scaled /= 10.0;
-    ++exponent;
-  } else if (scaled < (limit / 10.0)) {
-    scaled *= 10.0;
-    --exponent;
+    n += 3U;
+  } else if ((value < scale_by_power_of_ten(1.0, wanted)) && (std::floor(value) == value)) {  // BT-DEV-004
+    // Integers that fit in `wanted` digits (zero included) print exactly.
+    n += format_unsigned(static_cast<std::uint64_t>(value), &out[n], capacity - n);
   } else {
-    // already in range
-  }
-  // Round half up by hand: newlib-nano's llround() is wrong above 2^31.
-  std::uint64_t mantissa = static_cast<std::uint64_t>(scaled + 0.5);
-  if (static_cast<double>(mantissa) >= limit) {
-    mantissa /= 10U;
-    ++exponent;
-  }
-  char digits[24];
-  const std::size_t count = format_unsigned(mantissa, digits, sizeof(digits));
-  std::size_t last = count;  // drop trailing zeros
-  while ((last > 1U) && (digits[last - 1U] == '0')) {
-    --last;
-  }
-  if ((exponent >= -5) && (exponent < wanted)) {
-    // Positional, like %g: 138.83381924198252, 0.00123.
-    if (exponent < 0) {
-      out[n] = '0';
-      out[n + 1U] = '.';
-      n += 2U;
-      for (int z = -1; z > exponent; --z) {
-        out[n] = '0';
-        ++n;
-      }
-      std::memcpy(&out[n], digits, last);  // BT-DEV-010
-      n += last;
-    } else {
-      const std::size_t whole = static_cast<std::size_t>(exponent) + 1U;
-      for (std::size_t k = 0U; k < whole; ++k) {
-        out[n] = (k < last) ? digits[k] : '0';
-        ++n;
-      }
-      if (last > whole) {
-        out[n] = '.';
-        ++n;
-        std::memcpy(&out[n], &digits[whole], last - whole);  // BT-DEV-010
-        n += last - whole;
-      }
-    }
+    char digits[24];
+    int exponent = 0;
+    const std::size_t count = decimal_digits(value, wanted, digits, sizeof(digits), &exponent);
+    n += ((exponent >= -5) && (exponent < wanted)) ? write_positional(digits, count, exponent, &out[n])
+                                                    : write_scientific(digits, count, exponent, &out[n], capacity - n);
     out[n] = '\0';
-    return n;
   }
-  out[n] = digits[0];
-  ++n;
-  if (last > 1U) {
-    out[n] = '.';
-    ++n;
-    std::memcpy(&out[n], &digits[1], last - 1U);  // BT-DEV-010
-    n += last - 1U;
-  }
-  out[n] = 'e';
-  ++n;
-  if (exponent < 0) {
-    out[n] = '-';
-    ++n;
-    exponent = -exponent;
-  }
-  n += format_unsigned(static_cast<std::uint64_t>(exponent), &out[n], capacity - n);
-  out[n] = '\0';
   return n;
 }
 
