@@ -22,11 +22,13 @@ cp fuzz/make_corpus.py "$out/seeds/"
 diff -r "$out/seeds/corpus" fuzz/corpus
 echo "seed corpus: $(ls fuzz/corpus | wc -l) files, identical to fuzz/make_corpus.py output"
 
-# 2. Build with clang: libFuzzer + ASan + UBSan, the project's warnings.
+# 2. Build with clang: libFuzzer + ASan + UBSan, the project's warnings, and
+# every library source (the tape calls the SIMD kernels of lib/simd).
+mapfile -t library_sources < <(find lib -name '*.cpp' | sort)
 clang++ -std=c++17 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
   -Wall -Wextra -Wpedantic -Wconversion -Wsign-conversion -Wshadow -Werror \
   -fno-exceptions -fno-rtti -Iinclude -Ilib \
-  fuzz/fuzz_checkpoint.cpp lib/checkpoint.cpp lib/stream.cpp lib/tape.cpp -o "$out/fuzz_checkpoint"
+  fuzz/fuzz_checkpoint.cpp "${library_sources[@]}" -o "$out/fuzz_checkpoint"
 
 # 3. Fuzz. New inputs go to the build corpus; the committed seeds are read only.
 status=0
