@@ -3,6 +3,7 @@
 #ifndef BURTORCH_TARGETS_FIRMWARE_HPP
 #define BURTORCH_TARGETS_FIRMWARE_HPP
 
+#include <burtorch/nn/models.hpp>
 #include <burtorch/port/port.hpp>
 #include <burtorch/stream.hpp>
 
@@ -27,6 +28,29 @@ inline void print_unsigned(std::uint64_t v) {
 
 inline double seconds() {
   return static_cast<double>(burtorch::port::ticks()) / static_cast<double>(burtorch::port::ticks_per_second());
+}
+
+// "  memory plan: tape B bytes (N nodes: S per sample; K slots)"
+inline void print_plan(const burtorch::nn::MemoryPlan& plan) {
+  print("  memory plan: tape ");
+  print_unsigned(plan.tape_bytes);
+  print(" bytes (");
+  print_unsigned(plan.nodes);
+  print(" nodes: ");
+  print_unsigned(plan.sample_nodes);
+  print(" per sample; ");
+  print_unsigned(plan.slots);
+  print(" slots)\n");
+}
+
+// Creates the model's parameters from `rng` (which then goes on to draw the
+// training samples) or exits with code 1.
+template <class Model, class Tape, class Config>
+void create_model(Model& model, Tape& tape, const Config& config, burtorch::nn::Rng& rng) {
+  if (!model.create(tape, config, rng)) {
+    print("model creation failed\n");
+    burtorch::port::exit(1);
+  }
 }
 
 }  // namespace firmware

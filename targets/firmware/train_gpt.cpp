@@ -62,20 +62,10 @@ int main() {
   firmware::print_unsigned(kPlan.parameters);
   print(" parameters), FP32, SGD, batch ");
   firmware::print_unsigned(kBatch);
-  print(" sequences of 8\n  memory plan: tape ");
-  firmware::print_unsigned(kPlan.tape_bytes);
-  print(" bytes (");
-  firmware::print_unsigned(kPlan.nodes);
-  print(" nodes: ");
-  firmware::print_unsigned(kPlan.sample_nodes);
-  print(" per sequence; ");
-  firmware::print_unsigned(kPlan.slots);
-  print(" slots)\n");
+  print(" sequences of 8\n");
+  firmware::print_plan(kPlan);
   nn::Rng rng(42U);
-  if (!g_model.create(g_tape, kConfig, rng)) {
-    print("model creation failed\n");
-    bt::port::exit(1);
-  }
+  firmware::create_model(g_model, g_tape, kConfig, rng);
   nn::OptimizerConfig<float> oc;
   oc.lr = kLr;
   nn::Optimizer<float> opt(oc, nullptr, kPlan.parameters);

@@ -130,24 +130,16 @@ int run(const trainer::Options& o) {
   std::printf("  parameters %zu (1,755 + 1,052 e = %ld)\n", plan.parameters, 1755L + (1052L * o.hidden));
   std::printf("  data: %s, %zu words (%zu training samples, %zu validation)\n",
               o.data.empty() ? "generated names" : o.data.c_str(), words.size(), train.size(), val.size());
-  std::printf("  memory plan: tape %zu nodes (%zu per sample), %zu slots, %zu bytes; optimizer %zu bytes; "
-              "total %zu bytes\n",
-              plan.nodes, plan.sample_nodes, plan.slots, plan.tape_bytes, plan.optimizer_bytes, plan.bytes);
+  trainer::print_plan(plan, "sample");
 
   trainer::Arena arena(plan.tape_bytes);
   bt::Tape<T> tape(arena.data(), plan.tape_bytes, plan.nodes, plan.slots, plan.parameters);
-  nn::Rng init_rng(o.seed);
   static nn::MakemoreMlp<T> model;
-  if (!model.create(tape, config, init_rng)) {
-    trainer::fail(kProgram, std::string("cannot create the model: ") + bt::status_name(tape.status()));
-  }
+  trainer::create_model(kProgram, model, tape, config, o.seed);
   const bt::Index first = model.first_parameter();
   const std::size_t n = model.parameter_count();
 
-  nn::OptimizerConfig<T> oc;
-  oc.kind = o.optimizer;
-  const bool adam = (o.optimizer == nn::OptimizerKind::kAdam) || (o.optimizer == nn::OptimizerKind::kAdamW);
-  oc.lr = static_cast<T>(o.lr_given ? o.lr : (adam ? 0.001 : 0.1));
+  const nn::OptimizerConfig<T> oc = trainer::optimizer_config<T>(o);
   std::vector<T> moments(nn::state_per_parameter(o.optimizer) * n + 1U);
   nn::Optimizer<T> opt(oc, moments.data(), n);
 
@@ -158,18 +150,8 @@ int run(const trainer::Options& o) {
   nn::Rng batch_rng(o.seed + 1U);
   long step = 0;
   if (!o.resume.empty()) {
-    trainer::Counters want = counters;
-    const bt::Status s = trainer::load(o.resume, tape.values() + first, n, opt, counters);
-    if (s != bt::Status::kOk) {
-      trainer::fail(kProgram, "cannot resume from '" + o.resume + "': " + bt::status_name(s));
-    }
-    if ((counters.model_id != want.model_id) || (counters.seed != want.seed)) {
-      trainer::fail(kProgram, "'" + o.resume + "' was saved with another --hidden, --optimizer, --seed or precision");
-    }
-    step = static_cast<long>(counters.step);
-    *opt.step_counter() = counters.optimizer_steps;
-    std::copy(counters.rng, counters.rng + nn::Rng::kStateWords, batch_rng.state());
-    std::printf("  resumed from %s at step %ld\n", o.resume.c_str(), step);
+    step = trainer::resume(kProgram, o, tape.values() + first, n, opt, counters, batch_rng,
+                           "--hidden, --optimizer, --seed or precision");
   }
 
   const std::string csv_path = o.csv.empty() ? std::string("makemore_loss.csv") : o.csv;

@@ -277,12 +277,19 @@ struct Counters {
 constexpr std::uint32_t kTagCounters = bt::make_tag('T', 'R', 'N', 'R');
 constexpr std::uint32_t kTagMoments = bt::make_tag('O', 'P', 'T', 'M');
 
+// The checkpoint's sections: counters, parameters, optimizer moments (if any).
+template <class T>
+std::size_t checkpoint_sections(T* params, std::size_t n, nn::Optimizer<T>& opt, Counters& c, bt::Section* out) {
+  out[0] = bt::Section{&c, sizeof(c), kTagCounters};
+  out[1] = bt::Section{params, n * sizeof(T), bt::kTagValues};
+  out[2] = bt::Section{opt.state(), opt.state_size() * sizeof(T), kTagMoments};
+  return (opt.state_size() > 0U) ? 3U : 2U;
+}
+
 template <class T>
 bt::Status save(const std::string& path, T* params, std::size_t n, nn::Optimizer<T>& opt, Counters& c) {
-  bt::Section sections[3] = {{&c, sizeof(c), kTagCounters},
-                             {params, n * sizeof(T), bt::kTagValues},
-                             {opt.state(), opt.state_size() * sizeof(T), kTagMoments}};
-  const std::size_t count = (opt.state_size() > 0U) ? 3U : 2U;
+  bt::Section sections[3];
+  const std::size_t count = checkpoint_sections(params, n, opt, c, sections);
   bt::port::FileWriter file;
   bt::Status s = file.open(path.c_str(), true);
   if (s == bt::Status::kOk) {
@@ -296,16 +303,61 @@ bt::Status save(const std::string& path, T* params, std::size_t n, nn::Optimizer
 
 template <class T>
 bt::Status load(const std::string& path, T* params, std::size_t n, nn::Optimizer<T>& opt, Counters& c) {
-  bt::Section sections[3] = {{&c, sizeof(c), kTagCounters},
-                             {params, n * sizeof(T), bt::kTagValues},
-                             {opt.state(), opt.state_size() * sizeof(T), kTagMoments}};
-  const std::size_t count = (opt.state_size() > 0U) ? 3U : 2U;
+  bt::Section sections[3];
+  const std::size_t count = checkpoint_sections(params, n, opt, c, sections);
   bt::port::FileReader file;
   bt::Status s = file.open(path.c_str());
   if (s == bt::Status::kOk) {
     s = bt::load_checkpoint(file.source(), bt::ScalarKindOf<T>::value, sections, count);
   }
   return s;
+}
+
+// --resume: loads parameters, optimizer state and counters, checks that the
+// checkpoint belongs to this run (`counters` holds the expected model id and
+// seed), restores the batch PRNG and returns the step to continue from.
+template <class T>
+long resume(const char* program, const Options& o, T* params, std::size_t n, nn::Optimizer<T>& opt,
+            Counters& counters, nn::Rng& batch_rng, const char* mismatch) {
+  const Counters want = counters;
+  const bt::Status s = load(o.resume, params, n, opt, counters);
+  if (s != bt::Status::kOk) {
+    fail(program, "cannot resume from '" + o.resume + "': " + bt::status_name(s));
+  }
+  if ((counters.model_id != want.model_id) || (counters.seed != want.seed)) {
+    fail(program, "'" + o.resume + "' was saved with another " + mismatch);
+  }
+  *opt.step_counter() = counters.optimizer_steps;
+  std::copy(counters.rng, counters.rng + nn::Rng::kStateWords, batch_rng.state());
+  const long step = static_cast<long>(counters.step);
+  std::printf("  resumed from %s at step %ld\n", o.resume.c_str(), step);
+  return step;
+}
+
+// The memory plan line both trainers print; `unit` is "sample" or "sequence".
+inline void print_plan(const nn::MemoryPlan& plan, const char* unit) {
+  std::printf("  memory plan: tape %zu nodes (%zu per %s), %zu slots, %zu bytes; optimizer %zu bytes; "
+              "total %zu bytes\n",
+              plan.nodes, plan.sample_nodes, unit, plan.slots, plan.tape_bytes, plan.optimizer_bytes, plan.bytes);
+}
+
+// Creates the model's parameters on the tape from --seed; a one-line error if not.
+template <class T, class Model, class Config>
+void create_model(const char* program, Model& model, bt::Tape<T>& tape, const Config& config, std::uint64_t seed) {
+  nn::Rng init_rng(seed);
+  if (!model.create(tape, config, init_rng)) {
+    fail(program, std::string("cannot create the model: ") + bt::status_name(tape.status()));
+  }
+}
+
+// --optimizer and --lr (default 0.001 for Adam/AdamW, 0.1 otherwise).
+template <class T>
+nn::OptimizerConfig<T> optimizer_config(const Options& o) {
+  nn::OptimizerConfig<T> oc;
+  oc.kind = o.optimizer;
+  const bool adam = (o.optimizer == nn::OptimizerKind::kAdam) || (o.optimizer == nn::OptimizerKind::kAdamW);
+  oc.lr = static_cast<T>(o.lr_given ? o.lr : (adam ? 0.001 : 0.1));
+  return oc;
 }
 
 // Samples an index from softmax(logits[0..n)) with one uniform draw.
