@@ -10,6 +10,9 @@
 //   --count         no timing: runs the selected graph --iterations times
 //                   once (for valgrind --tool=callgrind; tools/bench runs it
 //                   at two counts and divides the difference).
+//   --forward-only  build + rewind without backward: how the iteration's
+//                   time splits between recording and the backward sweep
+//                   (docs/performance.md).
 #include <burtorch/burtorch.hpp>
 #include <burtorch/port/port.hpp>
 
@@ -46,6 +49,11 @@ __attribute__((flatten)) double small() {
   static_cast<void>(g_tape.backward(n.g));
   return n.a.grad();
 }
+
+// The same graphs without backward: return the root's value.
+__attribute__((flatten)) double tiny_forward() { return examples::tiny_graph(g_tape, -41.0, 2.0).g.value(); }
+
+__attribute__((flatten)) double small_forward() { return examples::small_graph(g_tape, -4.0, 2.0).g.value(); }
 
 // Runs `iterations` build + backward + rewind cycles; returns the checksum
 // of dg/da (so nothing is optimized away).
@@ -107,7 +115,7 @@ void print_json(const char* graph, long iterations, std::size_t nodes, const Res
 int usage() {
   std::fprintf(stderr,
                "usage: bench_graphs [--runs N] [--csv | --json] [--graph tiny|small|both] [--iterations N] "
-               "[--count]\n");
+               "[--count] [--forward-only]\n");
   return 2;
 }
 
@@ -118,6 +126,7 @@ int main(int argc, char** argv) {
   bool csv = false;
   bool json = false;
   bool count_only = false;
+  bool forward_only = false;
   bool want_tiny = true;
   bool want_small = true;
   long iterations = 0;  // 0: the paper's counts
@@ -139,6 +148,8 @@ int main(int argc, char** argv) {
       json = true;
     } else if (std::strcmp(argv[i], "--count") == 0) {
       count_only = true;
+    } else if (std::strcmp(argv[i], "--forward-only") == 0) {
+      forward_only = true;
     } else {
       return usage();
     }
@@ -148,9 +159,10 @@ int main(int argc, char** argv) {
   const long small_iterations = (iterations > 0) ? iterations : 20000L;
 
   // Correctness first: a benchmark of wrong numbers is worthless.
-  const bool tiny_ok = (tiny() == -35.0);
+  // Paper Fig. 1 closed form: g = 612.5, dg/da = -35; Fig. 2: the README's values.
+  const bool tiny_ok = forward_only ? (tiny_forward() == 612.5) : (tiny() == -35.0);
   g_tape.reset();
-  const bool small_ok = (small() == 138.83381924198252);
+  const bool small_ok = forward_only ? (small_forward() == 24.70408163265306) : (small() == 138.83381924198252);
   g_tape.reset();
   if (!tiny_ok || !small_ok) {
     std::fprintf(stderr, "bench_graphs: wrong gradient (tiny %s, small %s)\n", tiny_ok ? "ok" : "WRONG",
@@ -161,11 +173,11 @@ int main(int argc, char** argv) {
   if (count_only) {
     double sum = 0.0;
     if (want_tiny) {
-      sum += loop(tiny_iterations, tiny);
+      sum += loop(tiny_iterations, forward_only ? tiny_forward : tiny);
       g_tape.reset();
     }
     if (want_small) {
-      sum += loop(small_iterations, small);
+      sum += loop(small_iterations, forward_only ? small_forward : small);
       g_tape.reset();
     }
     g_sink = sum;
@@ -178,12 +190,12 @@ int main(int argc, char** argv) {
   std::size_t small_nodes = 0U;
   std::size_t small_slots = 0U;
   if (want_tiny) {
-    t = measure(runs, tiny_iterations, tiny);
+    t = measure(runs, tiny_iterations, forward_only ? tiny_forward : tiny);
     tiny_nodes = (static_cast<void>(examples::tiny_graph(g_tape, 1.0, 2.0)), g_tape.size());
     g_tape.reset();
   }
   if (want_small) {
-    s = measure(runs, small_iterations, small);
+    s = measure(runs, small_iterations, forward_only ? small_forward : small);
     small_nodes = (static_cast<void>(examples::small_graph(g_tape, 1.0, 2.0)), g_tape.size());
     small_slots = g_tape.slots_used();
     g_tape.reset();
@@ -206,7 +218,7 @@ int main(int argc, char** argv) {
       std::printf("small,%ld,%zu,%.3f,%.3f,%.3f,%d\n", small_iterations, small_nodes, s.median, s.p10, s.p90, runs);
     }
   } else {
-    std::printf("FP64, build + backward + rewind, median of %d runs (p10..p90)\n", runs);
+    std::printf("FP64, build + %srewind, median of %d runs (p10..p90)\n", forward_only ? "" : "backward + ", runs);
     if (want_tiny) {
       std::printf("  tiny graph  (%ld iterations, %2zu nodes):           %7.2f ns/iter (%.2f..%.2f)\n",
                   tiny_iterations, tiny_nodes, t.median, t.p10, t.p90);
