@@ -60,7 +60,7 @@ const char* op_name(Op op) noexcept {
       "mul_const", "div_const", "sum",    "sum",     "sub_n",   "sub_n",  "prod",         "prod",
       "mean",     "mean",    "sum_sq",    "sum_sq",  "mean_sq", "mean_sq", "neg_mean",    "neg_mean",
       "var",      "var",     "var_biased", "var_biased", "dot", "dot",    "dot",
-      "dot_segments", "log_sum_exp", "log_sum_exp"};
+      "dot_segments", "log_sum_exp", "log_sum_exp", "matvec_row"};
   static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<std::size_t>(Op::kCount), "one name per op");
   const auto i = static_cast<std::size_t>(op);
   return (i < static_cast<std::size_t>(Op::kCount)) ? kNames[i] : "?";
@@ -126,6 +126,17 @@ Status write_dot(const Tape<T>& tape, Value<T> root, ByteSink sink) noexcept {
       }
       if (tape.slot(a + 2U) != kNoIndex) {
         out.edge(tape.slot(a + 2U), i);
+      }
+    } else if (op == Op::kMatRowS) {
+      const Index length = tape.slot(a + 3U);
+      operand_edges(out, tape, i, tape.slot(a) + (b * length), false, length);
+      const Index list = tape.slot(a + 1U);
+      const Index runs = tape.slot(list);
+      for (Index r = 0U; (runs != kNoIndex) && (r < runs); ++r) {
+        operand_edges(out, tape, i, tape.slot(list + 1U + (2U * r)), false, tape.slot(list + 2U + (2U * r)));
+      }
+      if (tape.slot(a + 2U) != kNoIndex) {
+        out.edge(tape.slot(a + 2U) + b, i);
       }
     } else {
       // leaf: no incoming edges

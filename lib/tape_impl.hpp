@@ -727,9 +727,10 @@ SegmentList Tape<T>::segments(const Segment* parts, std::size_t count) noexcept 
 }
 
 template <class T>
-Value<T> Tape<T>::dot_segments(Index w_first, SegmentList x, const Value<T>* bias) noexcept {
+bool Tape<T>::list_valid(SegmentList x) noexcept {
   if ((x.slot == kNoIndex) || (x.total == 0U) || (x.slot >= slots_used_)) {
-    return fail(Status::kInvalidArgument);
+    static_cast<void>(fail(Status::kInvalidArgument));
+    return false;
   }
   // The list must still be on the tape, and every run still recorded. Runs
   // only end below size_, which grows until the next rewind: a list checked
@@ -737,22 +738,33 @@ Value<T> Tape<T>::dot_segments(Index w_first, SegmentList x, const Value<T>* bia
   if ((x.slot != checked_list_) || (x.total != checked_total_)) {
     const Index runs = args_[x.slot];
     if ((runs == 0U) || (runs > ((slots_used_ - x.slot - 1U) / 2U))) {
-      return fail(Status::kInvalidArgument);
+      static_cast<void>(fail(Status::kInvalidArgument));
+      return false;
     }
     Index total = 0U;
     for (Index r = 0U; r < runs; ++r) {
       const Index first = args_[x.slot + 1U + (2U * r)];
       const Index n = args_[x.slot + 2U + (2U * r)];
       if ((first >= size_) || (n > (size_ - first))) {
-        return fail(Status::kInvalidHandle);
+        static_cast<void>(fail(Status::kInvalidHandle));
+        return false;
       }
       total += n;
     }
     if (total != x.total) {
-      return fail(Status::kInvalidArgument);
+      static_cast<void>(fail(Status::kInvalidArgument));
+      return false;
     }
     checked_list_ = x.slot;
     checked_total_ = x.total;
+  }
+  return true;
+}
+
+template <class T>
+Value<T> Tape<T>::dot_segments(Index w_first, SegmentList x, const Value<T>* bias) noexcept {
+  if (!list_valid(x)) {
+    return Value<T>(this, kNoIndex);
   }
   if ((w_first >= size_) || (x.total > (size_ - w_first))) {
     return fail(Status::kInvalidHandle);
@@ -775,6 +787,46 @@ Value<T> Tape<T>::dot_segments(Index w_first, SegmentList x, const Value<T>* bia
     result += values_[bias->index()];
   }
   return push(Op::kDotRS, result, descriptor, x.total);
+}
+
+template <class T>
+Value<T> Tape<T>::matvec(Index w_first, Index rows, SegmentList x, Index bias_first) noexcept {
+  if (rows == 0U) {
+    return fail(Status::kInvalidArgument);
+  }
+  if (!list_valid(x)) {
+    return Value<T>(this, kNoIndex);
+  }
+  // Every weight and bias must be recorded (64-bit: rows * length may
+  // exceed an Index; then it exceeds size_ too).
+  const std::uint64_t weights = static_cast<std::uint64_t>(rows) * x.total;
+  if ((w_first >= size_) || (weights > (size_ - w_first))) {
+    return fail(Status::kInvalidHandle);
+  }
+  if ((bias_first != kNoIndex) && ((bias_first >= size_) || (rows > (size_ - bias_first)))) {
+    return fail(Status::kInvalidHandle);
+  }
+  // Room for all rows, or none is recorded.
+  if (!room_for_interior() || (rows > (append_room_ - (size_ - param_region_)))) {
+    return fail(Status::kCapacityExceeded);
+  }
+  const Index descriptor = take_slots(4U);
+  if (descriptor == kNoIndex) {
+    return Value<T>(this, kNoIndex);
+  }
+  args_[descriptor] = w_first;
+  args_[descriptor + 1U] = x.slot;
+  args_[descriptor + 2U] = bias_first;
+  args_[descriptor + 3U] = x.total;
+  const Index first = size_;
+  for (Index o = 0U; o < rows; ++o) {
+    T result = detail::dot_segments_of(values_, w_first + (o * x.total), &args_[x.slot]);
+    if (bias_first != kNoIndex) {
+      result += values_[bias_first + o];
+    }
+    static_cast<void>(append(Op::kMatRowS, result, descriptor, o));  // fits: room checked above
+  }
+  return Value<T>(this, first);
 }
 
 template <class T>
@@ -834,6 +886,14 @@ void Tape<T>::backward_wide(Op op, Index i, Index a, Index b, T g) noexcept {
         gr[args_[a + 2U]] += g;
       }
       break;
+    case Op::kMatRowS: {
+      const Index length = args_[a + 3U];
+      detail::dot_segments_backward(v, gr, args_[a] + (b * length), &args_[args_[a + 1U]], g);
+      if (args_[a + 2U] != kNoIndex) {
+        gr[args_[a + 2U] + b] += g;
+      }
+      break;
+    }
     case Op::kLogSumExpR:
       detail::log_sum_exp_backward(v, gr, detail::RangeOperand{a}, b, g, v[i]);
       break;

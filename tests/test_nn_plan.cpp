@@ -150,13 +150,15 @@ void plan_mlp(bt_test::Context& t) {
   // The paper's formula: d = 1,755 + 1,052 e.
   BT_CHECK(t, nn::MakemoreMlp<double>::parameters(nn::MlpConfig{27U, 16U, 64U, 4U}) == 5963U);
   BT_CHECK(t, nn::MakemoreMlp<double>::parameters(nn::MlpConfig{27U, 16U, 64U, 1024U}) == 1079003U);
-  // Per sample: 2e + 27 + 2 nodes; 33 + 3e + 3 + 81 slots.
+  // Per sample: 2e + 27 + 2 nodes; slots: the context's 16-run segment list
+  // (1 + 2 * 16), a matvec descriptor (4), the hidden view as a one-run list
+  // (3) and the output matvec (4).
   BT_CHECK(t, nn::MakemoreMlp<float>::sample_nodes(nn::MlpConfig{27U, 16U, 64U, 4U}) == 37U);
-  BT_CHECK(t, nn::MakemoreMlp<float>::sample_slots(nn::MlpConfig{27U, 16U, 64U, 4U}) == 129U);
+  BT_CHECK(t, nn::MakemoreMlp<float>::sample_slots(nn::MlpConfig{27U, 16U, 64U, 4U}) == 44U);
   // Bytes add up: tape plus two Adam moments per parameter.
   constexpr nn::MemoryPlan p = nn::MakemoreMlp<float>::plan(nn::MlpConfig{27U, 16U, 64U, 4U}, nn::OptimizerKind::kAdam);
   static_assert(p.bytes == p.tape_bytes + (2U * 5963U * sizeof(float)), "plan bytes");
-  BT_CHECK(t, p.bytes == (bt::Tape<float>::bytes_required(5963U + 37U, 129U, 5963U) + (2U * 5963U * 4U)));
+  BT_CHECK(t, p.bytes == (bt::Tape<float>::bytes_required(5963U + 37U, 44U, 5963U) + (2U * 5963U * 4U)));
 }
 
 #if !BURTORCH_TEST_SMALL_TARGET
@@ -332,6 +334,116 @@ void segment_list_errors(bt_test::Context& t) {
   BT_CHECK(t, tape.size() == 8U);
 }
 
+// matvec: a layer's rows share one descriptor. Dyadic values, so every sum
+// is exact and the closed forms below must match bit for bit.
+void matvec_rows(bt_test::Context& t) {
+  constexpr bt::Index kRows = 3U;
+  constexpr bt::Index kIn = 4U;
+  constexpr std::size_t kCap = BURTORCH_TEST_SMALL_TARGET ? 32U : 64U;
+  bt::Tape<double> tape(g_arena, sizeof(g_arena), kCap, kCap);
+  double w[kRows * kIn];
+  double bias[kRows];
+  for (bt::Index k = 0U; k < (kRows * kIn); ++k) {
+    w[k] = -1.0 + (0.25 * static_cast<double>(k));
+    static_cast<void>(tape.param(w[k]));
+  }
+  for (bt::Index o = 0U; o < kRows; ++o) {
+    bias[o] = 0.5 * static_cast<double>(o + 1U);
+    static_cast<void>(tape.param(bias[o]));
+  }
+  const double x[kIn] = {1.5, -2.0, 0.75, 3.0};
+  // Two runs with a node between them: x0 x1 | spacer | x2 x3.
+  const bt::Index x0 = tape.leaf(x[0]).index();
+  static_cast<void>(tape.leaf(x[1]));
+  static_cast<void>(tape.leaf(100.0));
+  const bt::Index x2 = tape.leaf(x[2]).index();
+  static_cast<void>(tape.leaf(x[3]));
+  const bt::Segment runs[2] = {{x0, 2U}, {x2, 2U}};
+  const bt::SegmentList list = tape.segments(runs, 2U);
+  const std::size_t slots_before = tape.slots_used();
+  const bt::Value<double> y = tape.matvec(0U, kRows, list, kRows * kIn);
+  BT_CHECK(t, y.valid());
+  BT_CHECK(t, tape.slots_used() == slots_before + 4U);  // one descriptor for all rows
+  for (bt::Index o = 0U; o < kRows; ++o) {
+    double expect = bias[o];
+    for (bt::Index k = 0U; k < kIn; ++k) {
+      expect += w[(o * kIn) + k] * x[k];
+    }
+    BT_CHECK(t, tape.value(y.index() + o) == expect);
+    BT_CHECK(t, tape.op(y.index() + o) == bt::Op::kMatRowS);
+  }
+  // L = 1*y0 - 2*y1 + 3*y2: dW[o][k] = c_o x_k, db_o = c_o, dx_k = sum_o c_o W[o][k].
+  const double c[kRows] = {1.0, -2.0, 3.0};
+  bt::Value<double> terms[kRows];
+  for (bt::Index o = 0U; o < kRows; ++o) {
+    terms[o] = bt::Value<double>(&tape, y.index() + o) * c[o];
+  }
+  const bt::Value<double> loss = bt::reduce_sum(terms, kRows);
+  BT_CHECK(t, tape.backward(loss) == bt::Status::kOk);
+  for (bt::Index o = 0U; o < kRows; ++o) {
+    for (bt::Index k = 0U; k < kIn; ++k) {
+      BT_CHECK(t, tape.grad((o * kIn) + k) == c[o] * x[k]);
+    }
+    BT_CHECK(t, tape.grad((kRows * kIn) + o) == c[o]);
+  }
+  const bt::Index xs[kIn] = {x0, x0 + 1U, x2, x2 + 1U};
+  for (bt::Index k = 0U; k < kIn; ++k) {
+    double expect = 0.0;
+    for (bt::Index o = 0U; o < kRows; ++o) {
+      expect += c[o] * w[(o * kIn) + k];
+    }
+    BT_CHECK(t, tape.grad(xs[k]) == expect);
+  }
+  BT_CHECK(t, tape.grad(x2 - 1U) == 0.0);  // the spacer is not an operand
+
+  // Errors record a status and add no node and no slot.
+  const std::size_t size = tape.size();
+  const std::size_t used = tape.slots_used();
+  const auto rejected = [&](bt::Status want) {
+    const bool same = (tape.size() == size) && (tape.slots_used() == used) && (tape.status() == want);
+    tape.clear_status();
+    return same;
+  };
+  static_cast<void>(tape.matvec(0U, 0U, list, bt::kNoIndex));
+  BT_CHECK(t, rejected(bt::Status::kInvalidArgument));
+  // Weights past the end: 4 rows of 4 need 16 nodes, 15 are left.
+  static_cast<void>(tape.matvec(static_cast<bt::Index>(size) - 15U, 4U, list, bt::kNoIndex));
+  BT_CHECK(t, rejected(bt::Status::kInvalidHandle));
+  // rows * length beyond 32 bits must not wrap into range.
+  static_cast<void>(tape.matvec(0U, 0x80000000U, list, bt::kNoIndex));
+  BT_CHECK(t, rejected(bt::Status::kInvalidHandle));
+  // Bias rows past the end.
+  static_cast<void>(tape.matvec(0U, kRows, list, static_cast<bt::Index>(size) - 2U));
+  BT_CHECK(t, rejected(bt::Status::kInvalidHandle));
+
+  // Capacity: a tape with room for exactly the rows and the descriptor
+  // works; one node or one slot less records nothing. (These tapes reuse
+  // the arena: the first tape is not used again.)
+  for (int less = 0; less < 3; ++less) {
+    constexpr bt::Index kTwoRows = 2U;
+    const std::size_t nodes = 2U + 2U + kTwoRows - ((less == 1) ? 1U : 0U);
+    const std::size_t slots = 3U + 4U - ((less == 2) ? 1U : 0U);
+    bt::Tape<double> small(g_arena, sizeof(g_arena), nodes, slots);
+    static_cast<void>(small.param(1.0));
+    static_cast<void>(small.param(2.0));
+    const bt::Value<double> a = small.leaf(3.0);
+    static_cast<void>(small.leaf(4.0));
+    const bt::Segment one = {a.index(), 2U};
+    const bt::SegmentList l = small.segments(&one, 1U);
+    // Rows of 2 weights from node 0, overlapping the inputs: allowed (any recorded nodes).
+    const bt::Value<double> r = small.matvec(0U, kTwoRows, l, bt::kNoIndex);
+    if (less == 0) {
+      BT_CHECK(t, r.valid() && (small.status() == bt::Status::kOk));
+      BT_CHECK(t, r.value() == (1.0 * 3.0) + (2.0 * 4.0));
+      const bt::Value<double> r2 = small.matvec(0U, 1U, l, bt::kNoIndex);
+      BT_CHECK(t, !r2.valid() && (small.status() == bt::Status::kCapacityExceeded));  // slots are used up
+    } else {
+      BT_CHECK(t, !r.valid() && (small.status() == bt::Status::kCapacityExceeded));
+      BT_CHECK(t, (small.size() == 4U) && (small.slots_used() == 3U));
+    }
+  }
+}
+
 // Train 6 Adam steps; separately train 3, checkpoint to memory, restore into
 // a fresh tape and model initialised differently, train 3 more: the last
 // three losses are bit-identical.
@@ -427,6 +539,7 @@ const bt_test::TestCase kCases[] = {
     {"portable_log_accuracy", portable_log_accuracy},
     {"init_moments", init_moments},
     {"segment_list_errors", segment_list_errors},
+    {"matvec_rows", matvec_rows},
     {"resume_continues_curve", resume_continues_curve},
 };
 

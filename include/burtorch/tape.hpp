@@ -57,6 +57,11 @@ enum class Op : std::uint8_t {
   kDotRS,
   // log(sum(exp(x_i))) over n = b operands, max-shifted; R/L as above.
   kLogSumExpR, kLogSumExpL,
+  // Row b of a weight matrix times a segment list (one output of a layer);
+  // a is the slot of a descriptor [w_first, list_slot, bias_first, length]
+  // shared by all rows: row b's weights start at w_first + b * length, its
+  // bias is node bias_first + b (none if bias_first is kNoIndex).
+  kMatRowS,
   kCount
 };
 
@@ -238,6 +243,12 @@ class Tape {
   SegmentList segments(const Segment* parts, std::size_t count) noexcept;
   // sum(value[w_first + i] * x[i]) (+ bias) over the x.total elements of x.
   Value<T> dot_segments(Index w_first, SegmentList x, const Value<T>* bias) noexcept;
+  // A layer's outputs: `rows` consecutive nodes, row o = sum(value[w_first +
+  // o * x.total + k] * x[k]) (+ value[bias_first + o]; kNoIndex: no bias).
+  // The weights are row-major from w_first. All rows share one 4-slot
+  // descriptor (dot_segments stores 3 slots per output). Returns the first
+  // row; the others follow it.
+  Value<T> matvec(Index w_first, Index rows, SegmentList x, Index bias_first) noexcept;
   // log(sum(exp(xs[i]))), shifted by the maximum so it never overflows.
   Value<T> log_sum_exp(const Value<T>* xs, std::size_t n) noexcept;
 
@@ -283,6 +294,9 @@ class Tape {
   // Zeroes the gradients of the non-leaf nodes in [first, end): stale
   // results of an earlier backward over nodes that are still recorded.
   BURTORCH_COLD void clear_interior_grads(Index first, Index end) noexcept;
+  // True if x names a segment list whose runs are all still recorded;
+  // otherwise records the error and returns false.
+  bool list_valid(SegmentList x) noexcept;
   // Reserves `count` argument slots; returns the first, or kNoIndex.
   Index take_slots(std::size_t count) noexcept;
   // Stores a range start (if xs are consecutive nodes) or a list of indices.

@@ -110,11 +110,12 @@ struct Linear {
   static constexpr std::size_t parameters(std::size_t n_in, std::size_t n_out, bool with_bias) noexcept {
     return (n_in * n_out) + (with_bias ? n_out : 0U);
   }
-  // Nodes and slots of forward() on a SegmentList.
+  // Nodes and slots of forward() on a SegmentList: the outputs share one
+  // matvec descriptor, whatever their number.
   static constexpr std::size_t nodes(std::size_t n_out, Activation a) noexcept {
     return (a == Activation::kIdentity) ? n_out : (2U * n_out);
   }
-  static constexpr std::size_t slots(std::size_t n_out) noexcept { return 3U * n_out; }
+  static constexpr std::size_t slots(std::size_t /*n_out*/) noexcept { return 4U; }
   // The same for forward() on a View (one extra one-run segment list).
   static constexpr std::size_t view_slots(std::size_t n_out) noexcept { return 3U + slots(n_out); }
 
@@ -133,15 +134,11 @@ struct Linear {
       static_cast<void>(tape.segments(nullptr, 0U));  // records kInvalidArgument
       return kNoView;
     }
-    const Index first = static_cast<Index>(tape.size());
-    for (Index o = 0U; o < out; ++o) {
-      const Value<T> b = node(tape, (bias != kNoIndex) ? (bias + o) : kNoIndex);
-      const Value<T> y = tape.dot_segments(weight + (o * in), x, (bias != kNoIndex) ? &b : nullptr);
-      if (!y.valid()) {
-        return kNoView;
-      }
+    const Value<T> y = tape.matvec(weight, out, x, bias);
+    if (!y.valid()) {
+      return kNoView;
     }
-    return activate(tape, View{first, out}, act);
+    return activate(tape, View{y.index(), out}, act);
   }
 
   View forward(Tape<T>& tape, View x) const noexcept { return forward(tape, tape.segments(&x, 1U)); }
@@ -282,12 +279,13 @@ struct CausalSelfAttention {
   template <class T2 = T>
   static constexpr std::size_t slots(std::size_t d, std::size_t h, std::size_t steps) noexcept {
     return (3U * steps)                                         // one-run list per input position
-           + (9U * d * steps)                                   // q, k, v inner products
+           + (2U * 4U * steps)                                  // q and k: a matvec per position
+           + (3U * d * steps)                                   // v: an inner product per output
            + (constant_slots<T2>() * d * steps)                 // q * scale
            + (h * ((3U * steps * (steps + 1U)) / 2U))           // scores
            + (h * steps * 3U * (d / h))                         // weighted values
            + (steps * (1U + (2U * h)))                          // heads as a segment list
-           + (3U * d * steps);                                  // projection
+           + (4U * steps);                                      // projection: a matvec per position
   }
 
   bool create(Tape<T>& tape, Index d, Index n_heads, const Init& w_init, const Init& proj_init, Rng& rng,
@@ -322,18 +320,15 @@ struct CausalSelfAttention {
     }
     // q[t] = view q_first + t*width, likewise k; v is stored transposed so
     // that dimension d of head h over positions is one run: v_first +
-    // (h*hs + d)*steps + t.
+    // (h*hs + d)*steps + t. (So v is one inner product per output, not a
+    // matvec per position: a matvec's rows are consecutive nodes.)
     const Index q_raw = static_cast<Index>(tape.size());
     for (Index t = 0U; t < steps; ++t) {
-      for (Index r = 0U; r < width; ++r) {
-        static_cast<void>(tape.dot_segments(wq + (r * width), lists[t], nullptr));
-      }
+      static_cast<void>(tape.matvec(wq, width, lists[t], kNoIndex));
     }
     const Index k_first = static_cast<Index>(tape.size());
     for (Index t = 0U; t < steps; ++t) {
-      for (Index r = 0U; r < width; ++r) {
-        static_cast<void>(tape.dot_segments(wk + (r * width), lists[t], nullptr));
-      }
+      static_cast<void>(tape.matvec(wk, width, lists[t], kNoIndex));
     }
     const Index v_first = static_cast<Index>(tape.size());
     for (Index r = 0U; r < width; ++r) {
