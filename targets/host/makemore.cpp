@@ -139,60 +139,13 @@ int run(const trainer::Options& o) {
   const bt::Index first = model.first_parameter();
   const std::size_t n = model.parameter_count();
 
-  const nn::OptimizerConfig<T> oc = trainer::optimizer_config<T>(o);
-  std::vector<T> moments(nn::state_per_parameter(o.optimizer) * n + 1U);
-  nn::Optimizer<T> opt(oc, moments.data(), n);
-
-  trainer::Counters counters;
-  counters.model_id = 0x4D4C50000000ULL + static_cast<std::uint64_t>(o.hidden) * 16U +
-                      static_cast<std::uint64_t>(o.optimizer) + ((sizeof(T) == 8U) ? 0x100000000ULL : 0U);
-  counters.seed = o.seed;
-  nn::Rng batch_rng(o.seed + 1U);
-  long step = 0;
-  if (!o.resume.empty()) {
-    step = trainer::resume(kProgram, o, tape.values() + first, n, opt, counters, batch_rng,
-                           "--hidden, --optimizer, --seed or precision");
-  }
-
-  const std::string csv_path = o.csv.empty() ? std::string("makemore_loss.csv") : o.csv;
-  trainer::Csv csv;
-  if ((csv_path != "none") && !csv.open(csv_path, !o.resume.empty())) {
-    trainer::fail(kProgram, "cannot write '" + csv_path + "'");
-  }
-  trainer::write_plot_script(kProgram, o, csv_path);
-
-  std::vector<std::uint32_t> batch(static_cast<std::size_t>(o.batch));
-  trainer::Progress progress("makemore", o.steps, step, o.batch);
-  double since = 0.0;
-  long count = 0;
-  while (step < o.steps) {
-    for (std::uint32_t& b : batch) {
-      b = batch_rng.below(static_cast<std::uint32_t>(train.size()));
-    }
-    const T loss = nn::serial_batch(tape, first, n, batch.size(), [&](bt::Tape<T>& tp, std::size_t i) {
-      const std::uint32_t k = batch[i];
-      return model.loss(tp, &train.contexts[k * kContext], train.targets[k]);
-    });
-    if (!std::isfinite(static_cast<double>(loss))) {
-      trainer::fail(kProgram, std::string("training failed at step ") + std::to_string(step) + ": " +
-                                  bt::status_name(tape.status()));
-    }
-    if (o.clip > 0.0) {
-      static_cast<void>(nn::clip_gradient_norm(tape.grads() + first, n, static_cast<T>(o.clip)));
-    }
-    opt.step(tape.values() + first, tape.grads() + first);
-    ++step;
-    since += static_cast<double>(loss);
-    ++count;
-    if ((step % o.print_every == 0) || (step == o.steps)) {
-      const double mean = since / static_cast<double>(count);
-      progress.report(step, mean);
-      csv.row(step, mean);
-      since = 0.0;
-      count = 0;
-    }
-  }
-  progress.finish();
+  const std::uint64_t model_id = 0x4D4C50000000ULL + static_cast<std::uint64_t>(o.hidden) * 16U +
+                                 static_cast<std::uint64_t>(o.optimizer) + ((sizeof(T) == 8U) ? 0x100000000ULL : 0U);
+  trainer::Session<T> session(kProgram, "makemore", "makemore_loss.csv", o, tape, first, n, model_id,
+                              "--hidden, --optimizer, --seed or precision");
+  session.train(static_cast<std::uint32_t>(train.size()), [&](bt::Tape<T>& tp, std::uint32_t k) {
+    return model.loss(tp, &train.contexts[k * kContext], train.targets[k]);
+  });
 
   // Validation loss: forward only, one sample at a time.
   const std::size_t n_eval =
@@ -205,18 +158,8 @@ int run(const trainer::Options& o) {
   }
   std::printf("val loss %.6f (%zu samples)\n", (n_eval > 0U) ? val_total / static_cast<double>(n_eval) : 0.0,
               n_eval);
-  std::printf("trained %ld steps in %.2f s\n", o.steps, progress.elapsed());
-
-  if (!o.save.empty()) {
-    counters.step = static_cast<std::uint64_t>(step);
-    counters.optimizer_steps = opt.steps();
-    std::copy(batch_rng.state(), batch_rng.state() + nn::Rng::kStateWords, counters.rng);
-    const bt::Status s = trainer::save(o.save, tape.values() + first, n, opt, counters);
-    if (s != bt::Status::kOk) {
-      trainer::fail(kProgram, "cannot save '" + o.save + "': " + bt::status_name(s));
-    }
-    std::printf("saved %s\n", o.save.c_str());
-  }
+  std::printf("trained %ld steps in %.2f s\n", o.steps, session.elapsed());
+  session.save_if_asked();
 
   if (o.samples > 0) {
     std::printf("samples:");

@@ -360,6 +360,104 @@ nn::OptimizerConfig<T> optimizer_config(const Options& o) {
   return oc;
 }
 
+// What both trainers do between building the model and evaluating it: the
+// optimizer and its moments, --resume, the loss CSV and its plot script,
+// the step loop with progress lines, and --save.
+template <class T>
+class Session {
+ public:
+  // `model_id` tells checkpoints of different models apart; `mismatch`
+  // names what differs when a checkpoint belongs to another run.
+  Session(const char* program, const char* name, const char* default_csv, const Options& o, bt::Tape<T>& tape,
+          bt::Index first, std::size_t n, std::uint64_t model_id, const char* mismatch)
+      : program_(program),
+        o_(o),
+        tape_(tape),
+        first_(first),
+        n_(n),
+        moments_(nn::state_per_parameter(o.optimizer) * n + 1U),
+        opt_(optimizer_config<T>(o), moments_.data(), n),
+        batch_rng_(o.seed + 1U) {
+    counters_.model_id = model_id;
+    counters_.seed = o.seed;
+    if (!o.resume.empty()) {
+      step_ = resume(program, o, tape.values() + first, n, opt_, counters_, batch_rng_, mismatch);
+    }
+    const std::string csv_path = o.csv.empty() ? std::string(default_csv) : o.csv;
+    if ((csv_path != "none") && !csv_.open(csv_path, !o.resume.empty())) {
+      fail(program, "cannot write '" + csv_path + "'");
+    }
+    write_plot_script(program, o, csv_path);
+    progress_ = Progress(name, o.steps, step_, o.batch);
+  }
+
+  // Steps until --steps: each draws --batch indices below `limit`, runs the
+  // serial batch of loss_of(tape, index), clips (--clip) and steps.
+  template <class LossOf>
+  void train(std::uint32_t limit, LossOf loss_of) {
+    std::vector<std::uint32_t> batch(static_cast<std::size_t>(o_.batch));
+    double since = 0.0;
+    long count = 0;
+    while (step_ < o_.steps) {
+      for (std::uint32_t& b : batch) {
+        b = batch_rng_.below(limit);
+      }
+      const T loss = nn::serial_batch(tape_, first_, n_, batch.size(),
+                                      [&](bt::Tape<T>& tp, std::size_t i) { return loss_of(tp, batch[i]); });
+      if (!std::isfinite(static_cast<double>(loss))) {
+        fail(program_, std::string("training failed at step ") + std::to_string(step_) + ": " +
+                           bt::status_name(tape_.status()));
+      }
+      if (o_.clip > 0.0) {
+        static_cast<void>(nn::clip_gradient_norm(tape_.grads() + first_, n_, static_cast<T>(o_.clip)));
+      }
+      opt_.step(tape_.values() + first_, tape_.grads() + first_);
+      ++step_;
+      since += static_cast<double>(loss);
+      ++count;
+      if ((step_ % o_.print_every == 0) || (step_ == o_.steps)) {
+        const double mean = since / static_cast<double>(count);
+        progress_.report(step_, mean);
+        csv_.row(step_, mean);
+        since = 0.0;
+        count = 0;
+      }
+    }
+    progress_.finish();
+  }
+
+  double elapsed() const { return progress_.elapsed(); }
+
+  // --save: parameters, optimizer state, step and batch PRNG.
+  void save_if_asked() {
+    if (o_.save.empty()) {
+      return;
+    }
+    counters_.step = static_cast<std::uint64_t>(step_);
+    counters_.optimizer_steps = opt_.steps();
+    std::copy(batch_rng_.state(), batch_rng_.state() + nn::Rng::kStateWords, counters_.rng);
+    const bt::Status s = save(o_.save, tape_.values() + first_, n_, opt_, counters_);
+    if (s != bt::Status::kOk) {
+      fail(program_, "cannot save '" + o_.save + "': " + bt::status_name(s));
+    }
+    std::printf("saved %s\n", o_.save.c_str());
+  }
+
+ private:
+  const char* program_;
+  const Options& o_;
+  bt::Tape<T>& tape_;
+  bt::Index first_;
+  std::size_t n_;
+  std::vector<T> moments_;
+  nn::Optimizer<T> opt_;
+  Counters counters_;
+  nn::Rng batch_rng_;
+  long step_ = 0;
+  Csv csv_;
+  Progress progress_{"", 0, 0, 0};
+};
+
 // Samples an index from softmax(logits[0..n)) with one uniform draw.
 template <class T>
 inline std::uint32_t sample_softmax(const T* logits, std::uint32_t n, nn::Rng& rng) {
