@@ -10,17 +10,15 @@
 #include <burtorch/burtorch.hpp>
 #include <burtorch/nn/nn.hpp>
 
-#include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <memory>
 #include <string>
 #include <vector>
 
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "bench_util.hpp"
+#include "bench_train.hpp"
 
 namespace bt = burtorch;
 namespace nn = burtorch::nn;
@@ -100,21 +98,12 @@ struct Corpus {
 
 int main(int argc, char** argv) {
   const bench::Flags flags(argc, argv);
-  if (!flags.check({"--batch", "--steps", "--warmup", "--data", "--lr", "--seed"}, {})) {
-    std::fprintf(stderr, "usage: bench_gpt --batch B [--steps N] [--warmup W] [--data FILE] [--lr X]\n");
+  bench::StepOptions o;
+  if (!bench::parse_step_options(flags, "bench_gpt",
+                                 "bench_gpt --batch B [--steps N] [--warmup W] [--data FILE] [--lr X]", {}, 0.01, o)) {
     return 2;
   }
   const double t_start = bench::now_seconds();
-  const long batch = flags.get_long("--batch", 1);
-  const long steps = flags.get_long("--steps", 20);
-  const long warmup = flags.get_long("--warmup", 2);
-  const float lr = static_cast<float>(flags.get_double("--lr", 0.01));
-  const std::uint64_t seed = static_cast<std::uint64_t>(flags.get_long("--seed", 1));
-  const char* data_path = flags.get("--data", nullptr);
-  if ((batch < 1) || (steps < 1) || (warmup < 0)) {
-    std::fprintf(stderr, "bench_gpt: bad sizes\n");
-    return 2;
-  }
 
   // The text. A file is not loaded: one pass finds its alphabet, then each
   // sample's 9 characters are read with pread (one system call per sample,
@@ -122,75 +111,42 @@ int main(int argc, char** argv) {
   // process no memory, as the per-sample design intends (the file stays in
   // the kernel's page cache). Without --data: 20,000 generated characters.
   Corpus corpus;
-  if (!corpus.open(data_path)) {
-    std::fprintf(stderr, "bench_gpt: cannot read %s\n", data_path);
+  if (!corpus.open(o.data)) {
+    std::fprintf(stderr, "bench_gpt: cannot read %s\n", o.data);
     return 1;
   }
   const unsigned vocab = corpus.vocab;
 
   nn::GptConfig config;
   config.vocab = static_cast<bt::Index>(vocab);
-  const bt::Index block = config.block;
-  const nn::MemoryPlan plan = nn::Gpt<float>::plan(config, nn::OptimizerKind::kSgd);
-  std::unique_ptr<std::uint64_t[]> storage(new std::uint64_t[(plan.tape_bytes + 63U) / 8U]);
-  void* buffer = reinterpret_cast<void*>((reinterpret_cast<std::uintptr_t>(storage.get()) + 31U) & ~std::uintptr_t{31U});
-  bt::Tape<float> tape(buffer, plan.tape_bytes, plan.nodes, plan.slots, plan.parameters);
-  nn::Rng rng(seed);
+  const std::size_t block = config.block;
   static nn::Gpt<float> model;
-  if (!model.create(tape, config, rng)) {
-    std::fprintf(stderr, "bench_gpt: cannot create the model: %s\n", bt::status_name(tape.status()));
-    return 1;
-  }
-  const bt::Index first = model.first_parameter();
-  const std::size_t n = model.parameter_count();
-  nn::OptimizerConfig<float> oc;
-  oc.kind = nn::OptimizerKind::kSgd;
-  oc.lr = lr;
-  nn::Optimizer<float> opt(oc, nullptr, n);
-  const double t_ready = bench::now_seconds();
-  bench::ready();
-
-  bench::Sampler sampler(seed + 1U);
+  bench::Sampler sampler(o.seed + 1U);
   const std::uint32_t windows = static_cast<std::uint32_t>(corpus.size - block - 1U);
-  std::vector<std::uint8_t> window(static_cast<std::size_t>(batch) * (block + 1U));
-  std::vector<std::uint32_t> picks(static_cast<std::size_t>(batch));
-  std::vector<double> times;
-  double first_loss = 0.0;
-  double last_loss = 0.0;
-  for (long step = 0; step < warmup + steps; ++step) {
-    const double t0 = bench::now_seconds();
-    for (std::size_t i = 0U; i < picks.size(); ++i) {
-      picks[i] = sampler.below(windows);
-      if (!corpus.read(picks[i], block + 1U, &window[i * (block + 1U)])) {
-        std::fprintf(stderr, "bench_gpt: read failed\n");
-        return 1;
-      }
-    }
-    const float loss = nn::serial_batch(tape, first, n, picks.size(), [&](bt::Tape<float>& tp, std::size_t i) {
-      const std::uint8_t* at = &window[i * (block + 1U)];
-      return model.loss(tp, at, at + 1, block);
-    });
-    opt.step(tape.values() + first, tape.grads() + first);
-    const double t1 = bench::now_seconds();
-    if (!std::isfinite(loss)) {
-      std::fprintf(stderr, "bench_gpt: loss is not finite at step %ld (%s)\n", step, bt::status_name(tape.status()));
-      return 1;
-    }
-    if (step == 0) {
-      first_loss = static_cast<double>(loss);
-    }
-    last_loss = static_cast<double>(loss);
-    if (step >= warmup) {
-      times.push_back((t1 - t0) * 1e3);
-    }
+  std::vector<std::uint8_t> window(static_cast<std::size_t>(o.batch) * (block + 1U));
+  bench::StepRun run;
+  const int failed = bench::time_sgd_steps(
+      "bench_gpt", model, config, o, t_start,
+      [&](std::size_t i) {
+        if (!corpus.read(sampler.below(windows), block + 1U, &window[i * (block + 1U)])) {
+          std::fprintf(stderr, "bench_gpt: read failed\n");
+          return false;
+        }
+        return true;
+      },
+      [&](bt::Tape<float>& tp, std::size_t i) {
+        const std::uint8_t* at = &window[i * (block + 1U)];
+        return model.loss(tp, at, at + 1, config.block);
+      },
+      run);
+  if (failed != 0) {
+    return failed;
   }
-  const bench::Stats s = bench::stats(times);
-  std::printf(
-      "{\"bench\":\"gpt\",\"impl\":\"burtorch\",\"batch\":%ld,\"params\":%zu,\"vocab\":%u,\"steps\":%ld,"
-      "\"median_ms\":%.6f,\"p10_ms\":%.6f,\"p90_ms\":%.6f,\"init_ms\":%.3f,\"tape_bytes\":%zu,"
-      "\"sample_nodes\":%zu,\"first_loss\":%.5f,\"last_loss\":%.5f",
-      batch, n, vocab, steps, s.median, s.p10, s.p90, (t_ready - t_start) * 1e3, plan.tape_bytes, plan.sample_nodes,
-      first_loss, last_loss);
-  bench::end_json(times);
+  std::printf("{\"bench\":\"gpt\",\"impl\":\"burtorch\",\"batch\":%ld,\"params\":%zu,\"vocab\":%u,\"steps\":%ld,",
+              o.batch, run.params, vocab, o.steps);
+  bench::print_step_fields(run);
+  std::printf(",\"sample_nodes\":%zu,\"first_loss\":%.5f,\"last_loss\":%.5f", run.plan.sample_nodes, run.first_loss,
+              run.last_loss);
+  bench::end_json(run.times_ms);
   return 0;
 }

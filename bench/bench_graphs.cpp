@@ -18,8 +18,8 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
+#include <vector>
 
 #include "bench_util.hpp"
 #include "graphs.hpp"
@@ -77,83 +77,48 @@ double run_ns_per_iteration(long iterations, Build build) {
 }
 
 struct Result {
-  double median;
-  double p10;
-  double p90;
-  double samples[64];  // ns/iteration of each run, in run order
-  int runs;
+  bench::Stats stats;
+  std::vector<double> samples;  // ns/iteration of each run, in run order
 };
 
 template <class Build>
 Result measure(int runs, long iterations, Build build) {
-  Result out{};
-  double t[64];
-  runs = std::min(runs, 64);
+  Result out;
   static_cast<void>(run_ns_per_iteration(std::max(1L, iterations / 10), build));  // warm-up
   for (int r = 0; r < runs; ++r) {
-    t[r] = run_ns_per_iteration(iterations, build);
-    out.samples[r] = t[r];
+    out.samples.push_back(run_ns_per_iteration(iterations, build));
   }
-  out.runs = runs;
-  std::sort(t, t + runs);
-  out.median = (runs % 2 == 1) ? t[runs / 2] : 0.5 * (t[runs / 2 - 1] + t[runs / 2]);
-  out.p10 = t[(runs - 1) / 10];
-  out.p90 = t[((runs - 1) * 9 + 9) / 10];
+  out.stats = bench::stats(out.samples);
   return out;
 }
 
 void print_json(const char* graph, long iterations, std::size_t nodes, const Result& r) {
-  std::printf("{\"bench\":\"%s\",\"impl\":\"burtorch\",\"iterations\":%ld,\"nodes\":%zu,\"runs\":%d,"
-              "\"median_ns\":%.3f,\"p10_ns\":%.3f,\"p90_ns\":%.3f,\"peak_rss_bytes\":%zu,\"samples\":[",
-              graph, iterations, nodes, r.runs, r.median, r.p10, r.p90, bench::peak_rss_bytes());
-  for (int i = 0; i < r.runs; ++i) {
-    std::printf("%s%.3f", (i == 0) ? "" : ",", r.samples[i]);
-  }
-  std::printf("]}\n");
-}
-
-int usage() {
-  std::fprintf(stderr,
-               "usage: bench_graphs [--runs N] [--csv | --json] [--graph tiny|small|both] [--iterations N] "
-               "[--count] [--forward-only]\n");
-  return 2;
+  std::printf("{\"bench\":\"%s\",\"impl\":\"burtorch\",\"iterations\":%ld,\"nodes\":%zu,\"runs\":%zu,"
+              "\"median_ns\":%.3f,\"p10_ns\":%.3f,\"p90_ns\":%.3f",
+              graph, iterations, nodes, r.samples.size(), r.stats.median, r.stats.p10, r.stats.p90);
+  bench::end_json(r.samples, 3);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  int runs = 21;
-  bool csv = false;
-  bool json = false;
-  bool count_only = false;
-  bool forward_only = false;
-  bool want_tiny = true;
-  bool want_small = true;
-  long iterations = 0;  // 0: the paper's counts
-  for (int i = 1; i < argc; ++i) {
-    if ((std::strcmp(argv[i], "--runs") == 0) && (i + 1 < argc)) {
-      runs = std::atoi(argv[++i]);
-    } else if ((std::strcmp(argv[i], "--iterations") == 0) && (i + 1 < argc)) {
-      iterations = std::atol(argv[++i]);
-    } else if ((std::strcmp(argv[i], "--graph") == 0) && (i + 1 < argc)) {
-      const char* g = argv[++i];
-      want_tiny = (std::strcmp(g, "tiny") == 0) || (std::strcmp(g, "both") == 0);
-      want_small = (std::strcmp(g, "small") == 0) || (std::strcmp(g, "both") == 0);
-      if (!want_tiny && !want_small) {
-        return usage();
-      }
-    } else if (std::strcmp(argv[i], "--csv") == 0) {
-      csv = true;
-    } else if (std::strcmp(argv[i], "--json") == 0) {
-      json = true;
-    } else if (std::strcmp(argv[i], "--count") == 0) {
-      count_only = true;
-    } else if (std::strcmp(argv[i], "--forward-only") == 0) {
-      forward_only = true;
-    } else {
-      return usage();
-    }
+  const bench::Flags flags(argc, argv);
+  const char* graph = flags.get("--graph", "both");
+  const bool want_tiny = (std::strcmp(graph, "tiny") == 0) || (std::strcmp(graph, "both") == 0);
+  const bool want_small = (std::strcmp(graph, "small") == 0) || (std::strcmp(graph, "both") == 0);
+  if (!flags.check({"--runs", "--iterations", "--graph"}, {"--csv", "--json", "--count", "--forward-only"}) ||
+      (!want_tiny && !want_small)) {
+    std::fprintf(stderr,
+                 "usage: bench_graphs [--runs N] [--csv | --json] [--graph tiny|small|both] [--iterations N] "
+                 "[--count] [--forward-only]\n");
+    return 2;
   }
+  int runs = static_cast<int>(flags.get_long("--runs", 21));
+  const bool csv = flags.has("--csv");
+  const bool json = flags.has("--json");
+  const bool count_only = flags.has("--count");
+  const bool forward_only = flags.has("--forward-only");
+  const long iterations = flags.get_long("--iterations", 0);  // 0: the paper's counts
   runs = std::max(runs, 1);
   const long tiny_iterations = (iterations > 0) ? iterations : 100000L;
   const long small_iterations = (iterations > 0) ? iterations : 20000L;
@@ -184,8 +149,8 @@ int main(int argc, char** argv) {
     return 0;
   }
 
-  Result t{};
-  Result s{};
+  Result t;
+  Result s;
   std::size_t tiny_nodes = 0U;
   std::size_t small_nodes = 0U;
   std::size_t small_slots = 0U;
@@ -212,20 +177,20 @@ int main(int argc, char** argv) {
   } else if (csv) {
     std::printf("graph,iterations,nodes,median_ns,p10_ns,p90_ns,runs\n");
     if (want_tiny) {
-      std::printf("tiny,%ld,%zu,%.3f,%.3f,%.3f,%d\n", tiny_iterations, tiny_nodes, t.median, t.p10, t.p90, runs);
+      std::printf("tiny,%ld,%zu,%.3f,%.3f,%.3f,%d\n", tiny_iterations, tiny_nodes, t.stats.median, t.stats.p10, t.stats.p90, runs);
     }
     if (want_small) {
-      std::printf("small,%ld,%zu,%.3f,%.3f,%.3f,%d\n", small_iterations, small_nodes, s.median, s.p10, s.p90, runs);
+      std::printf("small,%ld,%zu,%.3f,%.3f,%.3f,%d\n", small_iterations, small_nodes, s.stats.median, s.stats.p10, s.stats.p90, runs);
     }
   } else {
     std::printf("FP64, build + %srewind, median of %d runs (p10..p90)\n", forward_only ? "" : "backward + ", runs);
     if (want_tiny) {
       std::printf("  tiny graph  (%ld iterations, %2zu nodes):           %7.2f ns/iter (%.2f..%.2f)\n",
-                  tiny_iterations, tiny_nodes, t.median, t.p10, t.p90);
+                  tiny_iterations, tiny_nodes, t.stats.median, t.stats.p10, t.stats.p90);
     }
     if (want_small) {
       std::printf("  small graph (%ld iterations, %2zu nodes, %zu slots): %7.2f ns/iter (%.2f..%.2f)\n",
-                  small_iterations, small_nodes, small_slots, s.median, s.p10, s.p90);
+                  small_iterations, small_nodes, small_slots, s.stats.median, s.stats.p10, s.stats.p90);
     }
     std::printf("  tape bytes per node (FP64, names %s): %.1f; per argument slot: 4\n",
                 BURTORCH_CONFIG_PARAM_NAMES ? "on" : "off", per_node);

@@ -10,14 +10,12 @@
 #include <burtorch/burtorch.hpp>
 #include <burtorch/nn/nn.hpp>
 
-#include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <memory>
 #include <string>
 #include <vector>
 
-#include "bench_util.hpp"
+#include "bench_train.hpp"
 
 namespace bt = burtorch;
 namespace nn = burtorch::nn;
@@ -102,89 +100,48 @@ bool load(const char* path, Data& d) {
 
 int main(int argc, char** argv) {
   const bench::Flags flags(argc, argv);
-  if (!flags.check({"--hidden", "--batch", "--steps", "--warmup", "--data", "--lr", "--seed"}, {})) {
-    std::fprintf(stderr, "usage: bench_mlp --hidden E --batch B [--steps N] [--warmup W] [--data FILE] [--lr X]\n");
+  bench::StepOptions o;
+  if (!bench::parse_step_options(flags, "bench_mlp",
+                                 "bench_mlp --hidden E --batch B [--steps N] [--warmup W] [--data FILE] [--lr X]",
+                                 {"--hidden"}, 0.1, o)) {
     return 2;
   }
   const double t_start = bench::now_seconds();
   const long hidden = flags.get_long("--hidden", 64);
-  const long batch = flags.get_long("--batch", 1);
-  const long steps = flags.get_long("--steps", 20);
-  const long warmup = flags.get_long("--warmup", 2);
-  const float lr = static_cast<float>(flags.get_double("--lr", 0.1));
-  const std::uint64_t seed = static_cast<std::uint64_t>(flags.get_long("--seed", 1));
-  const char* data_path = flags.get("--data", nullptr);
-  if ((hidden < 1) || (batch < 1) || (steps < 1) || (warmup < 0)) {
+  if (hidden < 1) {
     std::fprintf(stderr, "bench_mlp: bad sizes\n");
     return 2;
   }
 
   Data data;
-  if (!load(data_path, data)) {
-    std::fprintf(stderr, "bench_mlp: cannot read %s\n", (data_path != nullptr) ? data_path : "(generated)");
+  if (!load(o.data, data)) {
+    std::fprintf(stderr, "bench_mlp: cannot read %s\n", (o.data != nullptr) ? o.data : "(generated)");
     return 1;
   }
   const std::uint32_t n_samples = data.samples();
 
   nn::MlpConfig config;
   config.hidden = static_cast<bt::Index>(hidden);
-  const nn::MemoryPlan plan = nn::MakemoreMlp<float>::plan(config, nn::OptimizerKind::kSgd);
-  // The tape's memory: one buffer of exactly the plan's size (32-byte aligned).
-  std::unique_ptr<std::uint64_t[]> storage(new std::uint64_t[(plan.tape_bytes + 63U) / 8U]);
-  void* buffer = reinterpret_cast<void*>((reinterpret_cast<std::uintptr_t>(storage.get()) + 31U) & ~std::uintptr_t{31U});
-  bt::Tape<float> tape(buffer, plan.tape_bytes, plan.nodes, plan.slots, plan.parameters);
-  nn::Rng rng(seed);
   static nn::MakemoreMlp<float> model;
-  if (!model.create(tape, config, rng)) {
-    std::fprintf(stderr, "bench_mlp: cannot create the model: %s\n", bt::status_name(tape.status()));
-    return 1;
+  bench::Sampler sampler(o.seed + 1U);
+  std::vector<std::uint8_t> contexts(static_cast<std::size_t>(o.batch) * kContext);
+  std::vector<std::uint8_t> targets(static_cast<std::size_t>(o.batch));
+  bench::StepRun run;
+  const int failed = bench::time_sgd_steps(
+      "bench_mlp", model, config, o, t_start,
+      [&](std::size_t i) {
+        targets[i] = data.sample(sampler.below(n_samples), &contexts[i * kContext]);
+        return true;
+      },
+      [&](bt::Tape<float>& tp, std::size_t i) { return model.loss(tp, &contexts[i * kContext], targets[i]); }, run);
+  if (failed != 0) {
+    return failed;
   }
-  const bt::Index first = model.first_parameter();
-  const std::size_t n = model.parameter_count();
-  nn::OptimizerConfig<float> oc;
-  oc.kind = nn::OptimizerKind::kSgd;
-  oc.lr = lr;
-  nn::Optimizer<float> opt(oc, nullptr, n);
-  const double t_ready = bench::now_seconds();
-  bench::ready();
-
-  bench::Sampler sampler(seed + 1U);
-  std::vector<std::uint32_t> picks(static_cast<std::size_t>(batch));
-  std::vector<std::uint8_t> contexts(static_cast<std::size_t>(batch) * kContext);
-  std::vector<std::uint8_t> targets(static_cast<std::size_t>(batch));
-  std::vector<double> times;
-  double first_loss = 0.0;
-  double last_loss = 0.0;
-  for (long step = 0; step < warmup + steps; ++step) {
-    const double t0 = bench::now_seconds();
-    for (std::size_t i = 0U; i < picks.size(); ++i) {
-      picks[i] = sampler.below(n_samples);
-      targets[i] = data.sample(picks[i], &contexts[i * kContext]);
-    }
-    const float loss = nn::serial_batch(tape, first, n, picks.size(), [&](bt::Tape<float>& tp, std::size_t i) {
-      return model.loss(tp, &contexts[i * kContext], targets[i]);
-    });
-    opt.step(tape.values() + first, tape.grads() + first);
-    const double t1 = bench::now_seconds();
-    if (!std::isfinite(loss)) {
-      std::fprintf(stderr, "bench_mlp: loss is not finite at step %ld (%s)\n", step, bt::status_name(tape.status()));
-      return 1;
-    }
-    if (step == 0) {
-      first_loss = static_cast<double>(loss);
-    }
-    last_loss = static_cast<double>(loss);
-    if (step >= warmup) {
-      times.push_back((t1 - t0) * 1e3);
-    }
-  }
-  const bench::Stats s = bench::stats(times);
-  std::printf(
-      "{\"bench\":\"mlp\",\"impl\":\"burtorch\",\"e\":%ld,\"batch\":%ld,\"params\":%zu,\"steps\":%ld,"
-      "\"median_ms\":%.6f,\"p10_ms\":%.6f,\"p90_ms\":%.6f,\"init_ms\":%.3f,\"tape_bytes\":%zu,"
-      "\"first_loss\":%.5f,\"last_loss\":%.5f,\"data_samples\":%u",
-      hidden, batch, n, steps, s.median, s.p10, s.p90, (t_ready - t_start) * 1e3, plan.tape_bytes, first_loss,
-      last_loss, n_samples);
-  bench::end_json(times);
+  std::printf("{\"bench\":\"mlp\",\"impl\":\"burtorch\",\"e\":%ld,\"batch\":%ld,\"params\":%zu,\"steps\":%ld,", hidden,
+              o.batch, run.params, o.steps);
+  bench::print_step_fields(run);
+  std::printf(",\"first_loss\":%.5f,\"last_loss\":%.5f,\"data_samples\":%u", run.first_loss, run.last_loss,
+              n_samples);
+  bench::end_json(run.times_ms);
   return 0;
 }

@@ -157,10 +157,17 @@ inline std::size_t peak_rss_bytes() {
 
 // Ends a JSON object whose fields were printed: ,"peak_rss_bytes":N,
 // "samples":[...]} and a newline (tools/bench pools the samples of all runs).
-inline void end_json(const std::vector<double>& samples) {
+// Samples print as %.6g, or with `decimals` digits after the point if
+// decimals >= 0.
+inline void end_json(const std::vector<double>& samples, int decimals = -1) {
   std::printf(",\"peak_rss_bytes\":%zu,\"samples\":[", peak_rss_bytes());
   for (std::size_t i = 0U; i < samples.size(); ++i) {
-    std::printf("%s%.6g", (i == 0U) ? "" : ",", samples[i]);
+    const char* comma = (i == 0U) ? "" : ",";
+    if (decimals >= 0) {
+      std::printf("%s%.*f", comma, decimals, samples[i]);
+    } else {
+      std::printf("%s%.6g", comma, samples[i]);
+    }
   }
   std::printf("]}\n");
 }

@@ -15,7 +15,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from common import emit, flag, now, quantiles, ready
+from common import Steps, emit, now, step_flags
 
 T0 = now()
 BLOCK, WIDTH, HEADS, LAYERS = 8, 24, 6, 6
@@ -77,11 +77,7 @@ class Gpt(nn.Module):
 
 
 def main():
-    batch = flag("--batch", 1, int)
-    steps = flag("--steps", 20, int)
-    warmup = flag("--warmup", 2, int)
-    lr = flag("--lr", 0.01, float)
-    path = flag("--data", None)
+    batch, steps, warmup, lr, path = step_flags(0.01)
     if path is None:
         g = torch.Generator().manual_seed(11)
         text = "".join(chr(32 + int(c)) for c in torch.randint(0, 65, (20000,), generator=g))
@@ -94,30 +90,15 @@ def main():
     torch.manual_seed(1)
     model = Gpt(len(chars))
     n_params = sum(p.numel() for p in model.parameters())
-    opt = torch.optim.SGD(model.parameters(), lr=lr)
-    t_ready = now()
-    ready()
     offsets = torch.arange(BLOCK)
-    times = []
-    first_loss = last_loss = 0.0
-    for step in range(warmup + steps):
-        t0 = now()
+
+    def step_loss():
         ix = torch.randint(0, data.numel() - BLOCK - 1, (batch, 1)) + offsets
-        loss = model(data[ix], data[ix + 1])
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-        t1 = now()
-        value = loss.item()
-        if step == 0:
-            first_loss = value
-        last_loss = value
-        if step >= warmup:
-            times.append((t1 - t0) * 1e3)
-    median, p10, p90 = quantiles(times)
-    emit({"bench": "gpt", "batch": batch, "params": n_params, "vocab": len(chars), "steps": steps,
-          "median_ms": median, "p10_ms": p10, "p90_ms": p90, "init_ms": (t_ready - T0) * 1e3,
-          "first_loss": first_loss, "last_loss": last_loss, "samples": times})
+        return model(data[ix], data[ix + 1])
+
+    run = Steps(T0, torch.optim.SGD(model.parameters(), lr=lr), step_loss, warmup, steps)
+    emit({"bench": "gpt", "batch": batch, "params": n_params, "vocab": len(chars), "steps": steps, **run.fields(),
+          "samples": run.times})
 
 
 if __name__ == "__main__":

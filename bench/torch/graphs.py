@@ -12,7 +12,7 @@ import ctypes
 
 import torch
 
-from common import emit, flag, now, quantiles, ready
+from common import emit, flag, now, ready, timing
 
 F64 = torch.float64
 
@@ -75,9 +75,7 @@ def main():
         for _ in range(iterations):
             build()
         times.append((now() - t0) / iterations * 1e9)
-    median, p10, p90 = quantiles(times)
-    emit({"bench": graph, "iterations": iterations, "runs": runs,
-          "median_ns": median, "p10_ns": p10, "p90_ns": p90, "samples": times})
+    emit({"bench": graph, "iterations": iterations, "runs": runs, **timing(times, "ns"), "samples": times})
 
 
 if __name__ == "__main__":

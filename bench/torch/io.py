@@ -8,7 +8,7 @@ import os
 
 import torch
 
-from common import emit, flag, now, quantiles, ready
+from common import emit, flag, now, quantiles, ready, timing
 
 
 def main():
@@ -35,10 +35,9 @@ def main():
         both_us.append((t_save + t_load) / iterations * 1e6)
     file_bytes = os.path.getsize(path)
     os.remove(path)
-    median, p10, p90 = quantiles(both_us)
     emit({"bench": "io", "iterations": iterations, "runs": runs, "values": 7,
           "save_us": quantiles(save_us)[0], "load_us": quantiles(load_us)[0],
-          "median_us": median, "p10_us": p10, "p90_us": p90, "file_bytes": file_bytes, "samples": both_us})
+          **timing(both_us, "us"), "file_bytes": file_bytes, "samples": both_us})
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ Usage: mlp.py --hidden E --batch B [--steps N] [--warmup W] [--data FILE] [--lr 
 import torch
 import torch.nn.functional as F
 
-from common import emit, flag, now, quantiles, ready
+from common import Steps, emit, flag, now, step_flags
 
 T0 = now()
 CONTEXT = 16
@@ -39,11 +39,8 @@ def load(path):
 
 def main():
     hidden = flag("--hidden", 64, int)
-    batch = flag("--batch", 1, int)
-    steps = flag("--steps", 20, int)
-    warmup = flag("--warmup", 2, int)
-    lr = flag("--lr", 0.1, float)
-    X, Y = load(flag("--data", None))
+    batch, steps, warmup, lr, path = step_flags(0.1)
+    X, Y = load(path)
     g = torch.Generator().manual_seed(1)
     C = torch.randn((VOCAB, EMBED), generator=g)
     W1 = torch.randn((CONTEXT * EMBED, hidden), generator=g) * (5.0 / 3.0) / (CONTEXT * EMBED) ** 0.5
@@ -55,32 +52,17 @@ def main():
         p.requires_grad_(True)
     n_params = sum(p.numel() for p in params)
     assert n_params == 1755 + 1052 * hidden
-    opt = torch.optim.SGD(params, lr=lr)
-    t_ready = now()
-    ready()
-    times = []
-    first_loss = last_loss = 0.0
-    for step in range(warmup + steps):
-        t0 = now()
+
+    def step_loss():
         ix = torch.randint(0, X.shape[0], (batch,))
         emb = C[X[ix]]                                   # (B, 16, 64)
         h = torch.tanh(emb.view(batch, -1) @ W1 + b1)    # (B, e)
         logits = h @ W2 + b2                             # (B, 27)
-        loss = F.cross_entropy(logits, Y[ix])
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-        t1 = now()
-        value = loss.item()
-        if step == 0:
-            first_loss = value
-        last_loss = value
-        if step >= warmup:
-            times.append((t1 - t0) * 1e3)
-    median, p10, p90 = quantiles(times)
-    emit({"bench": "mlp", "e": hidden, "batch": batch, "params": n_params, "steps": steps,
-          "median_ms": median, "p10_ms": p10, "p90_ms": p90, "init_ms": (t_ready - T0) * 1e3,
-          "first_loss": first_loss, "last_loss": last_loss, "data_samples": int(X.shape[0]), "samples": times})
+        return F.cross_entropy(logits, Y[ix])
+
+    run = Steps(T0, torch.optim.SGD(params, lr=lr), step_loss, warmup, steps)
+    emit({"bench": "mlp", "e": hidden, "batch": batch, "params": n_params, "steps": steps, **run.fields(),
+          "data_samples": int(X.shape[0]), "samples": run.times})
 
 
 if __name__ == "__main__":
