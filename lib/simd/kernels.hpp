@@ -1,0 +1,248 @@
+// The vector kernels of burtorch/simd.hpp, written once for every
+// instruction set. Each kernel is a template over a traits struct V that
+// describes one vector type of one instruction set (lib/simd/x86.cpp: SSE2,
+// AVX2; lib/simd/arm.cpp: Neon, Helium); those files only define the traits
+// and instantiate the kernels. A traits struct provides:
+//
+//   V::Scalar, V::Vec, V::kLanes   element type, vector type, lanes W
+//   V::broadcast(x)                every lane x
+//   V::load(p), V::store(p, v)     W consecutive elements, any alignment
+//   V::load_first(p, count)        elements p[0..count), the other lanes +0
+//                                  (zero-padded: 0 < count < W; masked:
+//                                  any count > 0, all W lanes if count >= W)
+//   V::add, V::sub, V::mul         lane by lane, each rounded once
+//   V::mul_add(a, b, acc)          acc + a * b: one rounding if V::kFused,
+//                                  else mul then add, rounded separately
+//   V::sum_lanes(v)                the lanes combined by halving: lane k +=
+//                                  lane k + W/2, then W/4, ..., 1; lane 0
+//   V::kMasked                     load_first is a masked load, and
+//                                  V::store_first(p, v, count) stores the
+//                                  first count < W lanes only
+//   V::kDivSqrt                    V::div and V::sqrt exist
+//
+// Why the results are the reference's (lib/simd/common.hpp) bit for bit
+// whenever V::kFused is false:
+// - Reductions keep the reference's P = partials<T>() partial sums as P / W
+//   accumulators: lane j of accumulator k is partial k * W + j, so term i
+//   lands in partial i mod P, in index order, exactly as in the reference.
+//   The last n mod P terms use the same lanes; the lanes past the end add
+//   +0 * +0, an exact +0 (common.hpp: partials are never -0). Halving over
+//   the accumulators (k += k + A/2, ..., 1) and then over the lanes is the
+//   reference's halving over p[0..P).
+// - Element-wise kernels compute each element with the reference's
+//   operations in the reference's order; lanes do not interact. Their last
+//   n mod W elements run the reference's scalar loop itself, except in
+//   axpy with V::kMasked, which ends with one masked vector.
+// With V::kFused (AVX2 with FMA) dot, sum_squares and axpy round once per
+// term (axpy's masked tail fuses its last terms too); the optimizer steps
+// never fuse.
+//
+// Only compiled in optimised builds (burtorch/simd.hpp): the helpers below
+// inline away; unoptimised builds select the reference.
+#ifndef BURTORCH_LIB_SIMD_KERNELS_HPP
+#define BURTORCH_LIB_SIMD_KERNELS_HPP
+
+#include <cstddef>
+
+#include "common.hpp"
+
+namespace burtorch {
+namespace simd {
+namespace kernels {
+
+template <class V>
+using Scalar = typename V::Scalar;
+template <class V>
+using Vec = typename V::Vec;
+
+// Reductions hold their P partial sums in P / W vectors, the accumulators.
+// The loops over them carry `#pragma GCC unroll`: unrolled, they index the
+// accumulators by constants, so these live in registers; -O2 and -Os would
+// not unroll them on their own.
+template <class V>
+constexpr std::size_t accumulators() noexcept {
+  return partials<Scalar<V>>() / V::kLanes;
+}
+template <class V>
+using Accumulators = Vec<V>[accumulators<V>()];
+
+// Adds one block of P terms a[k] * b[k]: term k to partial k.
+template <class V>
+inline void add_block(Accumulators<V>& acc, const Scalar<V>* a, const Scalar<V>* b) noexcept {
+  constexpr std::size_t kAcc = accumulators<V>();
+#pragma GCC unroll 4
+  for (std::size_t k = 0U; k < kAcc; ++k) {
+    acc[k] = V::mul_add(V::load(&a[k * V::kLanes]), V::load(&b[k * V::kLanes]), acc[k]);
+  }
+}
+
+// Adds the last r < P terms to the same partials as a whole block would;
+// the lanes past the end add +0 * +0.
+template <class V>
+inline void add_tail(Accumulators<V>& acc, const Scalar<V>* a, const Scalar<V>* b, std::size_t r) noexcept {
+  constexpr std::size_t kW = V::kLanes;
+  constexpr std::size_t kAcc = accumulators<V>();
+  if constexpr (V::kMasked) {
+    // Each accumulator takes its (possibly partial) vector by masked loads
+    // (load_first with count >= W loads all W lanes).
+#pragma GCC unroll 4
+    for (std::size_t k = 0U; k < kAcc; ++k) {
+      const std::size_t at = k * kW;
+      if (at < r) {
+        acc[k] = V::mul_add(V::load_first(&a[at], r - at), V::load_first(&b[at], r - at), acc[k]);
+      }
+    }
+  } else {
+    // Whole vectors, then at most one zero-padded vector into accumulator
+    // `whole` (chosen by comparison, not by a run-time index, which would
+    // move the accumulators to memory).
+    const std::size_t whole = r / kW;
+#pragma GCC unroll 4
+    for (std::size_t k = 0U; k < kAcc; ++k) {
+      if (k < whole) {
+        acc[k] = V::mul_add(V::load(&a[k * kW]), V::load(&b[k * kW]), acc[k]);
+      }
+    }
+    const std::size_t at = whole * kW;
+    if (at < r) {
+      const Vec<V> ta = V::load_first(&a[at], r - at);
+      const Vec<V> tb = V::load_first(&b[at], r - at);
+#pragma GCC unroll 4
+      for (std::size_t k = 0U; k < kAcc; ++k) {
+        if (k == whole) {
+          acc[k] = V::mul_add(ta, tb, acc[k]);
+        }
+      }
+    }
+  }
+}
+
+// The reference's halving over p[0..P): over the accumulators (k += k + 2
+// when there are four, then k += k + 1), then over the lanes.
+template <class V>
+inline Scalar<V> combine(Accumulators<V>& acc) noexcept {
+  static_assert((accumulators<V>() == 2U) || (accumulators<V>() == 4U), "two or four accumulators");
+  if constexpr (accumulators<V>() == 4U) {
+    acc[0] = V::add(acc[0], acc[2]);
+    acc[1] = V::add(acc[1], acc[3]);
+  }
+  return V::sum_lanes(V::add(acc[0], acc[1]));
+}
+
+// sum of a[i] * b[i]
+template <class V>
+inline Scalar<V> dot(const Scalar<V>* a, const Scalar<V>* b, std::size_t n) noexcept {
+  constexpr std::size_t kP = partials<Scalar<V>>();
+  Accumulators<V> acc = {};  // every partial +0
+  std::size_t i = 0U;
+  for (; (i + kP) <= n; i += kP) {
+    add_block<V>(acc, &a[i], &b[i]);
+  }
+  if (i < n) {
+    add_tail<V>(acc, &a[i], &b[i], n - i);
+  }
+  return combine<V>(acc);
+}
+
+// y[i] += alpha * x[i]
+template <class V>
+inline void axpy(Scalar<V>* y, Scalar<V> alpha, const Scalar<V>* x, std::size_t n) noexcept {
+  static_assert(V::kMasked || !V::kFused, "a fused axpy needs masked stores to fuse its tail");
+  constexpr std::size_t kW = V::kLanes;
+  const Vec<V> k = V::broadcast(alpha);
+  std::size_t i = 0U;
+  // Two vectors per iteration: the backward pass of every inner product
+  // runs through here.
+  for (; (i + (2U * kW)) <= n; i += 2U * kW) {
+    V::store(&y[i], V::mul_add(k, V::load(&x[i]), V::load(&y[i])));
+    V::store(&y[i + kW], V::mul_add(k, V::load(&x[i + kW]), V::load(&y[i + kW])));
+  }
+  for (; (i + kW) <= n; i += kW) {
+    V::store(&y[i], V::mul_add(k, V::load(&x[i]), V::load(&y[i])));
+  }
+  if constexpr (V::kMasked) {
+    if (i < n) {
+      const std::size_t r = n - i;
+      V::store_first(&y[i], V::mul_add(k, V::load_first(&x[i], r), V::load_first(&y[i], r)), r);
+    }
+  } else {
+    detail::axpy(y, alpha, x, i, n);
+  }
+}
+
+// x[i] *= s
+template <class V>
+inline void scale(Scalar<V>* x, Scalar<V> s, std::size_t n) noexcept {
+  const Vec<V> k = V::broadcast(s);
+  std::size_t i = 0U;
+  for (; (i + V::kLanes) <= n; i += V::kLanes) {
+    V::store(&x[i], V::mul(V::load(&x[i]), k));
+  }
+  detail::scale(x, s, i, n);
+}
+
+// w[i] -= lr * g[i]
+template <class V>
+inline void sgd_step(Scalar<V>* w, const Scalar<V>* g, Scalar<V> lr, std::size_t n) noexcept {
+  const Vec<V> k = V::broadcast(lr);
+  std::size_t i = 0U;
+  for (; (i + V::kLanes) <= n; i += V::kLanes) {
+    V::store(&w[i], V::sub(V::load(&w[i]), V::mul(k, V::load(&g[i]))));
+  }
+  detail::sgd_step(w, g, lr, i, n);
+}
+
+// buf = first ? g : buf * momentum + g; w -= lr * buf
+template <class V>
+inline void momentum_step(Scalar<V>* w, Scalar<V>* buf, const Scalar<V>* g, Scalar<V> lr, Scalar<V> momentum,
+                          bool first, std::size_t n) noexcept {
+  const Vec<V> k = V::broadcast(lr);
+  const Vec<V> mu = V::broadcast(momentum);
+  std::size_t i = 0U;
+  for (; (i + V::kLanes) <= n; i += V::kLanes) {
+    const Vec<V> gi = V::load(&g[i]);
+    const Vec<V> b = first ? gi : V::add(V::mul(V::load(&buf[i]), mu), gi);
+    V::store(&buf[i], b);
+    V::store(&w[i], V::sub(V::load(&w[i]), V::mul(k, b)));
+  }
+  detail::momentum_step(w, buf, g, lr, momentum, first, i, n);
+}
+
+// One Adam/AdamW step (burtorch/simd.hpp, AdamStep). Without a vector
+// divide and square root (ARMv7 Neon, Helium) it is the reference's loop.
+template <class V>
+inline void adam_step(Scalar<V>* w, Scalar<V>* m, Scalar<V>* v, const Scalar<V>* g, const AdamStep<Scalar<V>>& p,
+                      std::size_t n) noexcept {
+  using T = Scalar<V>;
+  std::size_t i = 0U;
+  if constexpr (V::kDivSqrt) {
+    const Vec<V> b1 = V::broadcast(p.beta1);
+    const Vec<V> b2 = V::broadcast(p.beta2);
+    const Vec<V> c1 = V::broadcast(T(1) - p.beta1);
+    const Vec<V> c2 = V::broadcast(T(1) - p.beta2);
+    const Vec<V> root = V::broadcast(p.correction2_sqrt);
+    const Vec<V> eps = V::broadcast(p.eps);
+    const Vec<V> step = V::broadcast(-p.step_size);
+    const Vec<V> decay = V::broadcast(p.decay);
+    for (; (i + V::kLanes) <= n; i += V::kLanes) {
+      Vec<V> wi = V::load(&w[i]);
+      if (p.decoupled) {
+        wi = V::mul(wi, decay);
+      }
+      const Vec<V> gi = V::load(&g[i]);
+      const Vec<V> mi = V::add(V::mul(V::load(&m[i]), b1), V::mul(gi, c1));
+      const Vec<V> vi = V::add(V::mul(V::load(&v[i]), b2), V::mul(V::mul(gi, gi), c2));
+      const Vec<V> denominator = V::add(V::div(V::sqrt(vi), root), eps);
+      V::store(&m[i], mi);
+      V::store(&v[i], vi);
+      V::store(&w[i], V::add(wi, V::mul(step, V::div(mi, denominator))));
+    }
+  }
+  detail::adam_step(w, m, v, g, p, i, n);
+}
+
+}  // namespace kernels
+}  // namespace simd
+}  // namespace burtorch
+
+#endif  // BURTORCH_LIB_SIMD_KERNELS_HPP
