@@ -70,7 +70,7 @@ using Accumulators = Vec<V>[accumulators<V>()];
 template <class V>
 inline void add_block(Accumulators<V>& acc, const Scalar<V>* a, const Scalar<V>* b) noexcept {
   constexpr std::size_t kAcc = accumulators<V>();
-#pragma GCC unroll 4
+#pragma GCC unroll 4  // BT-DEV-015: keeps the accumulators in registers at -O2/-Os
   for (std::size_t k = 0U; k < kAcc; ++k) {
     acc[k] = V::mul_add(V::load(&a[k * V::kLanes]), V::load(&b[k * V::kLanes]), acc[k]);
   }
@@ -85,7 +85,7 @@ inline void add_tail(Accumulators<V>& acc, const Scalar<V>* a, const Scalar<V>* 
   if constexpr (V::kMasked) {
     // Each accumulator takes its (possibly partial) vector by masked loads
     // (load_first with count >= W loads all W lanes).
-#pragma GCC unroll 4
+#pragma GCC unroll 4  // BT-DEV-015: keeps the accumulators in registers at -O2/-Os
     for (std::size_t k = 0U; k < kAcc; ++k) {
       const std::size_t at = k * kW;
       if (at < r) {
@@ -97,7 +97,7 @@ inline void add_tail(Accumulators<V>& acc, const Scalar<V>* a, const Scalar<V>* 
     // `whole` (chosen by comparison, not by a run-time index, which would
     // move the accumulators to memory).
     const std::size_t whole = r / kW;
-#pragma GCC unroll 4
+#pragma GCC unroll 4  // BT-DEV-015: keeps the accumulators in registers at -O2/-Os
     for (std::size_t k = 0U; k < kAcc; ++k) {
       if (k < whole) {
         acc[k] = V::mul_add(V::load(&a[k * kW]), V::load(&b[k * kW]), acc[k]);
@@ -107,7 +107,7 @@ inline void add_tail(Accumulators<V>& acc, const Scalar<V>* a, const Scalar<V>* 
     if (at < r) {
       const Vec<V> ta = V::load_first(&a[at], r - at);
       const Vec<V> tb = V::load_first(&b[at], r - at);
-#pragma GCC unroll 4
+#pragma GCC unroll 4  // BT-DEV-015: keeps the accumulators in registers at -O2/-Os
       for (std::size_t k = 0U; k < kAcc; ++k) {
         if (k == whole) {
           acc[k] = V::mul_add(ta, tb, acc[k]);

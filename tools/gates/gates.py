@@ -722,6 +722,23 @@ def gate_records() -> bool:
     if unmarked:
         ok = False
         log(f"  memcpy/memcmp/memmove without '// BT-DEV-010' on the line: {', '.join(unmarked)}")
+    # BT-DEV-015: each #pragma / _Pragma (MISRA C++:2023 Rule 19.6.1, advisory) carries the ID.
+    pragmas = []
+    unmarked = []
+    for d in (ROOT / "lib", ROOT / "include"):
+        for p in sorted(d.rglob("*")):
+            if not p.is_file():
+                continue
+            for i, line in enumerate(p.read_text(errors="replace").splitlines(), 1):
+                code = line.split("//", 1)[0]
+                if re.match(r"\s*#\s*pragma\b", code) or re.search(r"\b_Pragma\s*\(", code):
+                    pragmas.append(f"{rel(p)}:{i}")
+                    if "BT-DEV-015" not in line:
+                        unmarked.append(f"{rel(p)}:{i}")
+    log(f"#pragma / _Pragma in lib/ and include/: {len(pragmas)}, without BT-DEV-015: {len(unmarked)}")
+    if unmarked:
+        ok = False
+        log(f"  missing '// BT-DEV-015' at: {', '.join(unmarked)}")
     # BT-DEV-004: every exact floating-point comparison GCC's -Wfloat-equal finds in the
     # library (templates as instantiated for float and double) carries the ID.
     float_sites = set()
