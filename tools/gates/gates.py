@@ -687,6 +687,15 @@ def gate_stack(targets: list[Target], opts: list[str]) -> bool:
 # --------------------------------------------------------------------------
 # Records: deviation IDs at sites vs. docs/misra/deviations.md.
 
+def library_lines():
+    """Every line of lib/ and include/ as (site, line, code before any // comment)."""
+    for d in (ROOT / "lib", ROOT / "include"):
+        for p in sorted(d.rglob("*")):
+            if p.is_file():
+                for i, line in enumerate(p.read_text(errors="replace").splitlines(), 1):
+                    yield f"{rel(p)}:{i}", line, line.split("//", 1)[0]
+
+
 def gate_records() -> bool:
     documented = deviation_ids()
     if not documented:
@@ -710,31 +719,15 @@ def gate_records() -> bool:
         ok = False
         log(f"  {dev}: {rows.count(dev)} rows in docs/misra/deviations.md (one per ID)")
     # BT-DEV-010: each use of memcpy/memcmp/memmove (MISRA C++:2023 Rule 24.5.2) carries the ID.
-    unmarked = []
-    for d in (ROOT / "lib", ROOT / "include"):
-        for p in sorted(d.rglob("*")):
-            if not p.is_file():
-                continue
-            for i, line in enumerate(p.read_text(errors="replace").splitlines(), 1):
-                code = line.split("//", 1)[0]
-                if re.search(r"\bmem(cpy|cmp|move)\s*\(", code) and "BT-DEV-010" not in line:
-                    unmarked.append(f"{rel(p)}:{i}")
+    unmarked = [site for site, line, code in library_lines()
+                if re.search(r"\bmem(cpy|cmp|move)\s*\(", code) and "BT-DEV-010" not in line]
     if unmarked:
         ok = False
         log(f"  memcpy/memcmp/memmove without '// BT-DEV-010' on the line: {', '.join(unmarked)}")
     # BT-DEV-015: each #pragma / _Pragma (MISRA C++:2023 Rule 19.6.1, advisory) carries the ID.
-    pragmas = []
-    unmarked = []
-    for d in (ROOT / "lib", ROOT / "include"):
-        for p in sorted(d.rglob("*")):
-            if not p.is_file():
-                continue
-            for i, line in enumerate(p.read_text(errors="replace").splitlines(), 1):
-                code = line.split("//", 1)[0]
-                if re.match(r"\s*#\s*pragma\b", code) or re.search(r"\b_Pragma\s*\(", code):
-                    pragmas.append(f"{rel(p)}:{i}")
-                    if "BT-DEV-015" not in line:
-                        unmarked.append(f"{rel(p)}:{i}")
+    pragmas = [(site, line) for site, line, code in library_lines()
+               if re.match(r"\s*#\s*pragma\b", code) or re.search(r"\b_Pragma\s*\(", code)]
+    unmarked = [site for site, line in pragmas if "BT-DEV-015" not in line]
     log(f"#pragma / _Pragma in lib/ and include/: {len(pragmas)}, without BT-DEV-015: {len(unmarked)}")
     if unmarked:
         ok = False
