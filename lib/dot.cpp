@@ -60,7 +60,7 @@ const char* op_name(Op op) noexcept {
       "mul_const", "div_const", "sum",    "sum",     "sub_n",   "sub_n",  "prod",         "prod",
       "mean",     "mean",    "sum_sq",    "sum_sq",  "mean_sq", "mean_sq", "neg_mean",    "neg_mean",
       "var",      "var",     "var_biased", "var_biased", "dot", "dot",    "dot",
-      "dot_segments", "log_sum_exp", "log_sum_exp", "matvec_row"};
+      "dot_segments", "log_sum_exp", "log_sum_exp", "matvec_row", "scale_shift"};
   static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<std::size_t>(Op::kCount), "one name per op");
   const auto i = static_cast<std::size_t>(op);
   return (i < static_cast<std::size_t>(Op::kCount)) ? kNames[i] : "?";
@@ -138,6 +138,10 @@ Status write_dot(const Tape<T>& tape, Value<T> root, ByteSink sink) noexcept {
       if (tape.slot(a + 2U) != kNoIndex) {
         out.edge(tape.slot(a + 2U) + b, i);
       }
+    } else if (op == Op::kScaleShift) {
+      out.edge(tape.slot(a) + b, i);
+      out.edge(tape.slot(a + 1U) + b, i);
+      out.edge(tape.slot(a + 2U) + b, i);
     } else {
       // leaf: no incoming edges
     }

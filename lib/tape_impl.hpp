@@ -692,6 +692,34 @@ Value<T> Tape<T>::dot(const Value<T>* w, const Value<T>* x, std::size_t n, const
 }
 
 template <class T>
+Value<T> Tape<T>::dot_ranges(Index w_first, Index x_first, Index n, const Value<T>* bias) noexcept {
+  if (n == 0U) {
+    return fail(Status::kInvalidArgument);
+  }
+  if (!recorded(w_first, n) || !recorded(x_first, n)) {
+    return fail(Status::kInvalidHandle);
+  }
+  if ((bias != nullptr) && !owns(*bias)) {
+    return reject(*bias);
+  }
+  if (!room_for_interior()) {
+    return fail(Status::kCapacityExceeded);
+  }
+  const Index descriptor = take_slots(3U);
+  if (descriptor == kNoIndex) {
+    return Value<T>(this, kNoIndex);
+  }
+  args_[descriptor] = w_first;
+  args_[descriptor + 1U] = x_first;
+  args_[descriptor + 2U] = (bias != nullptr) ? bias->index() : kNoIndex;
+  T result = detail::range_dot(values_, w_first, x_first, n);
+  if (bias != nullptr) {
+    result += values_[bias->index()];
+  }
+  return push(Op::kDotRR, result, descriptor, n);
+}
+
+template <class T>
 SegmentList Tape<T>::segments(const Segment* parts, std::size_t count) noexcept {
   SegmentList out;
   if ((parts == nullptr) || (count == 0U) || (count >= (kNoIndex / 4U))) {
@@ -830,6 +858,32 @@ Value<T> Tape<T>::matvec(Index w_first, Index rows, SegmentList x, Index bias_fi
 }
 
 template <class T>
+Value<T> Tape<T>::scale_shift(Index scale_first, Index x_first, Index shift_first, Index n) noexcept {
+  if (n == 0U) {
+    return fail(Status::kInvalidArgument);
+  }
+  if (!recorded(scale_first, n) || !recorded(x_first, n) || !recorded(shift_first, n)) {
+    return fail(Status::kInvalidHandle);
+  }
+  if (!room_for_interior() || (n > (append_room_ - (size_ - param_region_)))) {
+    return fail(Status::kCapacityExceeded);
+  }
+  const Index descriptor = take_slots(3U);
+  if (descriptor == kNoIndex) {
+    return Value<T>(this, kNoIndex);
+  }
+  args_[descriptor] = scale_first;
+  args_[descriptor + 1U] = x_first;
+  args_[descriptor + 2U] = shift_first;
+  const Index first = size_;
+  for (Index o = 0U; o < n; ++o) {
+    const T y = (values_[x_first + o] * values_[scale_first + o]) + values_[shift_first + o];
+    static_cast<void>(append(Op::kScaleShift, y, descriptor, o));  // fits: room checked above
+  }
+  return Value<T>(this, first);
+}
+
+template <class T>
 Value<T> Tape<T>::log_sum_exp(const Value<T>* xs, std::size_t n) noexcept {
   if ((xs == nullptr) || (n == 0U) || (n >= kNoIndex)) {
     return fail(Status::kInvalidArgument);
@@ -892,6 +946,15 @@ void Tape<T>::backward_wide(Op op, Index i, Index a, Index b, T g) noexcept {
       if (args_[a + 2U] != kNoIndex) {
         gr[args_[a + 2U] + b] += g;
       }
+      break;
+    }
+    case Op::kScaleShift: {
+      const Index scale = args_[a] + b;
+      const Index x = args_[a + 1U] + b;
+      const T vx = v[x];
+      gr[x] += g * v[scale];
+      gr[scale] += g * vx;
+      gr[args_[a + 2U] + b] += g;
       break;
     }
     case Op::kLogSumExpR:

@@ -444,6 +444,108 @@ void matvec_rows(bt_test::Context& t) {
   }
 }
 
+// dot_ranges and scale_shift: range operands given by their first nodes.
+// Dyadic values: every result is exact, so closed forms compare with ==.
+void range_ops(bt_test::Context& t) {
+  constexpr std::size_t kCap = BURTORCH_TEST_SMALL_TARGET ? 32U : 64U;
+  bt::Tape<double> tape(g_arena, sizeof(g_arena), kCap, kCap);
+  const double a[3] = {1.5, -2.0, 0.25};
+  const double b[3] = {4.0, 0.5, -8.0};
+  const double c[3] = {0.75, 1.0, -0.5};
+  const bt::Index a0 = static_cast<bt::Index>(tape.size());
+  for (double x : a) {
+    static_cast<void>(tape.param(x));
+  }
+  const bt::Index b0 = static_cast<bt::Index>(tape.size());
+  for (double x : b) {
+    static_cast<void>(tape.leaf(x));
+  }
+  const bt::Index c0 = static_cast<bt::Index>(tape.size());
+  for (double x : c) {
+    static_cast<void>(tape.leaf(x));
+  }
+  const bt::Value<double> bias = tape.leaf(10.0);
+  // dot_ranges: a . b + bias = 6 - 1 - 2 + 10 = 13; d/da = b, d/db = a, d/dbias = 1.
+  const bt::Value<double> d = tape.dot_ranges(a0, b0, 3U, &bias);
+  BT_CHECK(t, d.value() == 13.0);
+  BT_CHECK(t, tape.op(d.index()) == bt::Op::kDotRR);
+  BT_CHECK(t, tape.backward(d) == bt::Status::kOk);
+  for (bt::Index i = 0U; i < 3U; ++i) {
+    BT_CHECK(t, tape.grad(a0 + i) == b[i]);
+    BT_CHECK(t, tape.grad(b0 + i) == a[i]);
+  }
+  BT_CHECK(t, bias.grad() == 1.0);
+  tape.zero_grad();
+  // scale_shift: y_o = b_o * a_o + c_o; L = y0 - 2 y1 + 3 y2.
+  const std::size_t slots_before = tape.slots_used();
+  const bt::Value<double> y = tape.scale_shift(a0, b0, c0, 3U);
+  BT_CHECK(t, y.valid() && (tape.slots_used() == slots_before + 3U));
+  const double w[3] = {1.0, -2.0, 3.0};
+  bt::Value<double> terms[3];
+  for (bt::Index o = 0U; o < 3U; ++o) {
+    BT_CHECK(t, tape.value(y.index() + o) == (b[o] * a[o]) + c[o]);
+    BT_CHECK(t, tape.op(y.index() + o) == bt::Op::kScaleShift);
+    terms[o] = bt::Value<double>(&tape, y.index() + o) * w[o];
+  }
+  BT_CHECK(t, tape.backward(bt::reduce_sum(terms, 3U)) == bt::Status::kOk);
+  for (bt::Index o = 0U; o < 3U; ++o) {
+    BT_CHECK(t, tape.grad(a0 + o) == w[o] * b[o]);
+    BT_CHECK(t, tape.grad(b0 + o) == w[o] * a[o]);
+    BT_CHECK(t, tape.grad(c0 + o) == w[o]);
+  }
+  // The same run as scale and input: y = x * x + c, dy/dx = 2x.
+  tape.zero_grad();
+  const bt::Value<double> sq = tape.scale_shift(b0, b0, c0, 1U);
+  BT_CHECK(t, sq.value() == (b[0] * b[0]) + c[0]);
+  BT_CHECK(t, tape.backward(sq) == bt::Status::kOk);
+  BT_CHECK(t, tape.grad(b0) == 2.0 * b[0]);
+
+  // Errors record a status and add no node and no slot.
+  const std::size_t size = tape.size();
+  const std::size_t used = tape.slots_used();
+  const auto rejected = [&](bt::Status want) {
+    const bool same = (tape.size() == size) && (tape.slots_used() == used) && (tape.status() == want);
+    tape.clear_status();
+    return same;
+  };
+  const bt::Index last = static_cast<bt::Index>(size) - 1U;
+  static_cast<void>(tape.dot_ranges(a0, b0, 0U, nullptr));
+  BT_CHECK(t, rejected(bt::Status::kInvalidArgument));
+  static_cast<void>(tape.dot_ranges(last, b0, 2U, nullptr));  // runs past the end
+  BT_CHECK(t, rejected(bt::Status::kInvalidHandle));
+  static_cast<void>(tape.dot_ranges(a0, bt::kNoIndex, 1U, nullptr));
+  BT_CHECK(t, rejected(bt::Status::kInvalidHandle));
+  static_cast<void>(tape.scale_shift(a0, b0, c0, 0U));
+  BT_CHECK(t, rejected(bt::Status::kInvalidArgument));
+  static_cast<void>(tape.scale_shift(a0, b0, last, 2U));
+  BT_CHECK(t, rejected(bt::Status::kInvalidHandle));
+  static_cast<void>(tape.scale_shift(a0, 0xFFFFFFF0U, c0, 0x20U));  // wraps past 2^32
+  BT_CHECK(t, rejected(bt::Status::kInvalidHandle));
+  bt::FixedTape<double, 4> other;
+  const bt::Value<double> foreign = other.leaf(1.0);
+  static_cast<void>(tape.dot_ranges(a0, b0, 3U, &foreign));
+  BT_CHECK(t, rejected(bt::Status::kForeignValue));
+
+  // Capacity: room for exactly the outputs and the descriptor works; one
+  // node or one slot less records nothing. (These tapes reuse the arena.)
+  for (int less = 0; less < 3; ++less) {
+    const std::size_t nodes = 4U + 2U - ((less == 1) ? 1U : 0U);
+    const std::size_t slots = 3U - ((less == 2) ? 1U : 0U);
+    bt::Tape<double> small(g_arena, sizeof(g_arena), nodes, slots);
+    static_cast<void>(small.param(2.0));
+    static_cast<void>(small.param(3.0));
+    static_cast<void>(small.leaf(5.0));
+    static_cast<void>(small.leaf(7.0));
+    const bt::Value<double> r = small.scale_shift(0U, 2U, 0U, 2U);  // x * s + s
+    if (less == 0) {
+      BT_CHECK(t, r.valid() && (r.value() == (5.0 * 2.0) + 2.0) && (small.size() == 6U));
+    } else {
+      BT_CHECK(t, !r.valid() && (small.status() == bt::Status::kCapacityExceeded));
+      BT_CHECK(t, (small.size() == 4U) && (small.slots_used() == 0U));
+    }
+  }
+}
+
 // Train 6 Adam steps; separately train 3, checkpoint to memory, restore into
 // a fresh tape and model initialised differently, train 3 more: the last
 // three losses are bit-identical.
@@ -540,6 +642,7 @@ const bt_test::TestCase kCases[] = {
     {"init_moments", init_moments},
     {"segment_list_errors", segment_list_errors},
     {"matvec_rows", matvec_rows},
+    {"range_ops", range_ops},
     {"resume_continues_curve", resume_continues_curve},
 };
 

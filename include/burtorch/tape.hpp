@@ -62,6 +62,10 @@ enum class Op : std::uint8_t {
   // shared by all rows: row b's weights start at w_first + b * length, its
   // bias is node bias_first + b (none if bias_first is kNoIndex).
   kMatRowS,
+  // Element o of x * scale + shift over three runs of n nodes (a layer
+  // norm's gain and bias); a is the slot of [scale_first, x_first,
+  // shift_first] shared by all n outputs, b = o.
+  kScaleShift,
   kCount
 };
 
@@ -239,6 +243,9 @@ class Tape {
   Value<T> map2(Op op, Value<T> x, Value<T> y, F f) noexcept;
   Value<T> reduce(Op range_op, const Value<T>* xs, std::size_t n) noexcept;
   Value<T> dot(const Value<T>* w, const Value<T>* x, std::size_t n, const Value<T>* bias) noexcept;
+  // The same for two runs of n consecutive nodes, given by their first
+  // nodes: no handle array to gather and scan (attention scores).
+  Value<T> dot_ranges(Index w_first, Index x_first, Index n, const Value<T>* bias) noexcept;
   // Stores `count` runs once (1 + 2 * count slots); see SegmentList.
   SegmentList segments(const Segment* parts, std::size_t count) noexcept;
   // sum(value[w_first + i] * x[i]) (+ bias) over the x.total elements of x.
@@ -249,6 +256,10 @@ class Tape {
   // descriptor (dot_segments stores 3 slots per output). Returns the first
   // row; the others follow it.
   Value<T> matvec(Index w_first, Index rows, SegmentList x, Index bias_first) noexcept;
+  // n consecutive nodes, output o = value[x_first + o] * value[scale_first +
+  // o] + value[shift_first + o], sharing one 3-slot descriptor (a layer
+  // norm's gain and bias). Returns the first output.
+  Value<T> scale_shift(Index scale_first, Index x_first, Index shift_first, Index n) noexcept;
   // log(sum(exp(xs[i]))), shifted by the maximum so it never overflows.
   Value<T> log_sum_exp(const Value<T>* xs, std::size_t n) noexcept;
 
@@ -297,6 +308,8 @@ class Tape {
   // True if x names a segment list whose runs are all still recorded;
   // otherwise records the error and returns false.
   bool list_valid(SegmentList x) noexcept;
+  // True if nodes [first, first + n) are all recorded.
+  bool recorded(Index first, std::uint64_t n) const noexcept { return (first < size_) && (n <= (size_ - first)); }
   // Reserves `count` argument slots; returns the first, or kNoIndex.
   Index take_slots(std::size_t count) noexcept;
   // Stores a range start (if xs are consecutive nodes) or a list of indices.

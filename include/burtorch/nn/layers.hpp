@@ -174,7 +174,7 @@ struct LayerNorm {
 
   static constexpr std::size_t parameters(std::size_t width) noexcept { return 2U * width; }
   static constexpr std::size_t nodes(std::size_t width) noexcept { return 4U + (3U * width); }
-  static constexpr std::size_t slots(std::size_t width) noexcept { return 3U * width; }
+  static constexpr std::size_t slots(std::size_t /*width*/) noexcept { return 3U; }
 
   bool create(Tape<T>& tape, Index width, T epsilon, Rng& rng, const char* g_name = nullptr,
               const char* b_name = nullptr) noexcept {
@@ -201,14 +201,8 @@ struct LayerNorm {
     for (Index i = 0U; i < n; ++i) {
       static_cast<void>(node(tape, centered + i) * rstd);
     }
-    const Index first = static_cast<Index>(tape.size());
-    for (Index i = 0U; i < n; ++i) {
-      const Value<T> g = node(tape, gamma + i);
-      const Value<T> h = node(tape, scaled + i);
-      const Value<T> b = node(tape, beta + i);
-      static_cast<void>(tape.dot(&g, &h, 1U, &b));
-    }
-    return (tape.status() == Status::kOk) ? View{first, n} : kNoView;
+    const Value<T> y = tape.scale_shift(gamma, scaled, beta, n);
+    return y.valid() ? View{y.index(), n} : kNoView;
   }
 };
 
@@ -344,19 +338,15 @@ struct CausalSelfAttention {
     if (tape.status() != Status::kOk) {
       return false;
     }
-    Value<T> qa[kMaxHeadSize];
-    Value<T> ka[kMaxHeadSize];
     Value<T> ea[kMaxSteps];
-    Value<T> va[kMaxSteps];
     for (Index t = 0U; t < steps; ++t) {
       Segment head_views[kMaxHeads];
       for (Index h = 0U; h < heads; ++h) {
-        static_cast<void>(gather(tape, View{q_first + (t * width) + (h * hs), hs}, qa, kMaxHeadSize));
+        const Index q = q_first + (t * width) + (h * hs);
         const Index scores = static_cast<Index>(tape.size());
         T top = T(0);
         for (Index j = 0U; j <= t; ++j) {
-          static_cast<void>(gather(tape, View{k_first + (j * width) + (h * hs), hs}, ka, kMaxHeadSize));
-          const T s = tape.dot(qa, ka, hs, nullptr).value();
+          const T s = tape.dot_ranges(q, k_first + (j * width) + (h * hs), hs, nullptr).value();
           top = ((j == 0U) || (s > top)) ? s : top;
         }
         // Under the maximum's shift the largest exponent is 0: no overflow.
@@ -373,8 +363,7 @@ struct CausalSelfAttention {
         const Value<T> total = reduce_sum(ea, t + 1U);
         const Index weighted = static_cast<Index>(tape.size());
         for (Index d = 0U; d < hs; ++d) {
-          static_cast<void>(gather(tape, View{v_first + (((h * hs) + d) * steps), t + 1U}, va, kMaxSteps));
-          static_cast<void>(tape.dot(ea, va, t + 1U, nullptr));
+          static_cast<void>(tape.dot_ranges(exps, v_first + (((h * hs) + d) * steps), t + 1U, nullptr));
         }
         head_views[h] = View{static_cast<Index>(tape.size()), hs};
         for (Index d = 0U; d < hs; ++d) {
