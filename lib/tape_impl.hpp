@@ -641,14 +641,8 @@ Value<T> Tape<T>::dot(const Value<T>* w, const Value<T>* x, std::size_t n, const
   if ((n == 0U) || (n >= kNoIndex)) {
     return fail(Status::kInvalidArgument);
   }
-  if ((bias != nullptr) && !owns(*bias)) {
-    return reject(*bias);
-  }
-  if (!room_for_interior()) {
-    return fail(Status::kCapacityExceeded);
-  }
   const Mark before = mark();
-  const Index descriptor = take_slots(3U);
+  const Index descriptor = dot_descriptor(kNoIndex, kNoIndex, bias);  // operands filled in below
   Index w_at = kNoIndex;
   Index x_at = kNoIndex;
   bool w_range = false;
@@ -669,7 +663,6 @@ Value<T> Tape<T>::dot(const Value<T>* w, const Value<T>* x, std::size_t n, const
   const Index count = static_cast<Index>(n);
   args_[descriptor] = w_at;
   args_[descriptor + 1U] = x_at;
-  args_[descriptor + 2U] = (bias != nullptr) ? bias->index() : kNoIndex;
   T result = T(0);
   Op op = Op::kDotLL;
   if (w_range && x_range) {
@@ -681,14 +674,41 @@ Value<T> Tape<T>::dot(const Value<T>* w, const Value<T>* x, std::size_t n, const
   } else {
     result = detail::dot_of(values_, detail::ListOperand{&args_[w_at]}, detail::ListOperand{&args_[x_at]}, count);
   }
-  if (bias != nullptr) {
-    result += values_[bias->index()];
-  }
-  const Value<T> out = push(op, result, descriptor, count);
+  const Value<T> out = push_dot(op, result, descriptor, count);
   if (!out.valid()) {
     slots_used_ = before.slots;
   }
   return out;
+}
+
+template <class T>
+Index Tape<T>::reserve(Index nodes, Index slots) noexcept {
+  if (!room_for_interior() || (nodes > (append_room_ - (size_ - param_region_)))) {
+    static_cast<void>(fail(Status::kCapacityExceeded));
+    return kNoIndex;
+  }
+  return take_slots(slots);
+}
+
+template <class T>
+Index Tape<T>::dot_descriptor(Index w, Index x, const Value<T>* bias) noexcept {
+  if ((bias != nullptr) && !owns(*bias)) {
+    static_cast<void>(reject(*bias));
+    return kNoIndex;
+  }
+  const Index descriptor = reserve(1U, 3U);
+  if (descriptor != kNoIndex) {
+    args_[descriptor] = w;
+    args_[descriptor + 1U] = x;
+    args_[descriptor + 2U] = (bias != nullptr) ? bias->index() : kNoIndex;
+  }
+  return descriptor;
+}
+
+template <class T>
+Value<T> Tape<T>::push_dot(Op op, T product, Index descriptor, Index n) noexcept {
+  const Index bias = args_[descriptor + 2U];
+  return push(op, (bias != kNoIndex) ? (product + values_[bias]) : product, descriptor, n);
 }
 
 template <class T>
@@ -699,24 +719,11 @@ Value<T> Tape<T>::dot_ranges(Index w_first, Index x_first, Index n, const Value<
   if (!recorded(w_first, n) || !recorded(x_first, n)) {
     return fail(Status::kInvalidHandle);
   }
-  if ((bias != nullptr) && !owns(*bias)) {
-    return reject(*bias);
-  }
-  if (!room_for_interior()) {
-    return fail(Status::kCapacityExceeded);
-  }
-  const Index descriptor = take_slots(3U);
+  const Index descriptor = dot_descriptor(w_first, x_first, bias);
   if (descriptor == kNoIndex) {
     return Value<T>(this, kNoIndex);
   }
-  args_[descriptor] = w_first;
-  args_[descriptor + 1U] = x_first;
-  args_[descriptor + 2U] = (bias != nullptr) ? bias->index() : kNoIndex;
-  T result = detail::range_dot(values_, w_first, x_first, n);
-  if (bias != nullptr) {
-    result += values_[bias->index()];
-  }
-  return push(Op::kDotRR, result, descriptor, n);
+  return push_dot(Op::kDotRR, detail::range_dot(values_, w_first, x_first, n), descriptor, n);
 }
 
 template <class T>
@@ -797,24 +804,11 @@ Value<T> Tape<T>::dot_segments(Index w_first, SegmentList x, const Value<T>* bia
   if ((w_first >= size_) || (x.total > (size_ - w_first))) {
     return fail(Status::kInvalidHandle);
   }
-  if ((bias != nullptr) && !owns(*bias)) {
-    return reject(*bias);
-  }
-  if (!room_for_interior()) {
-    return fail(Status::kCapacityExceeded);
-  }
-  const Index descriptor = take_slots(3U);
+  const Index descriptor = dot_descriptor(w_first, x.slot, bias);
   if (descriptor == kNoIndex) {
     return Value<T>(this, kNoIndex);
   }
-  args_[descriptor] = w_first;
-  args_[descriptor + 1U] = x.slot;
-  args_[descriptor + 2U] = (bias != nullptr) ? bias->index() : kNoIndex;
-  T result = detail::dot_segments_of(values_, w_first, &args_[x.slot]);
-  if (bias != nullptr) {
-    result += values_[bias->index()];
-  }
-  return push(Op::kDotRS, result, descriptor, x.total);
+  return push_dot(Op::kDotRS, detail::dot_segments_of(values_, w_first, &args_[x.slot]), descriptor, x.total);
 }
 
 template <class T>
@@ -834,11 +828,7 @@ Value<T> Tape<T>::matvec(Index w_first, Index rows, SegmentList x, Index bias_fi
   if ((bias_first != kNoIndex) && ((bias_first >= size_) || (rows > (size_ - bias_first)))) {
     return fail(Status::kInvalidHandle);
   }
-  // Room for all rows, or none is recorded.
-  if (!room_for_interior() || (rows > (append_room_ - (size_ - param_region_)))) {
-    return fail(Status::kCapacityExceeded);
-  }
-  const Index descriptor = take_slots(4U);
+  const Index descriptor = reserve(rows, 4U);  // room for all rows, or none is recorded
   if (descriptor == kNoIndex) {
     return Value<T>(this, kNoIndex);
   }
@@ -865,10 +855,7 @@ Value<T> Tape<T>::scale_shift(Index scale_first, Index x_first, Index shift_firs
   if (!recorded(scale_first, n) || !recorded(x_first, n) || !recorded(shift_first, n)) {
     return fail(Status::kInvalidHandle);
   }
-  if (!room_for_interior() || (n > (append_room_ - (size_ - param_region_)))) {
-    return fail(Status::kCapacityExceeded);
-  }
-  const Index descriptor = take_slots(3U);
+  const Index descriptor = reserve(n, 3U);  // room for all outputs, or none is recorded
   if (descriptor == kNoIndex) {
     return Value<T>(this, kNoIndex);
   }

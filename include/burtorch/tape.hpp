@@ -308,6 +308,14 @@ class Tape {
   // True if x names a segment list whose runs are all still recorded;
   // otherwise records the error and returns false.
   bool list_valid(SegmentList x) noexcept;
+  // Room for `nodes` more interior nodes and `slots` argument slots: the
+  // first slot, or kNoIndex with kCapacityExceeded recorded.
+  Index reserve(Index nodes, Index slots) noexcept;
+  // An inner product's 3-slot descriptor [w, x, bias] after checking the
+  // bias handle and the room for one node; kNoIndex (status set) if not.
+  Index dot_descriptor(Index w, Index x, const Value<T>* bias) noexcept;
+  // Records an inner product node: its product plus the descriptor's bias.
+  Value<T> push_dot(Op op, T product, Index descriptor, Index n) noexcept;
   // True if nodes [first, first + n) are all recorded.
   bool recorded(Index first, std::uint64_t n) const noexcept { return (first < size_) && (n <= (size_ - first)); }
   // Reserves `count` argument slots; returns the first, or kNoIndex.
