@@ -43,6 +43,28 @@ inline void print_plan(const burtorch::nn::MemoryPlan& plan) {
   print(" slots)\n");
 }
 
+// The first lines a trainer prints: "<title> (P parameters), FP32, SGD,
+// batch B<unit>" and its memory plan.
+inline void print_banner(const char* title, const burtorch::nn::MemoryPlan& plan, std::uint64_t batch,
+                         const char* unit) {
+  print(title);
+  print(" (");
+  print_unsigned(plan.parameters);
+  print(" parameters), FP32, SGD, batch ");
+  print_unsigned(batch);
+  print(unit);
+  print("\n");
+  print_plan(plan);
+}
+
+// Plain SGD at learning rate lr: no optimizer state to store.
+inline burtorch::nn::OptimizerConfig<float> sgd(float lr) {
+  burtorch::nn::OptimizerConfig<float> oc;
+  oc.kind = burtorch::nn::OptimizerKind::kSgd;
+  oc.lr = lr;
+  return oc;
+}
+
 // Creates the model's parameters from `rng` (which then goes on to draw the
 // training samples) or exits with code 1.
 template <class Model, class Tape, class Config>

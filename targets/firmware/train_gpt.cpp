@@ -58,17 +58,10 @@ void window(nn::Rng& rng, std::uint8_t* tokens) {
 
 int main() {
   using firmware::print;
-  print("burtorch-train-gpt: GPT-like model (");
-  firmware::print_unsigned(kPlan.parameters);
-  print(" parameters), FP32, SGD, batch ");
-  firmware::print_unsigned(kBatch);
-  print(" sequences of 8\n");
-  firmware::print_plan(kPlan);
+  firmware::print_banner("burtorch-train-gpt: GPT-like model", kPlan, kBatch, " sequences of 8");
   nn::Rng rng(42U);
   firmware::create_model(g_model, g_tape, kConfig, rng);
-  nn::OptimizerConfig<float> oc;
-  oc.lr = kLr;
-  nn::Optimizer<float> opt(oc, nullptr, kPlan.parameters);
+  nn::Optimizer<float> opt(firmware::sgd(kLr), nullptr, kPlan.parameters);
   const bt::Index first = g_model.first_parameter();
   double losses[kSteps];
   const double t0 = firmware::seconds();

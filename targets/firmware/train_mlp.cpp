@@ -50,17 +50,10 @@ void sample(nn::Rng& rng, std::uint8_t* context, std::uint8_t* target) {
 
 int main() {
   using firmware::print;
-  print("burtorch-train-mlp: makemore MLP e=4 (");
-  firmware::print_unsigned(kPlan.parameters);
-  print(" parameters), FP32, SGD, batch ");
-  firmware::print_unsigned(kBatch);
-  print("\n");
-  firmware::print_plan(kPlan);
+  firmware::print_banner("burtorch-train-mlp: makemore MLP e=4", kPlan, kBatch, "");
   nn::Rng rng(42U);
   firmware::create_model(g_model, g_tape, kConfig, rng);
-  nn::OptimizerConfig<float> oc;
-  oc.lr = kLr;
-  nn::Optimizer<float> opt(oc, nullptr, kPlan.parameters);
+  nn::Optimizer<float> opt(firmware::sgd(kLr), nullptr, kPlan.parameters);
   const bt::Index first = g_model.first_parameter();
   double since = 0.0;
   double last = 1e9;
