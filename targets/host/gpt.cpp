@@ -131,8 +131,12 @@ int run(const trainer::Options& o) {
   const std::uint64_t model_id = 0x475054000000ULL + static_cast<std::uint64_t>(o.hidden) * 16U +
                                  static_cast<std::uint64_t>(o.optimizer) + ((sizeof(T) == 8U) ? 0x100000000ULL : 0U) +
                                  (static_cast<std::uint64_t>(config.vocab) << 36U);
-  trainer::Identity identity{model_id, {}, "--hidden, --optimizer, --seed or precision",
-                       o.data.empty() ? std::string("the generated prose") : "'" + o.data + "'", false};
+  trainer::Identity identity{model_id,
+                             {},
+                             "--hidden, --optimizer, --seed or precision",
+                             "--hidden, --optimizer, precision or number of distinct characters in the data",
+                             o.data.empty() ? std::string("the generated prose") : "'" + o.data + "'",
+                             false};
   std::copy(corpus.vocabulary, corpus.vocabulary + 4, identity.vocabulary);
   trainer::Session<T> session(kProgram, "gpt", kDefaultCsv, o, tape, first, n, identity);
   session.train(static_cast<std::uint32_t>(corpus.train.size() - block), [&](bt::Tape<T>& tp, std::uint32_t k) {

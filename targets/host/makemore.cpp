@@ -148,8 +148,12 @@ int run(const trainer::Options& o) {
 
   const std::uint64_t model_id = 0x4D4C50000000ULL + static_cast<std::uint64_t>(o.hidden) * 16U +
                                  static_cast<std::uint64_t>(o.optimizer) + ((sizeof(T) == 8U) ? 0x100000000ULL : 0U);
-  trainer::Identity identity{model_id, {}, "--hidden, --optimizer, --seed or precision",
-                       o.data.empty() ? std::string("the generated names") : "'" + o.data + "'", true};
+  trainer::Identity identity{model_id,
+                             {},
+                             "--hidden, --optimizer, --seed or precision",
+                             "--hidden, --optimizer or precision",
+                             o.data.empty() ? std::string("the generated names") : "'" + o.data + "'",
+                             true};
   identity.vocabulary[0] = std::uint64_t{1} << static_cast<unsigned>('.');  // the boundary token, then a-z
   for (char ch = 'a'; ch <= 'z'; ++ch) {
     identity.vocabulary[1] |= std::uint64_t{1} << static_cast<unsigned>(ch - 64);

@@ -520,6 +520,7 @@ class Csv {
         char* end = nullptr;
         const long at = std::strtol(line, &end, 10);
         if ((end == line) || (*end != ',') || (at > step)) {
+          dropped_ = 1;
           break;
         }
       }
@@ -573,6 +574,7 @@ struct Identity {
   std::uint64_t model_id;             // model, configuration, optimizer, precision
   std::uint64_t vocabulary[4];        // the token set
   const char* mismatch;               // names what differs when model_id does
+  const char* shape;                  // names what sets the sections' sizes
   std::string data_name;              // "'names.txt'" or "the generated names"
   bool layout1_resumable;             // a layout-1 checkpoint can be resumed (fixed vocabulary)
 };
@@ -707,6 +709,10 @@ long resume(const char* program, const Options& o, T* params, std::size_t n, nn:
   }
   if (s == bt::Status::kInvalidArgument) {
     fail(program, "--resume '" + path + "' is not a regular file");
+  }
+  if (s == bt::Status::kBadFormat) {
+    fail(program, "'" + path + "' is not a checkpoint of this model (bad format): it was saved with another " +
+                      id.shape + ", or by another program");
   }
   if (s != bt::Status::kOk) {
     fail(program, "cannot resume from '" + path + "': " + bt::status_name(s));
