@@ -522,7 +522,7 @@ std::uint64_t Tape<T>::generation_at(std::uint64_t key) const noexcept {
 }
 
 template <class T>
-Status Tape<T>::rewind(Mark m) noexcept {
+Status Tape<T>::rewind_other(Mark m) noexcept {
   if ((m.tape != this) || (m.nodes > size_) || (m.slots > slots_used_) || (m.generation > generation_)) {
     return Status::kInvalidArgument;
   }
@@ -543,7 +543,7 @@ Status Tape<T>::rewind(Mark m) noexcept {
   if (kept == kMarkLevels) {
     // Forget the oldest target: the positions below it and the step above
     // it merge into the floor, with the step's (newer) generation. Marks
-    // there may be rejected from now on, never wrongly accepted.
+    // there may be refused from now on, never wrongly accepted.
     floor_generation_ = cut_generations_[0];
     for (Index k = 1U; k < kMarkLevels; ++k) {
       cut_keys_[k - 1U] = cut_keys_[k];
@@ -554,12 +554,7 @@ Status Tape<T>::rewind(Mark m) noexcept {
   cut_keys_[kept] = key;
   cut_generations_[kept] = generation_;
   cuts_ = kept + 1U;
-
-  size_ = m.nodes;
-  slots_used_ = m.slots;
-  swept_end_ = (swept_end_ < size_) ? swept_end_ : size_;
-  leading_leaves_ = (leading_leaves_ < size_) ? leading_leaves_ : size_;
-  checked_list_ = kNoIndex;
+  truncate(m.nodes, m.slots);
   return Status::kOk;
 }
 

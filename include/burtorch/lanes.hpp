@@ -145,7 +145,7 @@ struct Lanes {
     static bool is_zero(const Lanes& x) noexcept {
       bool zero = true;
       for (std::size_t i = 0U; i < N; ++i) {
-        zero = zero && (x.lane[i] == T(0));
+        zero = zero && (x.lane[i] == T(0));  // BT-DEV-004: exact zero test
       }
       return zero;
     }

@@ -377,6 +377,16 @@ class Tape {
   // slots) was recorded on the current branch of the tape's history (an
   // upper bound once more than kMarkLevels rewind targets are remembered).
   std::uint64_t generation_at(std::uint64_t key) const noexcept;
+  // rewind() for every case but the per-sample loop's (out of line).
+  Status rewind_other(Mark m) noexcept;
+  // Drops the nodes and slots past these counts (the mark was checked).
+  void truncate(Index nodes, Index slots) noexcept {
+    size_ = nodes;
+    slots_used_ = slots;
+    swept_end_ = (swept_end_ < size_) ? swept_end_ : size_;
+    leading_leaves_ = (leading_leaves_ < size_) ? leading_leaves_ : size_;
+    checked_list_ = kNoIndex;
+  }
   // Zeroes the gradients of the non-leaf nodes in [first, end): stale
   // results of an earlier backward over nodes that are still recorded.
   BURTORCH_COLD void clear_interior_grads(Index first, Index end) noexcept;
@@ -575,6 +585,27 @@ inline Value<T> Tape<T>::with_constant(Op op, Value<T> x, T c) noexcept {
     out = append(op, (op == Op::kMulConst) ? (v * c) : (v / c), x.index(), slot);
   }
   return Value<T>(this, out);
+}
+
+// Inline: the per-sample loop calls it once per sample, rewinding to the
+// same mark as last time (the top step of the mark history): a handful of
+// compares. Everything else goes to rewind_other.
+template <class T>
+inline Status Tape<T>::rewind(Mark m) noexcept {
+  const Index top = cuts_ - 1U;  // wraps when there is no step: cuts_ is checked first
+  const bool same_target = (cuts_ != 0U) && (m.tape == this) && (m.nodes <= size_) && (m.slots <= slots_used_) &&
+                           (cut_keys_[top] == (static_cast<std::uint64_t>(m.nodes) + m.slots)) &&
+                           (m.generation <= generation_) &&
+                           (((top != 0U) ? cut_generations_[top - 1U] : floor_generation_) <= m.generation);
+  if (!same_target) {
+    return rewind_other(m);
+  }
+  // The position was made below the top step; what is recorded above it
+  // from now on belongs to a new generation.
+  ++generation_;
+  cut_generations_[top] = generation_;
+  truncate(m.nodes, m.slots);
+  return Status::kOk;
 }
 
 template <class T>
