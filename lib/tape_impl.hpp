@@ -511,7 +511,7 @@ void Tape<T>::zero_grad(Index first, Index count) noexcept {
 }
 
 template <class T>
-std::uint64_t Tape<T>::generation_at(std::uint64_t key) const noexcept {
+std::uint64_t Tape<T>::generation_at(std::size_t key) const noexcept {
   std::uint64_t made = floor_generation_;
   for (Index k = 0U; k < cuts_; ++k) {
     if (cut_keys_[k] < key) {
@@ -526,7 +526,7 @@ Status Tape<T>::rewind_other(Mark m) noexcept {
   if ((m.tape != this) || (m.nodes > size_) || (m.slots > slots_used_) || (m.generation > generation_)) {
     return Status::kInvalidArgument;
   }
-  const std::uint64_t key = static_cast<std::uint64_t>(m.nodes) + m.slots;
+  const std::size_t key = static_cast<std::size_t>(m.nodes) + m.slots;
   if (generation_at(key) > m.generation) {
     return Status::kInvalidArgument;  // stale: an earlier rewind discarded this position
   }

@@ -29,7 +29,7 @@ constexpr std::size_t kSizeMax = std::numeric_limits<std::size_t>::max();
 constexpr std::size_t kGuard = 64U;
 constexpr unsigned char kGuardByte = 0xA5U;
 struct Guarded {
-  alignas(64) unsigned char bytes[kGuard + 4096U + kGuard];
+  alignas(64) unsigned char bytes[kGuard + 256U + kGuard];
   unsigned char* body() { return &bytes[kGuard]; }
   void fill() { std::memset(bytes, kGuardByte, sizeof(bytes)); }
   bool intact(std::size_t used) const {
@@ -49,7 +49,7 @@ Guarded g_buffer;
 // tape has grown past it again. Its node and slot counts no longer describe
 // what is recorded (a list reduction's slots would be handed out again).
 void stale_mark_is_rejected(bt_test::Context& t) {
-  static bt::FixedTape<double, 64, 64> tape;
+  static bt::FixedTape<double, 24, 24> tape;
   tape.reset();
   auto a = tape.param(2.0);
   auto b = tape.param(3.0);
@@ -123,7 +123,7 @@ void foreign_and_forged_marks(bt_test::Context& t) {
 // Valid marks stay valid: the per-sample loop, nested loops, and a mark at
 // the exact position a rewind went back to.
 void valid_marks_stay_valid(bt_test::Context& t) {
-  static bt::FixedTape<double, 64, 64> tape;
+  static bt::FixedTape<double, 24, 24> tape;
   tape.reset();
   auto w = tape.param(0.5);
   const bt::Mark outer = tape.mark();
@@ -147,7 +147,7 @@ void valid_marks_stay_valid(bt_test::Context& t) {
 // More nested levels than the tape remembers: old marks may be refused,
 // but a stale mark is never accepted.
 void deep_nesting_never_accepts_stale(bt_test::Context& t) {
-  static bt::FixedTape<float, 128, 128> tape;
+  static bt::FixedTape<float, 48, 48> tape;
   tape.reset();
   constexpr int kLevels = static_cast<int>(bt::Tape<float>::kMarkLevels) + 3;
   bt::Mark marks[kLevels + 1];

@@ -376,7 +376,7 @@ class Tape {
   // The rewind generation in which the state at position key (nodes +
   // slots) was recorded on the current branch of the tape's history (an
   // upper bound once more than kMarkLevels rewind targets are remembered).
-  std::uint64_t generation_at(std::uint64_t key) const noexcept;
+  std::uint64_t generation_at(std::size_t key) const noexcept;
   // rewind() for every case but the per-sample loop's (out of line).
   Status rewind_other(Mark m) noexcept;
   // Drops the nodes and slots past these counts (the mark was checked).
@@ -453,7 +453,8 @@ class Tape {
   // its position was made in its own generation or an earlier one.
   std::uint64_t generation_ = 0U;
   std::uint64_t floor_generation_ = 0U;
-  std::uint64_t cut_keys_[kMarkLevels] = {};
+  // Keys are nodes + slots: a size_t holds them (a buffer holds more bytes).
+  std::size_t cut_keys_[kMarkLevels] = {};
   std::uint64_t cut_generations_[kMarkLevels] = {};
   Index cuts_ = 0U;
   Status status_ = Status::kOk;
@@ -594,7 +595,7 @@ template <class T>
 inline Status Tape<T>::rewind(Mark m) noexcept {
   const Index top = cuts_ - 1U;  // wraps when there is no step: cuts_ is checked first
   const bool same_target = (cuts_ != 0U) && (m.tape == this) && (m.nodes <= size_) && (m.slots <= slots_used_) &&
-                           (cut_keys_[top] == (static_cast<std::uint64_t>(m.nodes) + m.slots)) &&
+                           (cut_keys_[top] == (static_cast<std::size_t>(m.nodes) + m.slots)) &&
                            (m.generation <= generation_) &&
                            (((top != 0U) ? cut_generations_[top - 1U] : floor_generation_) <= m.generation);
   if (!same_target) {
