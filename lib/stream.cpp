@@ -1,6 +1,5 @@
 #include "burtorch/stream.hpp"
 
-#include <cmath>
 #include <cstring>
 
 namespace burtorch {
@@ -71,53 +70,204 @@ std::size_t format_unsigned(std::uint64_t value, char* out, std::size_t capacity
 
 namespace {
 
-// value * 10^k with one rounding: powers of ten up to 10^22 are exact
-// doubles, built here by multiplication rather than by libm's pow(), whose
-// last bit differs between C libraries.
-double scale_by_power_of_ten(double value, int k) noexcept {
-  const int magnitude = (k < 0) ? -k : k;
-  double power = 1.0;
-  for (int i = 0; (i < magnitude) && (i < 22); ++i) {
-    power *= 10.0;
+// Exact decimal conversion. A finite double is m * 2^e with m < 2^53 and
+// -1074 <= e <= 971, so its decimal expansion is finite; the digits below
+// come from integer arithmetic on 32-bit limbs, nine decimal digits (one
+// 10^9 chunk) at a time, and are rounded once, at the end.
+constexpr std::uint32_t kChunk = 1000000000U;  // 10^9
+constexpr int kChunkDigits = 9;
+// The largest number held: a fraction of 2^-1074 scaled to a whole number of
+// limbs (34 * 32 = 1088 bits); an integer below 2^1024 needs 32 limbs.
+constexpr std::size_t kLimbs = 34U;
+constexpr int kLimbBits = 32;
+
+// The first `wanted` significant digits of a number fed most significant
+// digit first, the digit after them, and whether any later digit is nonzero.
+struct DigitCollector {
+  std::uint64_t kept = 0U;  // the significant digits so far, as an integer
+  int wanted = 17;
+  int count = 0;       // digits in `kept`
+  int next = -1;       // the digit after them (-1: not reached yet)
+  bool sticky = false;  // a nonzero digit after `next`
+  int exponent = 0;    // decimal exponent of the first significant digit
+};
+
+bool collector_full(const DigitCollector& c) noexcept { return c.next >= 0; }
+
+// `chunk` (< 10^9) holds nine digits; the first is worth 10^position.
+void push_chunk(DigitCollector& c, std::uint32_t chunk, int position) noexcept {
+  if ((chunk == 0U) && ((c.count == 0) || collector_full(c))) {
+    return;  // leading zeros, or zeros past the rounding digit
   }
-  double scaled = (k < 0) ? (value / power) : (value * power);
-  for (int i = 22; i < magnitude; ++i) {  // beyond 1e22: extra roundings
-    scaled = (k < 0) ? (scaled / 10.0) : (scaled * 10.0);
+  std::uint32_t divisor = kChunk / 10U;
+  std::uint32_t rest = chunk;
+  for (int i = 0; i < kChunkDigits; ++i) {
+    const std::uint32_t digit = rest / divisor;
+    rest %= divisor;
+    divisor /= 10U;
+    if ((c.count == 0) && (digit == 0U)) {
+      continue;  // not significant yet
+    }
+    if (c.count == 0) {
+      c.exponent = position - i;
+    }
+    if (c.count < c.wanted) {
+      c.kept = (c.kept * 10U) + digit;
+      ++c.count;
+    } else if (c.next < 0) {
+      c.next = static_cast<int>(digit);
+    } else if (digit != 0U) {
+      c.sticky = true;
+    } else {
+      // a zero after the rounding digit changes nothing
+    }
   }
-  return scaled;
 }
 
-}  // namespace
+// An integer below 2^64 as three chunks (10^18 * c2 + 10^9 * c1 + c0).
+void push_whole(DigitCollector& c, std::uint64_t whole) noexcept {
+  const std::uint64_t chunk = kChunk;
+  push_chunk(c, static_cast<std::uint32_t>(whole / (chunk * chunk)), (3 * kChunkDigits) - 1);
+  push_chunk(c, static_cast<std::uint32_t>((whole / chunk) % chunk), (2 * kChunkDigits) - 1);
+  push_chunk(c, static_cast<std::uint32_t>(whole % chunk), kChunkDigits - 1);
+}
 
-namespace {
+// limbs[0..kLimbs) = m * 2^shift (m < 2^53, shift <= 971); returns the
+// number of limbs up to the highest nonzero one.
+std::size_t set_shifted(std::uint32_t* limbs, std::uint64_t m, int shift) noexcept {
+  for (std::size_t i = 0U; i < kLimbs; ++i) {
+    limbs[i] = 0U;
+  }
+  const std::size_t word = static_cast<std::size_t>(shift / kLimbBits);
+  const int bits = shift % kLimbBits;
+  const std::uint32_t low = static_cast<std::uint32_t>(m & 0xFFFFFFFFU);
+  const std::uint32_t high = static_cast<std::uint32_t>(m >> 32U);
+  limbs[word] = low << bits;
+  limbs[word + 1U] = high << bits;
+  if (bits > 0) {
+    limbs[word + 1U] |= low >> (kLimbBits - bits);
+    limbs[word + 2U] = high >> (kLimbBits - bits);
+  }
+  std::size_t length = word + 3U;
+  while ((length > 0U) && (limbs[length - 1U] == 0U)) {
+    --length;
+  }
+  return length;
+}
 
-// The significant digits of a positive finite `value`: `wanted` of them,
-// rounded, with trailing zeros dropped. Returns the digit count; *exponent is
-// the decimal exponent of the first digit.
-std::size_t decimal_digits(double value, int wanted, char* digits, std::size_t capacity, int* exponent) noexcept {
-  const double limit = scale_by_power_of_ten(1.0, wanted);
-  int e = static_cast<int>(std::floor(std::log10(value)));
-  double scaled = scale_by_power_of_ten(value, (wanted - 1) - e);
-  if (scaled >= limit) {
-    scaled /= 10.0;
-    ++e;
-  } else if (scaled < (limit / 10.0)) {
-    scaled *= 10.0;
-    --e;
+// m * 2^e for e > 11 (at least 2^64, so at least three chunks): divides by
+// 10^9 until nothing is left, keeping the three most significant chunks and
+// whether any chunk below them was nonzero.
+void push_big_integer(DigitCollector& c, std::uint32_t* limbs, std::uint64_t m, int e) noexcept {
+  std::size_t length = set_shifted(limbs, m, e);
+  std::uint32_t top[3] = {0U, 0U, 0U};  // top[0]: the most significant chunk so far
+  bool lower_nonzero = false;
+  int chunks = 0;
+  while (length > 0U) {
+    std::uint32_t remainder = 0U;
+    for (std::size_t i = length; i > 0U; --i) {
+      const std::uint64_t current = (static_cast<std::uint64_t>(remainder) << 32U) | limbs[i - 1U];
+      limbs[i - 1U] = static_cast<std::uint32_t>(current / kChunk);
+      remainder = static_cast<std::uint32_t>(current % kChunk);
+    }
+    while ((length > 0U) && (limbs[length - 1U] == 0U)) {
+      --length;
+    }
+    lower_nonzero = lower_nonzero || (top[2] != 0U);
+    top[2] = top[1];
+    top[1] = top[0];
+    top[0] = remainder;
+    ++chunks;
+  }
+  // Three chunks hold at least 19 significant digits: `wanted` (at most 17)
+  // and the rounding digit come from them; the rest only makes it sticky.
+  for (int i = 0; i < 3; ++i) {
+    push_chunk(c, top[i], ((chunks - i) * kChunkDigits) - 1);
+  }
+  c.sticky = c.sticky || lower_nonzero;
+}
+
+// m * 2^-k for 1 <= k <= 1074: the whole part (below 2^53), then the
+// fraction, held as limbs[0..words) / 2^(32 * words) and multiplied by 10^9
+// for each next chunk of digits until the rounding digit is known or
+// nothing is left (the fraction gains nine trailing zero bits per chunk).
+void push_fraction(DigitCollector& c, std::uint32_t* limbs, std::uint64_t m, int k) noexcept {
+  const bool all_fraction = k >= 64;
+  push_whole(c, all_fraction ? 0U : (m >> static_cast<unsigned>(k)));
+  const std::uint64_t fraction = all_fraction ? m : (m & ((std::uint64_t{1} << static_cast<unsigned>(k)) - 1U));
+  const std::size_t words = static_cast<std::size_t>((k + (kLimbBits - 1)) / kLimbBits);
+  std::size_t high = set_shifted(limbs, fraction, (static_cast<int>(words) * kLimbBits) - k);
+  std::size_t low = 0U;  // limbs below `low` are zero and stay zero
+  while ((low < high) && (limbs[low] == 0U)) {
+    ++low;
+  }
+  int position = -1;  // decimal exponent of the next chunk's first digit
+  while ((low < high) && !collector_full(c)) {
+    std::uint32_t carry = 0U;
+    for (std::size_t i = low; i < high; ++i) {
+      const std::uint64_t product = (static_cast<std::uint64_t>(limbs[i]) * kChunk) + carry;
+      limbs[i] = static_cast<std::uint32_t>(product & 0xFFFFFFFFU);
+      carry = static_cast<std::uint32_t>(product >> 32U);
+    }
+    std::uint32_t chunk = 0U;
+    if (high < words) {
+      limbs[high] = carry;  // still below 1: this chunk is all zeros
+      ++high;
+    } else {
+      chunk = carry;  // what moved past the binary point
+    }
+    while ((high > low) && (limbs[high - 1U] == 0U)) {
+      --high;
+    }
+    while ((low < high) && (limbs[low] == 0U)) {
+      ++low;
+    }
+    push_chunk(c, chunk, position);
+    position -= kChunkDigits;
+  }
+  c.sticky = c.sticky || (low < high);
+}
+
+// The significant digits of a positive finite `value` (bits: its IEEE-754
+// encoding), `wanted` of them correctly rounded (to nearest, ties to even),
+// trailing zeros dropped. Returns the digit count; *exponent is the decimal
+// exponent of the first digit.
+std::size_t decimal_digits(std::uint64_t bits, int wanted, char* digits, std::size_t capacity, int* exponent) noexcept {
+  constexpr std::uint64_t kHidden = std::uint64_t{1} << 52U;
+  const int biased = static_cast<int>((bits >> 52U) & 0x7FFU);
+  std::uint64_t m = bits & (kHidden - 1U);
+  int e = -1074;  // subnormal: m * 2^-1074
+  if (biased != 0) {
+    m |= kHidden;
+    e = biased - 1075;
+  }
+  DigitCollector c;
+  c.wanted = wanted;
+  std::uint32_t limbs[kLimbs];
+  if (e > 11) {
+    push_big_integer(c, limbs, m, e);
+  } else if (e >= 0) {
+    push_whole(c, m << static_cast<unsigned>(e));
   } else {
-    // already in range
+    push_fraction(c, limbs, m, -e);
   }
-  // Round half up by hand: newlib-nano's llround() is wrong above 2^31.
-  std::uint64_t mantissa = static_cast<std::uint64_t>(std::floor(scaled + 0.5));
-  if (static_cast<double>(mantissa) >= limit) {
-    mantissa /= 10U;
-    ++e;
+  const bool odd = (c.kept % 2U) != 0U;
+  if ((c.next > 5) || ((c.next == 5) && (c.sticky || odd))) {
+    ++c.kept;  // 0.96 to one digit: 1.0, one decimal place up
+    std::uint64_t limit = 1U;
+    for (int i = 0; i < c.wanted; ++i) {
+      limit *= 10U;
+    }
+    if (c.kept == limit) {
+      c.kept /= 10U;
+      ++c.exponent;
+    }
   }
-  std::size_t last = format_unsigned(mantissa, digits, capacity);
+  std::size_t last = format_unsigned(c.kept, digits, capacity);
   while ((last > 1U) && (digits[last - 1U] == '0')) {
     --last;
   }
-  *exponent = e;
+  *exponent = c.exponent;
   return last;
 }
 
@@ -180,27 +330,32 @@ std::size_t format_double(double value, char* out, std::size_t capacity, int sig
   if (capacity < kNeeded) {
     return 0U;
   }
-  if (std::isnan(value)) {
+  std::uint64_t bits = 0U;
+  std::memcpy(&bits, &value, sizeof(bits));  // BT-DEV-010
+  constexpr std::uint64_t kSign = std::uint64_t{1} << 63U;
+  constexpr std::uint64_t kInfinity = std::uint64_t{0x7FF} << 52U;
+  const std::uint64_t magnitude = bits & ~kSign;
+  if (magnitude > kInfinity) {
     std::memcpy(out, "nan", 4U);  // BT-DEV-010
     return 3U;
   }
   std::size_t n = 0U;
-  if (std::signbit(value)) {
+  if ((bits & kSign) != 0U) {
     out[n] = '-';
     ++n;
-    value = -value;
   }
   const int wanted = (significant < 1) ? 1 : ((significant > 17) ? 17 : significant);
-  if (std::isinf(value)) {
+  if (magnitude == kInfinity) {
     std::memcpy(&out[n], "inf", 4U);  // BT-DEV-010
     n += 3U;
-  } else if ((value < scale_by_power_of_ten(1.0, wanted)) && (std::floor(value) == value)) {  // BT-DEV-004
-    // Integers that fit in `wanted` digits (zero included) print exactly.
-    n += format_unsigned(static_cast<std::uint64_t>(value), &out[n], capacity - n);
+  } else if (magnitude == 0U) {
+    out[n] = '0';
+    out[n + 1U] = '\0';
+    ++n;
   } else {
     char digits[24];
     int exponent = 0;
-    const std::size_t count = decimal_digits(value, wanted, digits, sizeof(digits), &exponent);
+    const std::size_t count = decimal_digits(magnitude, wanted, digits, sizeof(digits), &exponent);
     n += ((exponent >= -5) && (exponent < wanted)) ? write_positional(digits, count, exponent, &out[n])
                                                     : write_scientific(digits, count, exponent, &out[n], capacity - n);
     out[n] = '\0';
