@@ -139,14 +139,14 @@ std::size_t set_shifted(std::uint32_t* limbs, std::uint64_t m, int shift) noexce
     limbs[i] = 0U;
   }
   const std::size_t word = static_cast<std::size_t>(shift / kLimbBits);
-  const int bits = shift % kLimbBits;
+  const unsigned bits = static_cast<unsigned>(shift % kLimbBits);
   const std::uint32_t low = static_cast<std::uint32_t>(m & 0xFFFFFFFFU);
   const std::uint32_t high = static_cast<std::uint32_t>(m >> 32U);
   limbs[word] = low << bits;
   limbs[word + 1U] = high << bits;
-  if (bits > 0) {
-    limbs[word + 1U] |= low >> (kLimbBits - bits);
-    limbs[word + 2U] = high >> (kLimbBits - bits);
+  if (bits > 0U) {
+    limbs[word + 1U] |= low >> (32U - bits);
+    limbs[word + 2U] = high >> (32U - bits);
   }
   std::size_t length = word + 3U;
   while ((length > 0U) && (limbs[length - 1U] == 0U)) {
