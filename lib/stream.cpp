@@ -76,8 +76,8 @@ namespace {
 // 10^9 chunk) at a time, and are rounded once, at the end.
 constexpr std::uint32_t kChunk = 1000000000U;  // 10^9
 constexpr int kChunkDigits = 9;
-// The largest number held: a fraction of 2^-1074 scaled to a whole number of
-// limbs (34 * 32 = 1088 bits); an integer below 2^1024 needs 32 limbs.
+// The largest numbers held: a fraction with up to 1074 binary places, scaled
+// to whole limbs (34 * 32 = 1088 bits), and an integer below 2^1024 (32 limbs).
 constexpr std::size_t kLimbs = 34U;
 constexpr int kLimbBits = 32;
 
@@ -253,12 +253,12 @@ std::size_t decimal_digits(std::uint64_t bits, int wanted, char* digits, std::si
   }
   const bool odd = (c.kept % 2U) != 0U;
   if ((c.next > 5) || ((c.next == 5) && (c.sticky || odd))) {
-    ++c.kept;  // 0.96 to one digit: 1.0, one decimal place up
+    ++c.kept;
     std::uint64_t limit = 1U;
     for (int i = 0; i < c.wanted; ++i) {
       limit *= 10U;
     }
-    if (c.kept == limit) {
+    if (c.kept == limit) {  // 9.96 to two digits: 10, i.e. 1.0 one decimal place up
       c.kept /= 10U;
       ++c.exponent;
     }
