@@ -99,17 +99,18 @@ void push_chunk(DigitCollector& c, std::uint32_t chunk, int position) noexcept {
   if ((chunk == 0U) && ((c.count == 0) || collector_full(c))) {
     return;  // leading zeros, or zeros past the rounding digit
   }
-  std::uint32_t divisor = kChunk / 10U;
   std::uint32_t rest = chunk;
-  for (int i = 0; i < kChunkDigits; ++i) {
+  int at = position + 1;
+  // Nine digits, most significant first.
+  for (std::uint32_t divisor = kChunk / 10U; divisor != 0U; divisor /= 10U) {
     const std::uint32_t digit = rest / divisor;
     rest %= divisor;
-    divisor /= 10U;
+    --at;  // this digit is worth 10^at
     if ((c.count == 0) && (digit == 0U)) {
       continue;  // not significant yet
     }
     if (c.count == 0) {
-      c.exponent = position - i;
+      c.exponent = at;
     }
     if (c.count < c.wanted) {
       c.kept = (c.kept * 10U) + digit;
@@ -122,14 +123,6 @@ void push_chunk(DigitCollector& c, std::uint32_t chunk, int position) noexcept {
       // a zero after the rounding digit changes nothing
     }
   }
-}
-
-// An integer below 2^64 as three chunks (10^18 * c2 + 10^9 * c1 + c0).
-void push_whole(DigitCollector& c, std::uint64_t whole) noexcept {
-  const std::uint64_t chunk = kChunk;
-  push_chunk(c, static_cast<std::uint32_t>(whole / (chunk * chunk)), (3 * kChunkDigits) - 1);
-  push_chunk(c, static_cast<std::uint32_t>((whole / chunk) % chunk), (2 * kChunkDigits) - 1);
-  push_chunk(c, static_cast<std::uint32_t>(whole % chunk), kChunkDigits - 1);
 }
 
 // limbs[0..kLimbs) = m * 2^shift (m < 2^53, shift <= 971); returns the
@@ -155,14 +148,30 @@ std::size_t set_shifted(std::uint32_t* limbs, std::uint64_t m, int shift) noexce
   return length;
 }
 
-// m * 2^e for e > 11 (at least 2^64, so at least three chunks): divides by
-// 10^9 until nothing is left, keeping the three most significant chunks and
-// whether any chunk below them was nonzero.
-void push_big_integer(DigitCollector& c, std::uint32_t* limbs, std::uint64_t m, int e) noexcept {
-  std::size_t length = set_shifted(limbs, m, e);
-  std::uint32_t top[3] = {0U, 0U, 0U};  // top[0]: the most significant chunk so far
+// The whole part of a number as its three most significant 10^9 chunks
+// (top[0] first, leading zero chunks allowed), whether any chunk below them
+// is nonzero, and the number of chunks (the decimal exponent of top[0]'s
+// first digit is 9 * count - 1).
+struct WholePart {
+  std::uint32_t top[3] = {0U, 0U, 0U};
   bool lower_nonzero = false;
-  int chunks = 0;
+  int count = 3;
+};
+
+// Below 2^64: exactly three chunks.
+void split_whole(WholePart& w, std::uint64_t whole) noexcept {
+  std::uint64_t power = std::uint64_t{kChunk} * kChunk;
+  for (std::size_t i = 0U; i < 3U; ++i) {
+    w.top[i] = static_cast<std::uint32_t>((whole / power) % kChunk);
+    power /= kChunk;
+  }
+}
+
+// m * 2^e for e > 11 (at least 2^64, so at least three chunks): divides by
+// 10^9 until nothing is left, keeping the last three remainders.
+void split_big_integer(WholePart& w, std::uint32_t* limbs, std::uint64_t m, int e) noexcept {
+  std::size_t length = set_shifted(limbs, m, e);
+  w.count = 0;
   while (length > 0U) {
     std::uint32_t remainder = 0U;
     for (std::size_t i = length; i > 0U; --i) {
@@ -173,59 +182,63 @@ void push_big_integer(DigitCollector& c, std::uint32_t* limbs, std::uint64_t m, 
     while ((length > 0U) && (limbs[length - 1U] == 0U)) {
       --length;
     }
-    lower_nonzero = lower_nonzero || (top[2] != 0U);
-    top[2] = top[1];
-    top[1] = top[0];
-    top[0] = remainder;
-    ++chunks;
+    w.lower_nonzero = w.lower_nonzero || (w.top[2] != 0U);
+    w.top[2] = w.top[1];
+    w.top[1] = w.top[0];
+    w.top[0] = remainder;
+    ++w.count;
   }
-  // Three chunks hold at least 19 significant digits: `wanted` (at most 17)
-  // and the rounding digit come from them; the rest only makes it sticky.
-  for (int i = 0; i < 3; ++i) {
-    push_chunk(c, top[i], ((chunks - i) * kChunkDigits) - 1);
-  }
-  c.sticky = c.sticky || lower_nonzero;
 }
 
-// m * 2^-k for 1 <= k <= 1074: the whole part (below 2^53), then the
-// fraction, held as limbs[0..words) / 2^(32 * words) and multiplied by 10^9
-// for each next chunk of digits until the rounding digit is known or
-// nothing is left (the fraction gains nine trailing zero bits per chunk).
-void push_fraction(DigitCollector& c, std::uint32_t* limbs, std::uint64_t m, int k) noexcept {
-  const bool all_fraction = k >= 64;
-  push_whole(c, all_fraction ? 0U : (m >> static_cast<unsigned>(k)));
-  const std::uint64_t fraction = all_fraction ? m : (m & ((std::uint64_t{1} << static_cast<unsigned>(k)) - 1U));
+// A fraction below 1 as limbs[low..high) / 2^(32 * words); each 10^9 chunk
+// of digits is what a multiplication by 10^9 carries past the binary point.
+// Each multiplication adds nine trailing zero bits, so the fraction ends
+// after at most ceil(32 * words / 9) chunks.
+struct Fraction {
+  std::uint32_t* limbs;
+  std::size_t words;
+  std::size_t low;   // limbs below `low` are zero and stay zero
+  std::size_t high;  // one past the highest nonzero limb
+};
+
+// The fraction of m * 2^-k (1 <= k <= 1074, m < 2^53).
+Fraction make_fraction(std::uint32_t* limbs, std::uint64_t m, int k) noexcept {
+  const std::uint64_t bits = (k >= 64) ? m : (m & ((std::uint64_t{1} << static_cast<unsigned>(k)) - 1U));
   const std::size_t words = static_cast<std::size_t>((k + (kLimbBits - 1)) / kLimbBits);
-  std::size_t high = set_shifted(limbs, fraction, (static_cast<int>(words) * kLimbBits) - k);
-  std::size_t low = 0U;  // limbs below `low` are zero and stay zero
-  while ((low < high) && (limbs[low] == 0U)) {
-    ++low;
+  Fraction f{limbs, words, 0U, set_shifted(limbs, bits, (static_cast<int>(words) * kLimbBits) - k)};
+  while ((f.low < f.high) && (limbs[f.low] == 0U)) {
+    ++f.low;
   }
-  int position = -1;  // decimal exponent of the next chunk's first digit
-  while ((low < high) && !collector_full(c)) {
-    std::uint32_t carry = 0U;
-    for (std::size_t i = low; i < high; ++i) {
-      const std::uint64_t product = (static_cast<std::uint64_t>(limbs[i]) * kChunk) + carry;
-      limbs[i] = static_cast<std::uint32_t>(product & 0xFFFFFFFFU);
-      carry = static_cast<std::uint32_t>(product >> 32U);
-    }
-    std::uint32_t chunk = 0U;
-    if (high < words) {
-      limbs[high] = carry;  // still below 1: this chunk is all zeros
-      ++high;
-    } else {
-      chunk = carry;  // what moved past the binary point
-    }
-    while ((high > low) && (limbs[high - 1U] == 0U)) {
-      --high;
-    }
-    while ((low < high) && (limbs[low] == 0U)) {
-      ++low;
-    }
-    push_chunk(c, chunk, position);
-    position -= kChunkDigits;
+  return f;
+}
+
+std::uint32_t next_fraction_chunk(Fraction& f) noexcept {
+  std::uint32_t carry = 0U;
+  for (std::size_t i = f.low; i < f.high; ++i) {
+    const std::uint64_t product = (static_cast<std::uint64_t>(f.limbs[i]) * kChunk) + carry;
+    f.limbs[i] = static_cast<std::uint32_t>(product & 0xFFFFFFFFU);
+    carry = static_cast<std::uint32_t>(product >> 32U);
   }
-  c.sticky = c.sticky || (low < high);
+  std::uint32_t chunk = 0U;
+  if (f.high < f.words) {
+    f.limbs[f.high] = carry;  // still below 1: this chunk is all zeros
+    ++f.high;
+  } else {
+    chunk = carry;  // what moved past the binary point
+  }
+  while ((f.high > f.low) && (f.limbs[f.high - 1U] == 0U)) {
+    --f.high;
+  }
+  while ((f.low < f.high) && (f.limbs[f.low] == 0U)) {
+    ++f.low;
+  }
+  return chunk;
+}
+
+// Chunk i of a number, most significant first: the whole part's three,
+// then the fraction's.
+std::uint32_t chunk_at(const WholePart& w, Fraction& f, std::size_t i) noexcept {
+  return (i < 3U) ? w.top[i] : next_fraction_chunk(f);
 }
 
 // The significant digits of a positive finite `value` (bits: its IEEE-754
@@ -241,16 +254,29 @@ std::size_t decimal_digits(std::uint64_t bits, int wanted, char* digits, std::si
     m |= kHidden;
     e = biased - 1075;
   }
+  // m * 2^e = whole part + fraction (the fraction is zero for e >= 0).
+  std::uint32_t limbs[kLimbs];
+  WholePart whole;
+  Fraction fraction{limbs, 0U, 0U, 0U};
+  if (e > 11) {
+    split_big_integer(whole, limbs, m, e);
+  } else if (e >= 0) {
+    split_whole(whole, m << static_cast<unsigned>(e));
+  } else {
+    split_whole(whole, (e <= -64) ? 0U : (m >> static_cast<unsigned>(-e)));
+    fraction = make_fraction(limbs, m, -e);
+  }
+  // The chunks most significant first: the whole part's top three (at least
+  // 19 significant digits when more chunks follow them), then the
+  // fraction's, until the rounding digit is known or the fraction ends.
   DigitCollector c;
   c.wanted = wanted;
-  std::uint32_t limbs[kLimbs];
-  if (e > 11) {
-    push_big_integer(c, limbs, m, e);
-  } else if (e >= 0) {
-    push_whole(c, m << static_cast<unsigned>(e));
-  } else {
-    push_fraction(c, limbs, m, -e);
+  int position = (whole.count * kChunkDigits) - 1;  // decimal exponent of the chunk's first digit
+  for (std::size_t i = 0U; (i < 3U) || ((fraction.low < fraction.high) && !collector_full(c)); ++i) {
+    push_chunk(c, chunk_at(whole, fraction, i), position);
+    position -= kChunkDigits;
   }
+  c.sticky = c.sticky || whole.lower_nonzero || (fraction.low < fraction.high);
   const bool odd = (c.kept % 2U) != 0U;
   if ((c.next > 5) || ((c.next == 5) && (c.sticky || odd))) {
     ++c.kept;
