@@ -1,6 +1,5 @@
 #include "burtorch/stream.hpp"
 
-#include <cmath>
 #include <cstring>
 
 namespace burtorch {
@@ -79,53 +78,230 @@ std::size_t format_unsigned(std::uint64_t value, char* out, std::size_t capacity
 
 namespace {
 
-// value * 10^k with one rounding: powers of ten up to 10^22 are exact
-// doubles, built here by multiplication rather than by libm's pow(), whose
-// last bit differs between C libraries.
-double scale_by_power_of_ten(double value, int k) noexcept {
-  const int magnitude = (k < 0) ? -k : k;
-  double power = 1.0;
-  for (int i = 0; (i < magnitude) && (i < 22); ++i) {
-    power *= 10.0;
+// Exact decimal conversion. A finite double is m * 2^e with m < 2^53 and
+// -1074 <= e <= 971, so its decimal expansion is finite; the digits below
+// come from integer arithmetic on 32-bit limbs, nine decimal digits (one
+// 10^9 chunk) at a time, and are rounded once, at the end.
+constexpr std::uint32_t kChunk = 1000000000U;  // 10^9
+constexpr int kChunkDigits = 9;
+// The largest numbers held: a fraction with up to 1074 binary places, scaled
+// to whole limbs (34 * 32 = 1088 bits), and an integer below 2^1024 (32 limbs).
+constexpr std::size_t kLimbs = 34U;
+constexpr int kLimbBits = 32;
+
+// The first `wanted` significant digits of a number fed most significant
+// digit first, the digit after them, and whether any later digit is nonzero.
+struct DigitCollector {
+  std::uint64_t kept = 0U;  // the significant digits so far, as an integer
+  int wanted = 17;
+  int count = 0;       // digits in `kept`
+  int next = -1;       // the digit after them (-1: not reached yet)
+  bool sticky = false;  // a nonzero digit after `next`
+  int exponent = 0;    // decimal exponent of the first significant digit
+};
+
+bool collector_full(const DigitCollector& c) noexcept { return c.next >= 0; }
+
+// `chunk` (< 10^9) holds nine digits; the first is worth 10^position.
+void push_chunk(DigitCollector& c, std::uint32_t chunk, int position) noexcept {
+  if ((chunk == 0U) && ((c.count == 0) || collector_full(c))) {
+    return;  // leading zeros, or zeros past the rounding digit
   }
-  double scaled = (k < 0) ? (value / power) : (value * power);
-  for (int i = 22; i < magnitude; ++i) {  // beyond 1e22: extra roundings
-    scaled = (k < 0) ? (scaled / 10.0) : (scaled * 10.0);
+  std::uint32_t rest = chunk;
+  int at = position + 1;
+  // Nine digits, most significant first.
+  for (std::uint32_t divisor = kChunk / 10U; divisor != 0U; divisor /= 10U) {
+    const std::uint32_t digit = rest / divisor;
+    rest %= divisor;
+    --at;  // this digit is worth 10^at
+    if ((c.count == 0) && (digit == 0U)) {
+      continue;  // not significant yet
+    }
+    if (c.count == 0) {
+      c.exponent = at;
+    }
+    if (c.count < c.wanted) {
+      c.kept = (c.kept * 10U) + digit;
+      ++c.count;
+    } else if (c.next < 0) {
+      c.next = static_cast<int>(digit);
+    } else if (digit != 0U) {
+      c.sticky = true;
+    } else {
+      // a zero after the rounding digit changes nothing
+    }
   }
-  return scaled;
 }
 
-}  // namespace
+// limbs[0..kLimbs) = m * 2^shift (m < 2^53, shift <= 971); returns the
+// number of limbs up to the highest nonzero one.
+std::size_t set_shifted(std::uint32_t* limbs, std::uint64_t m, int shift) noexcept {
+  for (std::size_t i = 0U; i < kLimbs; ++i) {
+    limbs[i] = 0U;
+  }
+  const std::size_t word = static_cast<std::size_t>(shift / kLimbBits);
+  const unsigned bits = static_cast<unsigned>(shift % kLimbBits);
+  const std::uint32_t low = static_cast<std::uint32_t>(m & 0xFFFFFFFFU);
+  const std::uint32_t high = static_cast<std::uint32_t>(m >> 32U);
+  limbs[word] = low << bits;
+  limbs[word + 1U] = high << bits;
+  if (bits > 0U) {
+    limbs[word + 1U] |= low >> (32U - bits);
+    limbs[word + 2U] = high >> (32U - bits);
+  }
+  std::size_t length = word + 3U;
+  while ((length > 0U) && (limbs[length - 1U] == 0U)) {
+    --length;
+  }
+  return length;
+}
 
-namespace {
+// The whole part of a number as its three most significant 10^9 chunks
+// (top[0] first, leading zero chunks allowed), whether any chunk below them
+// is nonzero, and the number of chunks (the decimal exponent of top[0]'s
+// first digit is 9 * count - 1).
+struct WholePart {
+  std::uint32_t top[3] = {0U, 0U, 0U};
+  bool lower_nonzero = false;
+  int count = 3;
+};
 
-// The significant digits of a positive finite `value`: `wanted` of them,
-// rounded, with trailing zeros dropped. Returns the digit count; *exponent is
-// the decimal exponent of the first digit.
-std::size_t decimal_digits(double value, int wanted, char* digits, std::size_t capacity, int* exponent) noexcept {
-  const double limit = scale_by_power_of_ten(1.0, wanted);
-  int e = static_cast<int>(std::floor(std::log10(value)));
-  double scaled = scale_by_power_of_ten(value, (wanted - 1) - e);
-  if (scaled >= limit) {
-    scaled /= 10.0;
-    ++e;
-  } else if (scaled < (limit / 10.0)) {
-    scaled *= 10.0;
-    --e;
+// Below 2^64: exactly three chunks.
+void split_whole(WholePart& w, std::uint64_t whole) noexcept {
+  std::uint64_t power = std::uint64_t{kChunk} * kChunk;
+  for (std::size_t i = 0U; i < 3U; ++i) {
+    w.top[i] = static_cast<std::uint32_t>((whole / power) % kChunk);
+    power /= kChunk;
+  }
+}
+
+// m * 2^e for e > 11 (at least 2^64, so at least three chunks): divides by
+// 10^9 until nothing is left, keeping the last three remainders.
+void split_big_integer(WholePart& w, std::uint32_t* limbs, std::uint64_t m, int e) noexcept {
+  std::size_t length = set_shifted(limbs, m, e);
+  w.count = 0;
+  while (length > 0U) {
+    std::uint32_t remainder = 0U;
+    for (std::size_t i = length; i > 0U; --i) {
+      const std::uint64_t current = (static_cast<std::uint64_t>(remainder) << 32U) | limbs[i - 1U];
+      limbs[i - 1U] = static_cast<std::uint32_t>(current / kChunk);
+      remainder = static_cast<std::uint32_t>(current % kChunk);
+    }
+    while ((length > 0U) && (limbs[length - 1U] == 0U)) {
+      --length;
+    }
+    w.lower_nonzero = w.lower_nonzero || (w.top[2] != 0U);
+    w.top[2] = w.top[1];
+    w.top[1] = w.top[0];
+    w.top[0] = remainder;
+    ++w.count;
+  }
+}
+
+// A fraction below 1 as limbs[low..high) / 2^(32 * words); each 10^9 chunk
+// of digits is what a multiplication by 10^9 carries past the binary point.
+// Each multiplication adds nine trailing zero bits, so the fraction ends
+// after at most ceil(32 * words / 9) chunks.
+struct Fraction {
+  std::uint32_t* limbs;
+  std::size_t words;
+  std::size_t low;   // limbs below `low` are zero and stay zero
+  std::size_t high;  // one past the highest nonzero limb
+};
+
+// The fraction of m * 2^-k (1 <= k <= 1074, m < 2^53).
+Fraction make_fraction(std::uint32_t* limbs, std::uint64_t m, int k) noexcept {
+  const std::uint64_t bits = (k >= 64) ? m : (m & ((std::uint64_t{1} << static_cast<unsigned>(k)) - 1U));
+  const std::size_t words = static_cast<std::size_t>((k + (kLimbBits - 1)) / kLimbBits);
+  Fraction f{limbs, words, 0U, set_shifted(limbs, bits, (static_cast<int>(words) * kLimbBits) - k)};
+  while ((f.low < f.high) && (limbs[f.low] == 0U)) {
+    ++f.low;
+  }
+  return f;
+}
+
+std::uint32_t next_fraction_chunk(Fraction& f) noexcept {
+  std::uint32_t carry = 0U;
+  for (std::size_t i = f.low; i < f.high; ++i) {
+    const std::uint64_t product = (static_cast<std::uint64_t>(f.limbs[i]) * kChunk) + carry;
+    f.limbs[i] = static_cast<std::uint32_t>(product & 0xFFFFFFFFU);
+    carry = static_cast<std::uint32_t>(product >> 32U);
+  }
+  std::uint32_t chunk = 0U;
+  if (f.high < f.words) {
+    f.limbs[f.high] = carry;  // still below 1: this chunk is all zeros
+    ++f.high;
   } else {
-    // already in range
+    chunk = carry;  // what moved past the binary point
   }
-  // Round half up by hand: newlib-nano's llround() is wrong above 2^31.
-  std::uint64_t mantissa = static_cast<std::uint64_t>(std::floor(scaled + 0.5));
-  if (static_cast<double>(mantissa) >= limit) {
-    mantissa /= 10U;
-    ++e;
+  while ((f.high > f.low) && (f.limbs[f.high - 1U] == 0U)) {
+    --f.high;
   }
-  std::size_t last = format_unsigned(mantissa, digits, capacity);
+  while ((f.low < f.high) && (f.limbs[f.low] == 0U)) {
+    ++f.low;
+  }
+  return chunk;
+}
+
+// Chunk i of a number, most significant first: the whole part's three,
+// then the fraction's.
+std::uint32_t chunk_at(const WholePart& w, Fraction& f, std::size_t i) noexcept {
+  return (i < 3U) ? w.top[i] : next_fraction_chunk(f);
+}
+
+// The significant digits of a positive finite `value` (bits: its IEEE-754
+// encoding), `wanted` of them correctly rounded (to nearest, ties to even),
+// trailing zeros dropped. Returns the digit count; *exponent is the decimal
+// exponent of the first digit.
+std::size_t decimal_digits(std::uint64_t bits, int wanted, char* digits, std::size_t capacity, int* exponent) noexcept {
+  constexpr std::uint64_t kHidden = std::uint64_t{1} << 52U;
+  const int biased = static_cast<int>((bits >> 52U) & 0x7FFU);
+  std::uint64_t m = bits & (kHidden - 1U);
+  int e = -1074;  // subnormal: m * 2^-1074
+  if (biased != 0) {
+    m |= kHidden;
+    e = biased - 1075;
+  }
+  // m * 2^e = whole part + fraction (the fraction is zero for e >= 0).
+  std::uint32_t limbs[kLimbs];
+  WholePart whole;
+  Fraction fraction{limbs, 0U, 0U, 0U};
+  if (e > 11) {
+    split_big_integer(whole, limbs, m, e);
+  } else if (e >= 0) {
+    split_whole(whole, m << static_cast<unsigned>(e));
+  } else {
+    split_whole(whole, (e <= -64) ? 0U : (m >> static_cast<unsigned>(-e)));
+    fraction = make_fraction(limbs, m, -e);
+  }
+  // The chunks most significant first: the whole part's top three (at least
+  // 19 significant digits when more chunks follow them), then the
+  // fraction's, until the rounding digit is known or the fraction ends.
+  DigitCollector c;
+  c.wanted = wanted;
+  int position = (whole.count * kChunkDigits) - 1;  // decimal exponent of the chunk's first digit
+  for (std::size_t i = 0U; (i < 3U) || ((fraction.low < fraction.high) && !collector_full(c)); ++i) {
+    push_chunk(c, chunk_at(whole, fraction, i), position);
+    position -= kChunkDigits;
+  }
+  c.sticky = c.sticky || whole.lower_nonzero || (fraction.low < fraction.high);
+  const bool odd = (c.kept % 2U) != 0U;
+  if ((c.next > 5) || ((c.next == 5) && (c.sticky || odd))) {
+    ++c.kept;
+    std::uint64_t limit = 1U;
+    for (int i = 0; i < c.wanted; ++i) {
+      limit *= 10U;
+    }
+    if (c.kept == limit) {  // 9.96 to two digits: 10, i.e. 1.0 one decimal place up
+      c.kept /= 10U;
+      ++c.exponent;
+    }
+  }
+  std::size_t last = format_unsigned(c.kept, digits, capacity);
   while ((last > 1U) && (digits[last - 1U] == '0')) {
     --last;
   }
-  *exponent = e;
+  *exponent = c.exponent;
   return last;
 }
 
@@ -188,27 +364,32 @@ std::size_t format_double(double value, char* out, std::size_t capacity, int sig
   if (capacity < kNeeded) {
     return 0U;
   }
-  if (std::isnan(value)) {
+  std::uint64_t bits = 0U;
+  std::memcpy(&bits, &value, sizeof(bits));  // BT-DEV-010
+  constexpr std::uint64_t kSign = std::uint64_t{1} << 63U;
+  constexpr std::uint64_t kInfinity = std::uint64_t{0x7FF} << 52U;
+  const std::uint64_t magnitude = bits & ~kSign;
+  if (magnitude > kInfinity) {
     std::memcpy(out, "nan", 4U);  // BT-DEV-010
     return 3U;
   }
   std::size_t n = 0U;
-  if (std::signbit(value)) {
+  if ((bits & kSign) != 0U) {
     out[n] = '-';
     ++n;
-    value = -value;
   }
   const int wanted = (significant < 1) ? 1 : ((significant > 17) ? 17 : significant);
-  if (std::isinf(value)) {
+  if (magnitude == kInfinity) {
     std::memcpy(&out[n], "inf", 4U);  // BT-DEV-010
     n += 3U;
-  } else if ((value < scale_by_power_of_ten(1.0, wanted)) && (std::floor(value) == value)) {  // BT-DEV-004
-    // Integers that fit in `wanted` digits (zero included) print exactly.
-    n += format_unsigned(static_cast<std::uint64_t>(value), &out[n], capacity - n);
+  } else if (magnitude == 0U) {
+    out[n] = '0';
+    out[n + 1U] = '\0';
+    ++n;
   } else {
     char digits[24];
     int exponent = 0;
-    const std::size_t count = decimal_digits(value, wanted, digits, sizeof(digits), &exponent);
+    const std::size_t count = decimal_digits(magnitude, wanted, digits, sizeof(digits), &exponent);
     n += ((exponent >= -5) && (exponent < wanted)) ? write_positional(digits, count, exponent, &out[n])
                                                     : write_scientific(digits, count, exponent, &out[n], capacity - n);
     out[n] = '\0';

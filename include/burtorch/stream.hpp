@@ -42,10 +42,15 @@ Status write_text(ByteSink sink, const char* text) noexcept;
 Status write_bytes(ByteSink sink, const void* data, std::size_t size) noexcept;
 
 // Formats a number into out[0..capacity) without libc stdio; returns the
-// length written (0 if capacity < 26). Like %.<significant>g: positional for
-// decimal exponents -5..significant-1 (0.00123, 138.83), else 1.5e-7; no
-// trailing zeros. The default 17 digits round-trip a double to within one
-// unit in the last digit.
+// length written (0 if capacity < 26). The digits are correctly rounded: the
+// first `significant` (clamped to 1..17) significant decimal digits of the
+// double's exact value, rounded to nearest with exact ties to even, i.e. the
+// digits C's printf("%.*g") prints under the default rounding mode; they
+// come from exact integer arithmetic, so every target prints the same. The
+// default 17 digits read back (strtod) as the same double. Layout like
+// %.<significant>g: positional for decimal exponents -5..significant-1
+// (0.00123, 0.000015, 138.83), else 1.5e-7 (no '+', no leading zeros in the
+// exponent); no trailing zeros; "nan", "inf", "-inf", "-0".
 std::size_t format_double(double value, char* out, std::size_t capacity, int significant = 17) noexcept;
 std::size_t format_unsigned(std::uint64_t value, char* out, std::size_t capacity) noexcept;
 
