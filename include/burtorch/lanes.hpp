@@ -8,12 +8,14 @@
 // gives for sample i.
 //
 //   using L4 = burtorch::Lanes<double, 4>;
-//   static burtorch::FixedTape<L4, 64> tape;     // include lib/tape_impl.hpp once
+//   static burtorch::FixedTape<L4, 64> tape;     // see below: tape_impl.hpp
 //   auto a = tape.leaf(L4::of({-41.0, -4.0, 1.0, 2.5}));
 //
 // A tape of lanes is an ordinary Tape<T>: the library is compiled for float
 // and double only, so one translation unit of the program includes
-// lib/tape_impl.hpp and instantiates `template class burtorch::Tape<L4>;`.
+// <burtorch/detail/tape_impl.hpp> (lib/tape_impl.hpp of the source tree,
+// installed under that name) and instantiates
+// `template class burtorch::Tape<L4>;`.
 // Memory: N times a scalar tape's values and gradients, per node.
 #ifndef BURTORCH_LANES_HPP
 #define BURTORCH_LANES_HPP
