@@ -1,22 +1,23 @@
-// "SIMD registers as scalars" (the BurTorch paper): a scalar type whose
-// value is N independent lanes, so one tape records the graph once and every
-// node, forward and backward, computes N samples of the same graph
-// structure at once (lane i is sample i). Arithmetic is lane by lane in
-// fixed-size loops the compiler turns into vector instructions; the selects
-// of relu, the maximum of log-sum-exp and the product's backward act lane
-// by lane (ScalarOps below), so lane i gives exactly the bits a scalar tape
-// gives for sample i.
-//
-//   using L4 = burtorch::Lanes<double, 4>;
-//   static burtorch::FixedTape<L4, 64> tape;     // see below: tape_impl.hpp
-//   auto a = tape.leaf(L4::of({-41.0, -4.0, 1.0, 2.5}));
-//
-// A tape of lanes is an ordinary Tape<T>: the library is compiled for float
-// and double only, so one translation unit of the program includes
-// <burtorch/detail/tape_impl.hpp> (lib/tape_impl.hpp of the source tree,
-// installed under that name) and instantiates
-// `template class burtorch::Tape<L4>;`.
-// Memory: N times a scalar tape's values and gradients, per node.
+/// @file
+/// "SIMD registers as scalars" (the BurTorch paper): a scalar type whose
+/// value is N independent lanes, so one tape records the graph once and every
+/// node, forward and backward, computes N samples of the same graph
+/// structure at once (lane i is sample i). Arithmetic is lane by lane in
+/// fixed-size loops the compiler turns into vector instructions; the selects
+/// of relu, the maximum of log-sum-exp and the product's backward act lane
+/// by lane (ScalarOps below), so lane i gives exactly the bits a scalar tape
+/// gives for sample i.
+///
+///   using L4 = burtorch::Lanes<double, 4>;
+///   static burtorch::FixedTape<L4, 64> tape;     // see below: tape_impl.hpp
+///   auto a = tape.leaf(L4::of({-41.0, -4.0, 1.0, 2.5}));
+///
+/// A tape of lanes is an ordinary Tape<T>: the library is compiled for float
+/// and double only, so one translation unit of the program includes
+/// <burtorch/detail/tape_impl.hpp> (lib/tape_impl.hpp of the source tree,
+/// installed under that name) and instantiates
+/// `template class burtorch::Tape<L4>;`.
+/// Memory: N times a scalar tape's values and gradients, per node.
 #ifndef BURTORCH_LANES_HPP
 #define BURTORCH_LANES_HPP
 
@@ -33,15 +34,15 @@ struct Lanes {
   static constexpr std::size_t kLanes = N;
   T lane[N];
 
-  Lanes() noexcept = default;  // trivial: the tape copies constants with memcpy
-  // Every lane set to x (T(0), T(0.5), static_cast<T>(n) in the library).
+  Lanes() noexcept = default;  ///< trivial: the tape copies constants with memcpy
+  /// Every lane set to x (T(0), T(0.5), static_cast<T>(n) in the library).
   template <class U>
   constexpr explicit Lanes(U x) noexcept : lane{} {
     for (std::size_t i = 0U; i < N; ++i) {
       lane[i] = static_cast<T>(x);
     }
   }
-  // Lane i set to values[i].
+  /// Lane i set to values[i].
   static Lanes of(const T (&values)[N]) noexcept {
     Lanes r;
     for (std::size_t i = 0U; i < N; ++i) {
@@ -49,7 +50,7 @@ struct Lanes {
     }
     return r;
   }
-  // Sum of the lanes (e.g. a parameter's gradient over the lanes' samples).
+  /// Sum of the lanes (e.g. a parameter's gradient over the lanes' samples).
   T sum() const noexcept {
     T s = T(0);
     for (std::size_t i = 0U; i < N; ++i) {
@@ -93,7 +94,7 @@ struct Lanes {
     }
     return x;
   }
-  // Lane-by-lane elementary functions and selects: ScalarOps<Lanes>.
+  /// Lane-by-lane elementary functions and selects: ScalarOps<Lanes>.
   struct Ops {
     static Lanes exp(Lanes x) noexcept {
       for (std::size_t i = 0U; i < N; ++i) {
@@ -146,14 +147,14 @@ struct Lanes {
     }
   };
 
-  // NaN in every lane: std::numeric_limits<Lanes>.
+  /// NaN in every lane: std::numeric_limits<Lanes>.
   struct Limits {
     static constexpr bool is_specialized = true;
     static constexpr Lanes quiet_NaN() noexcept { return Lanes(std::numeric_limits<T>::quiet_NaN()); }
   };
 };
 
-// Lane-by-lane elementary functions and selects (Lanes::Ops).
+/// Lane-by-lane elementary functions and selects (Lanes::Ops).
 template <class T, std::size_t N> struct ScalarOps<Lanes<T, N>> {
   static constexpr bool kSingleLane = false;
   template <class L>
@@ -192,7 +193,9 @@ template <class T, std::size_t N> struct ScalarOps<Lanes<T, N>> {
 
 }  // namespace burtorch
 
-// NaN in every lane (what the tape returns for a bad handle).
+/// NaN in every lane (what the tape returns for a bad handle).
+/// @cond INTERNAL
 template <class T, std::size_t N> class std::numeric_limits<burtorch::Lanes<T, N>> : public burtorch::Lanes<T, N>::Limits {};
+/// @endcond
 
 #endif  // BURTORCH_LANES_HPP

@@ -1,7 +1,8 @@
-// Weight initialisation from the library's Rng: uniform, normal and
-// fan-in-scaled (Kaiming) with a gain per activation. Draws are made in
-// double and rounded to T, so float and double models start from the same
-// numbers (up to rounding) on every target.
+/// @file
+/// Weight initialisation from the library's Rng: uniform, normal and
+/// fan-in-scaled (Kaiming) with a gain per activation. Draws are made in
+/// double and rounded to T, so float and double models start from the same
+/// numbers (up to rounding) on every target.
 #ifndef BURTORCH_NN_INIT_HPP
 #define BURTORCH_NN_INIT_HPP
 
@@ -14,11 +15,11 @@ namespace burtorch {
 namespace nn {
 
 enum class InitKind : unsigned char {
-  kConstant,      // a
-  kUniform,       // U(a, b)
-  kNormal,        // N(mean a, stddev b)
-  kFanInUniform,  // U(-bound, bound), bound = gain a * sqrt(3 / fan_in)
-  kFanInNormal,   // N(0, (gain a / sqrt(fan_in))^2)
+  kConstant,      ///< a
+  kUniform,       ///< U(a, b)
+  kNormal,        ///< N(mean a, stddev b)
+  kFanInUniform,  ///< U(-bound, bound), bound = gain a * sqrt(3 / fan_in)
+  kFanInNormal,   ///< N(0, (gain a / sqrt(fan_in))^2)
 };
 
 struct Init {
@@ -35,13 +36,13 @@ struct Init {
   static constexpr Init fan_in_normal(double gain) noexcept { return Init{InitKind::kFanInNormal, gain, 0.0}; }
 };
 
-// Recommended gains (as torch.nn.init.calculate_gain).
+/// Recommended gains (as torch.nn.init.calculate_gain).
 constexpr double kGainLinear = 1.0;
 constexpr double kGainTanh = 5.0 / 3.0;
 constexpr double kGainRelu = 1.4142135623730950488;
 constexpr double kGainSigmoid = 1.0;
 
-// One draw for a tensor whose rows have `fan_in` inputs.
+/// One draw for a tensor whose rows have `fan_in` inputs.
 inline double draw(const Init& init, std::size_t fan_in, Rng& rng) noexcept {
   const double fan = (fan_in == 0U) ? 1.0 : static_cast<double>(fan_in);
   double x = init.a;

@@ -1,12 +1,14 @@
-// Layers and losses on the tape. A layer owns no memory: it remembers where
-// its parameters start on the tape (they are ordinary leaves, created once,
-// before any sample) and records its forward pass as nodes. Activations are
-// passed around as Views: runs of consecutive nodes. Inputs made of several
-// runs (16 embedding rows, 6 attention heads) go to inner products as a
-// SegmentList, read in place, never copied.
-//
-// Every layer also states, as constexpr functions, exactly how many nodes
-// and argument slots one forward pass records: plan.hpp adds them up.
+/// @file
+/// Layers and losses on the tape. A layer owns no memory: it remembers where
+/// its parameters start on the tape (they are ordinary leaves, created once,
+/// before any sample) and records its forward pass as nodes. Activations are
+/// passed around as Views: runs of consecutive nodes. Inputs made of several
+/// runs (16 embedding rows, 6 attention heads) go to inner products as a
+/// SegmentList, read in place, never copied.
+///
+/// Every layer also states, as constexpr functions, exactly how many nodes
+/// and argument slots one forward pass records: the memory plans of
+/// models.hpp (nn::make_plan) add them up.
 #ifndef BURTORCH_NN_LAYERS_HPP
 #define BURTORCH_NN_LAYERS_HPP
 
@@ -21,23 +23,23 @@
 namespace burtorch {
 namespace nn {
 
-// A run of consecutive nodes [first, first + count).
+/// A run of consecutive nodes [first, first + count).
 using View = Segment;
 
 constexpr View kNoView{kNoIndex, 0U};
 
-// Widest operand the layers gather into a local handle array (layer norm
-// width, softmax over logits, attention over positions).
+/// Widest operand the layers gather into a local handle array (layer norm
+/// width, softmax over logits, attention over positions).
 constexpr std::size_t kMaxGather = 128U;
-// Attention limits (they size local arrays, so they bound stack use):
-// positions in a sequence, heads, and the width of one head.
+/// Attention limits (they size local arrays, so they bound stack use):
+/// positions in a sequence, heads, and the width of one head.
 constexpr std::size_t kMaxSteps = 32U;
 constexpr std::size_t kMaxHeads = 16U;
 constexpr std::size_t kMaxHeadSize = 64U;
 
 enum class Activation : unsigned char { kIdentity, kTanh, kRelu, kSigmoid };
 
-// Argument slots a constant of type T takes (x * c stores c).
+/// Argument slots a constant of type T takes (x * c stores c).
 template <class T>
 constexpr std::size_t constant_slots() noexcept {
   return (sizeof(T) + (sizeof(Index) - 1U)) / sizeof(Index);
@@ -48,7 +50,7 @@ inline Value<T> node(Tape<T>& tape, Index i) noexcept {
   return Value<T>(&tape, i);
 }
 
-// Handles of the nodes of a view, into out[0..v.count); false if too wide.
+/// Handles of the nodes of a view, into out[0..v.count); false if too wide.
 template <class T>
 inline bool gather(Tape<T>& tape, View v, Value<T>* out, std::size_t capacity) noexcept {
   if (v.count > capacity) {
@@ -60,8 +62,8 @@ inline bool gather(Tape<T>& tape, View v, Value<T>* out, std::size_t capacity) n
   return true;
 }
 
-// Appends `count` parameters drawn from `init` (rows of `fan_in` inputs).
-// Returns the first index, or kNoIndex if the tape is full or failed.
+/// Appends `count` parameters drawn from `init` (rows of `fan_in` inputs).
+/// Returns the first index, or kNoIndex if the tape is full or failed.
 template <class T>
 inline Index make_params(Tape<T>& tape, std::size_t count, const Init& init, std::size_t fan_in, Rng& rng,
                          const char* name) noexcept {
@@ -72,7 +74,7 @@ inline Index make_params(Tape<T>& tape, std::size_t count, const Init& init, std
   return (tape.status() == Status::kOk) ? first : kNoIndex;
 }
 
-// One unary node per element of x; the results form a new view.
+/// One unary node per element of x; the results form a new view.
 template <class T>
 inline View activate(Tape<T>& tape, View x, Activation act) noexcept {
   if (act == Activation::kIdentity) {
@@ -96,13 +98,13 @@ inline View activate(Tape<T>& tape, View x, Activation act) noexcept {
   return View{first, x.count};
 }
 
-// y = act(W x + b), W stored row-major [out][in]: row o is one range of
-// `in` parameters, so each output is one inner product of a parameter range
-// with the (possibly segmented) input. A Neuron is a Linear with out = 1.
+/// y = act(W x + b), W stored row-major [out][in]: row o is one range of
+/// `in` parameters, so each output is one inner product of a parameter range
+/// with the (possibly segmented) input. A Neuron is a Linear with out = 1.
 template <class T>
 struct Linear {
   Index weight = kNoIndex;
-  Index bias = kNoIndex;  // kNoIndex: no bias
+  Index bias = kNoIndex;  ///< kNoIndex: no bias
   Index in = 0U;
   Index out = 0U;
   Activation act = Activation::kIdentity;
@@ -110,13 +112,13 @@ struct Linear {
   static constexpr std::size_t parameters(std::size_t n_in, std::size_t n_out, bool with_bias) noexcept {
     return (n_in * n_out) + (with_bias ? n_out : 0U);
   }
-  // Nodes and slots of forward() on a SegmentList: the outputs share one
-  // matvec descriptor, whatever their number.
+  /// Nodes and slots of forward() on a SegmentList: the outputs share one
+  /// matvec descriptor, whatever their number.
   static constexpr std::size_t nodes(std::size_t n_out, Activation a) noexcept {
     return (a == Activation::kIdentity) ? n_out : (2U * n_out);
   }
   static constexpr std::size_t slots(std::size_t /*n_out*/) noexcept { return 4U; }
-  // The same for forward() on a View (one extra one-run segment list).
+  /// The same for forward() on a View (one extra one-run segment list).
   static constexpr std::size_t view_slots(std::size_t n_out) noexcept { return 3U + slots(n_out); }
 
   bool create(Tape<T>& tape, Index n_in, Index n_out, bool with_bias, Activation a, const Init& w_init,
@@ -144,7 +146,7 @@ struct Linear {
   View forward(Tape<T>& tape, View x) const noexcept { return forward(tape, tape.segments(&x, 1U)); }
 };
 
-// A lookup table of `rows` vectors of `dim` parameters; row r is a view.
+/// A lookup table of `rows` vectors of `dim` parameters; row r is a view.
 template <class T>
 struct Embedding {
   Index table = kNoIndex;
@@ -163,8 +165,8 @@ struct Embedding {
   View row(Index r) const noexcept { return (r < rows) ? View{table + (r * dim), dim} : kNoView; }
 };
 
-// y = (x - mean) / sqrt(var + eps) * gamma + beta over one vector
-// (biased variance, as torch.nn.LayerNorm).
+/// y = (x - mean) / sqrt(var + eps) * gamma + beta over one vector
+/// (biased variance, as torch.nn.LayerNorm).
 template <class T>
 struct LayerNorm {
   Index gamma = kNoIndex;
@@ -206,7 +208,7 @@ struct LayerNorm {
   }
 };
 
-// Element-wise x + y of two views of one width (residual connections).
+/// Element-wise x + y of two views of one width (residual connections).
 template <class T>
 inline View add(Tape<T>& tape, View x, View y) noexcept {
   if (x.count != y.count) {
@@ -220,8 +222,8 @@ inline View add(Tape<T>& tape, View x, View y) noexcept {
   return (tape.status() == Status::kOk) ? View{first, x.count} : kNoView;
 }
 
-// Softmax cross-entropy of logits with a target class, max-shifted:
-// log(sum(exp(z))) - z[target]. Two nodes, no slots.
+/// Softmax cross-entropy of logits with a target class, max-shifted:
+/// log(sum(exp(z))) - z[target]. Two nodes, no slots.
 template <class T>
 inline Value<T> cross_entropy(Tape<T>& tape, View logits, Index target) noexcept {
   Value<T> zs[kMaxGather];
@@ -233,8 +235,8 @@ inline Value<T> cross_entropy(Tape<T>& tape, View logits, Index target) noexcept
 }
 constexpr std::size_t kCrossEntropyNodes = 2U;
 
-// Mean squared error mean((pred - target)^2) (torch.nn.MSELoss()).
-// pred.count + 1 nodes, no slots.
+/// Mean squared error mean((pred - target)^2) (torch.nn.MSELoss()).
+/// pred.count + 1 nodes, no slots.
 template <class T>
 inline Value<T> mse(Tape<T>& tape, View pred, const T* target) noexcept {
   const Index first = static_cast<Index>(tape.size());
@@ -249,12 +251,12 @@ inline Value<T> mse(Tape<T>& tape, View pred, const T* target) noexcept {
   return reduce_mean_squares(ds, pred.count);
 }
 
-// Causal multi-head self-attention over a sequence of up to kMaxSteps
-// positions: per head h, out_t = sum_{j<=t} softmax_j(q_t . k_j / sqrt(hs)) v_j,
-// the heads' outputs (each a view of hs nodes) feed the output projection
-// as one segment list (the split-tensor trick: no concatenation).
-// Wq, Wk, Wv are [width][width] without bias (row h*hs + d is dimension d of
-// head h); the projection is a Linear with bias.
+/// Causal multi-head self-attention over a sequence of up to kMaxSteps
+/// positions: per head h, out_t = sum_{j<=t} softmax_j(q_t . k_j / sqrt(hs)) v_j,
+/// the heads' outputs (each a view of hs nodes) feed the output projection
+/// as one segment list (the split-tensor trick: no concatenation).
+/// Wq, Wk, Wv are [width][width] without bias (row h*hs + d is dimension d of
+/// head h); the projection is a Linear with bias.
 template <class T>
 struct CausalSelfAttention {
   Index wq = kNoIndex;
@@ -300,7 +302,7 @@ struct CausalSelfAttention {
            (wq != kNoIndex) && (wk != kNoIndex) && (wv != kNoIndex);
   }
 
-  // x[0..steps): views of `width` nodes; out[0..steps) receives the outputs.
+  /// x[0..steps): views of `width` nodes; out[0..steps) receives the outputs.
   // NOLINTNEXTLINE(readability-function-cognitive-complexity): attention's loops, kept in one place
   bool forward(Tape<T>& tape, const View* x, Index steps, View* out) const noexcept {
     const Index hs = width / heads;

@@ -1,21 +1,22 @@
-// The paper's two models, built from layers.hpp, with their memory plans.
-//
-// MakemoreMlp (paper §2.4, Bengio et al. 2003): a context of `context`
-// tokens, each an embedding row of `embed` parameters; the rows feed the
-// hidden layer as one segment list (no concatenation); tanh hidden layer of
-// width e; linear output over the vocabulary; softmax cross-entropy.
-// d = V*E + (C*E + 1)*e + (e + 1)*V = 1,755 + 1,052 e for V=27, C=16, E=64.
-//
-// Gpt (paper §2.5): token + position embeddings, `layers` pre-LayerNorm
-// blocks x += attn(ln1(x)); x += ffn(ln2(x)) with ffn = Linear(D,4D) ReLU
-// Linear(4D,D), a final LayerNorm and a linear head; the loss of a sequence
-// is the mean cross-entropy over its positions.
-//
-// Parameter order on the tape (also the order of tools/golden/nn/*.py):
-//   MLP: C[V][E], W1[e][C*E], b1[e], W2[V][e], b2[V]
-//   GPT: tok[V][D], pos[S][D], per block: ln1.g, ln1.b, Wq, Wk, Wv [D][D],
-//        proj.W[D][D], proj.b, ln2.g, ln2.b, ff1.W[4D][D], ff1.b[4D],
-//        ff2.W[D][4D], ff2.b[D]; then lnf.g, lnf.b, head.W[V][D], head.b[V].
+/// @file
+/// The paper's two models, built from layers.hpp, with their memory plans.
+///
+/// MakemoreMlp (paper §2.4, Bengio et al. 2003): a context of `context`
+/// tokens, each an embedding row of `embed` parameters; the rows feed the
+/// hidden layer as one segment list (no concatenation); tanh hidden layer of
+/// width e; linear output over the vocabulary; softmax cross-entropy.
+/// d = V*E + (C*E + 1)*e + (e + 1)*V = 1,755 + 1,052 e for V=27, C=16, E=64.
+///
+/// Gpt (paper §2.5): token + position embeddings, `layers` pre-LayerNorm
+/// blocks x += attn(ln1(x)); x += ffn(ln2(x)) with ffn = Linear(D,4D) ReLU
+/// Linear(4D,D), a final LayerNorm and a linear head; the loss of a sequence
+/// is the mean cross-entropy over its positions.
+///
+/// Parameter order on the tape (also the order of tools/golden/nn/*.py):
+///   MLP: C[V][E], W1[e][C*E], b1[e], W2[V][e], b2[V]
+///   GPT: tok[V][D], pos[S][D], per block: ln1.g, ln1.b, Wq, Wk, Wv [D][D],
+///        proj.W[D][D], proj.b, ln2.g, ln2.b, ff1.W[4D][D], ff1.b[4D],
+///        ff2.W[D][4D], ff2.b[D]; then lnf.g, lnf.b, head.W[V][D], head.b[V].
 #ifndef BURTORCH_NN_MODELS_HPP
 #define BURTORCH_NN_MODELS_HPP
 
@@ -30,16 +31,16 @@
 namespace burtorch {
 namespace nn {
 
-// What a model needs, in elements and bytes. Parameters, gradients and one
-// sample's activations are nodes of one tape; optimizer state is extra.
+/// What a model needs, in elements and bytes. Parameters, gradients and one
+/// sample's activations are nodes of one tape; optimizer state is extra.
 struct MemoryPlan {
   std::size_t parameters = 0U;
-  std::size_t sample_nodes = 0U;  // nodes one sample records after the parameters
-  std::size_t nodes = 0U;         // tape capacity: parameters + sample_nodes
-  std::size_t slots = 0U;         // argument slots one sample uses
+  std::size_t sample_nodes = 0U;  ///< nodes one sample records after the parameters
+  std::size_t nodes = 0U;         ///< tape capacity: parameters + sample_nodes
+  std::size_t slots = 0U;         ///< argument slots one sample uses
   std::size_t tape_bytes = 0U;
   std::size_t optimizer_bytes = 0U;
-  std::size_t bytes = 0U;  // tape_bytes + optimizer_bytes
+  std::size_t bytes = 0U;  ///< tape_bytes + optimizer_bytes
 };
 
 template <class T>
@@ -75,8 +76,8 @@ class MakemoreMlp {
            Linear<T>::parameters(static_cast<std::size_t>(c.context) * c.embed, c.hidden, true) +
            Linear<T>::parameters(c.hidden, c.vocab, true);
   }
-  // One sample: segment list of the context rows, hidden layer, output
-  // layer (its input is one view), cross-entropy.
+  /// One sample: segment list of the context rows, hidden layer, output
+  /// layer (its input is one view), cross-entropy.
   static constexpr std::size_t logits_nodes(const MlpConfig& c) noexcept {
     return Linear<T>::nodes(c.hidden, Activation::kTanh) + Linear<T>::nodes(c.vocab, Activation::kIdentity);
   }
@@ -91,9 +92,9 @@ class MakemoreMlp {
     return make_plan<T>(parameters(c), sample_nodes(c), sample_slots(c), optimizer);
   }
 
-  // Creates every parameter; call on an empty tape (parameters first).
-  // Init: C ~ N(0, 1); W1 fan-in normal with tanh gain; b1 ~ U(-0.01, 0.01);
-  // W2 ~ N(0, 0.01^2); b2 = 0 (makemore's scaled initialisation).
+  /// Creates every parameter; call on an empty tape (parameters first).
+  /// Init: C ~ N(0, 1); W1 fan-in normal with tanh gain; b1 ~ U(-0.01, 0.01);
+  /// W2 ~ N(0, 0.01^2); b2 = 0 (makemore's scaled initialisation).
   bool create(Tape<T>& tape, const MlpConfig& c, Rng& rng) noexcept {
     config_ = c;
     first_ = static_cast<Index>(tape.size());
@@ -113,7 +114,7 @@ class MakemoreMlp {
   std::size_t parameter_count() const noexcept { return parameters(config_); }
   const MlpConfig& config() const noexcept { return config_; }
 
-  // The logits for a context of config().context token ids.
+  /// The logits for a context of config().context token ids.
   View logits(Tape<T>& tape, const std::uint8_t* context) const noexcept {
     Segment rows[kMaxContext];
     for (Index i = 0U; i < config_.context; ++i) {
@@ -123,7 +124,7 @@ class MakemoreMlp {
     return output_.forward(tape, hidden_.forward(tape, x));
   }
 
-  // The loss of one sample: cross-entropy of the logits against `target`.
+  /// The loss of one sample: cross-entropy of the logits against `target`.
   Value<T> loss(Tape<T>& tape, const std::uint8_t* context, std::uint8_t target) const noexcept {
     return cross_entropy(tape, logits(tape, context), target);
   }
@@ -139,11 +140,11 @@ class MakemoreMlp {
 // ---------------------------------------------------------------------------
 struct GptConfig {
   Index vocab = 65U;
-  Index block = 8U;   // maximum sequence length
-  Index width = 24U;  // D
+  Index block = 8U;   ///< maximum sequence length
+  Index width = 24U;  ///< D
   Index heads = 6U;
   Index layers = 6U;
-  double eps = 1e-5;  // LayerNorm
+  double eps = 1e-5;  ///< LayerNorm
 };
 
 template <class T>
@@ -160,7 +161,7 @@ class Gpt {
            (c.layers * block_parameters(c.width)) + LayerNorm<T>::parameters(c.width) +
            Linear<T>::parameters(c.width, c.vocab, true);
   }
-  // A sequence of `steps` positions (<= block) up to the logits.
+  /// A sequence of `steps` positions (<= block) up to the logits.
   static constexpr std::size_t logits_nodes(const GptConfig& c, std::size_t steps) noexcept {
     const std::size_t d = c.width;
     const std::size_t per_block = (steps * LayerNorm<T>::nodes(d)) + CausalSelfAttention<T>::nodes(d, c.heads, steps) +
@@ -178,7 +179,7 @@ class Gpt {
                                   (steps * Linear<T>::view_slots(d));
     return (c.layers * per_block) + (steps * LayerNorm<T>::slots(d)) + (steps * Linear<T>::view_slots(c.vocab));
   }
-  // Loss of a sequence: a cross-entropy per position and their mean (a list).
+  /// Loss of a sequence: a cross-entropy per position and their mean (a list).
   static constexpr std::size_t sample_nodes(const GptConfig& c) noexcept {
     return logits_nodes(c, c.block) + (c.block * kCrossEntropyNodes) + 1U;
   }
@@ -189,8 +190,8 @@ class Gpt {
     return make_plan<T>(parameters(c), sample_nodes(c), sample_slots(c), optimizer);
   }
 
-  // Init (nanoGPT style): embeddings and weight matrices ~ N(0, 0.02^2),
-  // biases 0, LayerNorm gamma 1 and beta 0.
+  /// Init (nanoGPT style): embeddings and weight matrices ~ N(0, 0.02^2),
+  /// biases 0, LayerNorm gamma 1 and beta 0.
   bool create(Tape<T>& tape, const GptConfig& c, Rng& rng) noexcept {
     config_ = c;
     first_ = static_cast<Index>(tape.size());
@@ -222,7 +223,7 @@ class Gpt {
   std::size_t parameter_count() const noexcept { return parameters(config_); }
   const GptConfig& config() const noexcept { return config_; }
 
-  // logits[t] for each position t < steps of the token ids.
+  /// logits[t] for each position t < steps of the token ids.
   bool logits(Tape<T>& tape, const std::uint8_t* tokens, Index steps, View* logits_out) const noexcept {
     if ((steps == 0U) || (steps > config_.block)) {
       static_cast<void>(tape.segments(nullptr, 0U));  // records kInvalidArgument
@@ -255,8 +256,8 @@ class Gpt {
     return tape.status() == Status::kOk;
   }
 
-  // Mean cross-entropy over the positions of tokens[0..steps) predicting
-  // targets[0..steps).
+  /// Mean cross-entropy over the positions of tokens[0..steps) predicting
+  /// targets[0..steps).
   Value<T> loss(Tape<T>& tape, const std::uint8_t* tokens, const std::uint8_t* targets, Index steps) const noexcept {
     View z[kMaxSteps];
     if (!logits(tape, tokens, steps, z)) {
@@ -287,12 +288,12 @@ class Gpt {
 };
 
 // ---------------------------------------------------------------------------
-// A serial batch: for each of `count` samples, record its loss after the
-// parameters, backward, rewind; gradients of the parameter range accumulate
-// and are divided by `count` (the gradient of the mean loss). Peak memory is
-// one sample's, whatever the batch size. `sample_loss(tape, i)` records the
-// loss of sample i and returns it. Returns the mean loss (NaN on error; the
-// tape's status tells why).
+/// A serial batch: for each of `count` samples, record its loss after the
+/// parameters, backward, rewind; gradients of the parameter range accumulate
+/// and are divided by `count` (the gradient of the mean loss). Peak memory is
+/// one sample's, whatever the batch size. `sample_loss(tape, i)` records the
+/// loss of sample i and returns it. Returns the mean loss (NaN on error; the
+/// tape's status tells why).
 template <class T, class SampleLoss>
 T serial_batch(Tape<T>& tape, Index first_param, std::size_t param_count, std::size_t count,
                SampleLoss&& sample_loss) noexcept {
