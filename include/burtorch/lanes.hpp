@@ -29,10 +29,12 @@
 
 namespace burtorch {
 
+/// N independent values of T that the tape treats as one scalar (see the
+/// file comment): lane i of every node belongs to sample i.
 template <class T, std::size_t N>
 struct Lanes {
-  static constexpr std::size_t kLanes = N;
-  T lane[N];
+  static constexpr std::size_t kLanes = N;  ///< the number of lanes
+  T lane[N];                                ///< the values, one per lane
 
   Lanes() noexcept = default;  ///< trivial: the tape copies constants with memcpy
   /// Every lane set to x (T(0), T(0.5), static_cast<T>(n) in the library).
@@ -59,6 +61,8 @@ struct Lanes {
     return s;
   }
 
+  /// Lane-by-lane arithmetic.
+  /// @{
   Lanes& operator+=(const Lanes& y) noexcept {
     for (std::size_t i = 0U; i < N; ++i) {
       lane[i] += y.lane[i];
@@ -94,8 +98,11 @@ struct Lanes {
     }
     return x;
   }
+  /// @}
   /// Lane-by-lane elementary functions and selects: ScalarOps<Lanes>.
   struct Ops {
+    /// The function of ScalarOps of the same name, in every lane.
+    /// @{
     static Lanes exp(Lanes x) noexcept {
       for (std::size_t i = 0U; i < N; ++i) {
         x.lane[i] = std::exp(x.lane[i]);
@@ -145,18 +152,22 @@ struct Lanes {
       }
       return ok;
     }
+    /// @}
   };
 
   /// NaN in every lane: std::numeric_limits<Lanes>.
   struct Limits {
-    static constexpr bool is_specialized = true;
+    static constexpr bool is_specialized = true;  ///< as std::numeric_limits
+    /// NaN in every lane.
     static constexpr Lanes quiet_NaN() noexcept { return Lanes(std::numeric_limits<T>::quiet_NaN()); }
   };
 };
 
 /// Lane-by-lane elementary functions and selects (Lanes::Ops).
 template <class T, std::size_t N> struct ScalarOps<Lanes<T, N>> {
-  static constexpr bool kSingleLane = false;
+  static constexpr bool kSingleLane = false;  ///< lanes may differ
+  /// Lanes::Ops's function of the same name.
+  /// @{
   template <class L>
   static L exp(L x) noexcept {
     return L::Ops::exp(x);
@@ -189,6 +200,7 @@ template <class T, std::size_t N> struct ScalarOps<Lanes<T, N>> {
   static bool finite(const L& x) noexcept {
     return L::Ops::finite(x);
   }
+  /// @}
 };
 
 }  // namespace burtorch

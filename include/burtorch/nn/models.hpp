@@ -34,15 +34,32 @@ namespace nn {
 /// What a model needs, in elements and bytes. Parameters, gradients and one
 /// sample's activations are nodes of one tape; optimizer state is extra.
 struct MemoryPlan {
-  std::size_t parameters = 0U;
+  std::size_t parameters = 0U;    ///< trainable scalars (the tape's parameter region)
   std::size_t sample_nodes = 0U;  ///< nodes one sample records after the parameters
   std::size_t nodes = 0U;         ///< tape capacity: parameters + sample_nodes
   std::size_t slots = 0U;         ///< argument slots one sample uses
-  std::size_t tape_bytes = 0U;
-  std::size_t optimizer_bytes = 0U;
+  std::size_t tape_bytes = 0U;       ///< Tape<T>::bytes_required(nodes, slots, parameters)
+  std::size_t optimizer_bytes = 0U;  ///< optimizer state: state_per_parameter(kind) * parameters * sizeof(T)
   std::size_t bytes = 0U;  ///< tape_bytes + optimizer_bytes
 };
 
+/// The memory plan of a model of your own, at compile time: `parameters`
+/// created first on the tape, then per sample `sample_nodes` nodes and
+/// `slots` argument slots (add up the layers' parameters(), nodes() and
+/// slots()/view_slots(), and the losses' node counts), trained with
+/// `optimizer`. Size the tape and the optimizer state with it:
+/// @code
+/// constexpr nn::MemoryPlan kPlan = nn::make_plan<float>(
+///     nn::Linear<float>::parameters(2, 8, true) + nn::Linear<float>::parameters(8, 1, true),
+///     2 + nn::Linear<float>::nodes(8, nn::Activation::kTanh) + nn::Linear<float>::nodes(1, nn::Activation::kSigmoid) + 2,
+///     nn::Linear<float>::view_slots(8) + nn::Linear<float>::view_slots(1), nn::OptimizerKind::kAdam);
+/// static_assert(kPlan.bytes <= kRamForModel, "does not fit");
+/// bt::FixedTape<float, kPlan.nodes, kPlan.slots, kPlan.parameters> tape;
+/// float adam_state[kPlan.optimizer_bytes / sizeof(float)];
+/// @endcode
+/// examples/xor_nn builds exactly this and checks it against what a sample
+/// records. A plan too small shows at run time as Status::kCapacityExceeded,
+/// never as a write past the buffer.
 template <class T>
 constexpr MemoryPlan make_plan(std::size_t parameters, std::size_t sample_nodes, std::size_t slots,
                                OptimizerKind optimizer) noexcept {
@@ -59,18 +76,21 @@ constexpr MemoryPlan make_plan(std::size_t parameters, std::size_t sample_nodes,
 }
 
 // ---------------------------------------------------------------------------
+/// Sizes of a MakemoreMlp (the paper's defaults).
 struct MlpConfig {
-  Index vocab = 27U;
-  Index context = 16U;
-  Index embed = 64U;
-  Index hidden = 64U;
+  Index vocab = 27U;    ///< V: token ids 0..V-1
+  Index context = 16U;  ///< C: tokens of context per sample (at most MakemoreMlp::kMaxContext)
+  Index embed = 64U;    ///< E: embedding width
+  Index hidden = 64U;   ///< e: hidden-layer width
 };
 
+/// The paper's makemore MLP (Bengio et al. 2003; see the file comment).
 template <class T>
 class MakemoreMlp {
  public:
-  static constexpr std::size_t kMaxContext = 64U;
+  static constexpr std::size_t kMaxContext = 64U;  ///< largest MlpConfig::context
 
+  /// d = V*E + (C*E + 1)*e + (e + 1)*V.
   static constexpr std::size_t parameters(const MlpConfig& c) noexcept {
     return Embedding<T>::parameters(c.vocab, c.embed) +
            Linear<T>::parameters(static_cast<std::size_t>(c.context) * c.embed, c.hidden, true) +
@@ -81,13 +101,16 @@ class MakemoreMlp {
   static constexpr std::size_t logits_nodes(const MlpConfig& c) noexcept {
     return Linear<T>::nodes(c.hidden, Activation::kTanh) + Linear<T>::nodes(c.vocab, Activation::kIdentity);
   }
+  /// logits_nodes() and the loss.
   static constexpr std::size_t sample_nodes(const MlpConfig& c) noexcept {
     return logits_nodes(c) + kCrossEntropyNodes;
   }
+  /// The context's segment list and the two layers' descriptors.
   static constexpr std::size_t sample_slots(const MlpConfig& c) noexcept {
     return (1U + (2U * static_cast<std::size_t>(c.context))) + Linear<T>::slots(c.hidden) +
            Linear<T>::view_slots(c.vocab);
   }
+  /// The model's memory plan (exact: tests/test_nn_plan.cpp).
   static constexpr MemoryPlan plan(const MlpConfig& c, OptimizerKind optimizer) noexcept {
     return make_plan<T>(parameters(c), sample_nodes(c), sample_slots(c), optimizer);
   }
@@ -110,8 +133,11 @@ class MakemoreMlp {
     return ok && (tape.size() == (first_ + parameters(c)));
   }
 
+  /// Index of the first parameter on the tape (they are consecutive).
   Index first_parameter() const noexcept { return first_; }
+  /// parameters(config()).
   std::size_t parameter_count() const noexcept { return parameters(config_); }
+  /// The sizes given to create().
   const MlpConfig& config() const noexcept { return config_; }
 
   /// The logits for a context of config().context token ids.
@@ -138,24 +164,28 @@ class MakemoreMlp {
 };
 
 // ---------------------------------------------------------------------------
+/// Sizes of a Gpt (the paper's small model).
 struct GptConfig {
-  Index vocab = 65U;
+  Index vocab = 65U;  ///< V: token ids 0..V-1
   Index block = 8U;   ///< maximum sequence length
   Index width = 24U;  ///< D
-  Index heads = 6U;
-  Index layers = 6U;
+  Index heads = 6U;   ///< attention heads (divide width)
+  Index layers = 6U;  ///< blocks (at most Gpt::kMaxLayers)
   double eps = 1e-5;  ///< LayerNorm
 };
 
+/// The paper's GPT-like model (see the file comment).
 template <class T>
 class Gpt {
  public:
-  static constexpr std::size_t kMaxLayers = 8U;
+  static constexpr std::size_t kMaxLayers = 8U;  ///< largest GptConfig::layers
 
+  /// Parameters of one block of width d.
   static constexpr std::size_t block_parameters(std::size_t d) noexcept {
     return LayerNorm<T>::parameters(d) + CausalSelfAttention<T>::parameters(d) + LayerNorm<T>::parameters(d) +
            Linear<T>::parameters(d, 4U * d, true) + Linear<T>::parameters(4U * d, d, true);
   }
+  /// All parameters of the model.
   static constexpr std::size_t parameters(const GptConfig& c) noexcept {
     return Embedding<T>::parameters(c.vocab, c.width) + Embedding<T>::parameters(c.block, c.width) +
            (c.layers * block_parameters(c.width)) + LayerNorm<T>::parameters(c.width) +
@@ -171,6 +201,7 @@ class Gpt {
     return (steps * d) + (c.layers * per_block) + (steps * LayerNorm<T>::nodes(d)) +
            (steps * Linear<T>::nodes(c.vocab, Activation::kIdentity));
   }
+  /// Argument slots of logits_nodes()'s sequence.
   static constexpr std::size_t logits_slots(const GptConfig& c, std::size_t steps) noexcept {
     const std::size_t d = c.width;
     const std::size_t per_block = (steps * LayerNorm<T>::slots(d)) +
@@ -183,9 +214,11 @@ class Gpt {
   static constexpr std::size_t sample_nodes(const GptConfig& c) noexcept {
     return logits_nodes(c, c.block) + (c.block * kCrossEntropyNodes) + 1U;
   }
+  /// Slots of a full sequence's loss (the mean's list: one per position).
   static constexpr std::size_t sample_slots(const GptConfig& c) noexcept {
     return logits_slots(c, c.block) + c.block;
   }
+  /// The model's memory plan for sequences of `block` positions.
   static constexpr MemoryPlan plan(const GptConfig& c, OptimizerKind optimizer) noexcept {
     return make_plan<T>(parameters(c), sample_nodes(c), sample_slots(c), optimizer);
   }
@@ -219,8 +252,11 @@ class Gpt {
     return ok && (tape.size() == (first_ + parameters(c)));
   }
 
+  /// Index of the first parameter on the tape (they are consecutive).
   Index first_parameter() const noexcept { return first_; }
+  /// parameters(config()).
   std::size_t parameter_count() const noexcept { return parameters(config_); }
+  /// The sizes given to create().
   const GptConfig& config() const noexcept { return config_; }
 
   /// logits[t] for each position t < steps of the token ids.

@@ -18,8 +18,8 @@ namespace nn {
 
 namespace detail {
 /// The element-wise steps over a range: the vector kernels of
-/// burtorch/simd.hpp for float and double (bitwise equal to these loops,
-/// issue 6), the loops themselves for other scalar types.
+/// burtorch/simd.hpp for float and double (bitwise equal to these loops:
+/// tests/test_simd.cpp), the loops themselves for other scalar types.
 template <class T>
 inline void scale_range(T* x, T s, std::size_t n) noexcept {
   for (std::size_t i = 0U; i < n; ++i) {
@@ -77,21 +77,28 @@ inline void adam_range(double* w, double* m, double* v, const double* g, const s
 }
 }  // namespace detail
 
-enum class OptimizerKind : unsigned char { kSgd, kMomentum, kAdam, kAdamW };
+/// The update rule of an Optimizer (torch.optim's formulas and order).
+enum class OptimizerKind : unsigned char {
+  kSgd,       ///< w -= lr * g
+  kMomentum,  ///< SGD with momentum (torch.optim.SGD, dampening 0)
+  kAdam,      ///< Adam
+  kAdamW,     ///< Adam with decoupled weight decay
+};
 
 /// Scalars of optimizer state per parameter.
 constexpr std::size_t state_per_parameter(OptimizerKind kind) noexcept {
   return (kind == OptimizerKind::kSgd) ? 0U : ((kind == OptimizerKind::kMomentum) ? 1U : 2U);
 }
 
+/// The update rule and its hyperparameters (torch.optim's defaults, lr 0.1).
 template <class T>
 struct OptimizerConfig {
-  OptimizerKind kind = OptimizerKind::kSgd;
-  T lr = T(0.1);
-  T momentum = T(0.9);
-  T beta1 = T(0.9);
-  T beta2 = T(0.999);
-  T eps = T(1e-8);
+  OptimizerKind kind = OptimizerKind::kSgd;  ///< the update rule
+  T lr = T(0.1);                             ///< learning rate
+  T momentum = T(0.9);                       ///< kMomentum only
+  T beta1 = T(0.9);                          ///< Adam/AdamW first-moment decay
+  T beta2 = T(0.999);                        ///< Adam/AdamW second-moment decay
+  T eps = T(1e-8);                           ///< Adam/AdamW denominator term
   T weight_decay = T(0.01);  ///< AdamW only (decoupled)
 };
 
@@ -122,6 +129,9 @@ inline T clip_gradient_norm(T* grads, std::size_t n, T max_norm) noexcept {
   return norm;
 }
 
+/// Updates n parameters from their gradients with the rule of its config.
+/// Owns no memory: its state (momentum buffer, Adam moments) is a caller
+/// array of state_per_parameter(kind) * n scalars.
 template <class T>
 class Optimizer {
  public:
@@ -135,14 +145,20 @@ class Optimizer {
     }
   }
 
+  /// False if the rule needs state and none was given (step() does nothing).
   bool ready() const noexcept { return (state_per_parameter(config_.kind) == 0U) || (state_ != nullptr); }
+  /// Changes the learning rate (schedules).
   void set_lr(T lr) noexcept { config_.lr = lr; }
+  /// The rule and hyperparameters.
   const OptimizerConfig<T>& config() const noexcept { return config_; }
+  /// Updates made so far.
   std::uint64_t steps() const noexcept { return steps_; }
-  /// For checkpoints: the state array and the step counter.
+  /// For checkpoints: the state array, its size in scalars, and the step counter.
+  /// @{
   T* state() noexcept { return state_; }
   std::size_t state_size() const noexcept { return state_per_parameter(config_.kind) * n_; }
   std::uint64_t* step_counter() noexcept { return &steps_; }
+  /// @}
 
   /// One update of w[0..n) from g[0..n).
   void step(T* w, const T* g) noexcept {
