@@ -10,7 +10,6 @@
 #include <burtorch/nn/nn.hpp>
 
 #include <cstddef>
-#include <limits>
 
 namespace xor_example {
 
@@ -67,28 +66,23 @@ struct Case {
 template <class T>
 constexpr Case<T> kCases[4] = {{T(0), T(0), T(0)}, {T(0), T(1), T(1)}, {T(1), T(0), T(1)}, {T(1), T(1), T(0)}};
 
-// One epoch: each case forward, backward and rewind (gradients of the
-// parameters accumulate), then one optimizer step on the mean gradient.
-// Returns the mean loss of the epoch, NaN if the tape failed.
+// One epoch: the four cases as one serial batch (nn::serial_batch: per
+// case forward, backward and rewind, so the tape holds one case's graph at
+// a time; the parameters' gradients accumulate to the batch mean), then one
+// optimizer step. Records the most nodes and slots a case used. Returns the
+// mean loss, NaN if the tape failed.
 template <class T>
 T train_epoch(bt::Tape<T>& tape, const XorNet<T>& net, nn::Optimizer<T>& optimizer, std::size_t parameters,
               std::size_t* peak_nodes, std::size_t* peak_slots) noexcept {
-  const bt::Mark start = tape.mark();
-  T total = T(0);
-  tape.zero_grad(0U, static_cast<bt::Index>(parameters));
-  for (const Case<T>& c : kCases<T>) {
-    const bt::Value<T> loss = net.loss(tape, c.a, c.b, c.target);
-    if (tape.backward(loss) != bt::Status::kOk) {
-      return std::numeric_limits<T>::quiet_NaN();
-    }
-    total += loss.value();
-    *peak_nodes = (tape.size() > *peak_nodes) ? tape.size() : *peak_nodes;
-    *peak_slots = (tape.slots_used() > *peak_slots) ? tape.slots_used() : *peak_slots;
-    static_cast<void>(tape.rewind(start));
-  }
-  nn::scale_gradients(tape.grads(), parameters, T(0.25));
+  const T loss = nn::serial_batch(tape, 0U, parameters, 4U, [&](bt::Tape<T>& t, std::size_t i) {
+    const Case<T>& c = kCases<T>[i];
+    const bt::Value<T> sample_loss = net.loss(t, c.a, c.b, c.target);
+    *peak_nodes = (t.size() > *peak_nodes) ? t.size() : *peak_nodes;
+    *peak_slots = (t.slots_used() > *peak_slots) ? t.slots_used() : *peak_slots;
+    return sample_loss;
+  });
   optimizer.step(tape.values(), tape.grads());
-  return total / T(4);
+  return loss;
 }
 
 }  // namespace xor_example
