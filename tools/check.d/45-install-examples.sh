@@ -13,8 +13,8 @@
 #                 from the source tree with add_subdirectory
 # and also: pkg-config compiles line_fit; a tape of Lanes instantiated with
 # the installed <burtorch/detail/tape_impl.hpp>; the package's version check
-# rejects 0.3 and 1.0; a project that adds the tree with add_subdirectory
-# gets the library targets only; a -D that contradicts the installed
+# rejects 0.1, 0.3 and 1.0; a host project that adds the tree with
+# FetchContent gets the library targets only; a -D that contradicts the installed
 # build_config.hpp fails to compile, and objects compiled against the
 # Cortex-M4 install's headers fail to link with the host archive, both
 # naming BURTORCH_CONFIG_PARAM_NAMES.
@@ -148,12 +148,14 @@ if cmake --build "$work/xor_firmware_subdir" --target help | grep -Eq '\.\.\. (t
   fail "add_subdirectory builds tests, programs or probes"
 fi
 
-echo "== a host project with add_subdirectory gets the libraries and the aliases only"
+echo "== a host project with FetchContent gets the libraries and the aliases only"
 mkdir -p "$work/subdir-host"
 cat > "$work/subdir-host/CMakeLists.txt" <<CMAKE
 cmake_minimum_required(VERSION 3.25)
 project(subdir_host LANGUAGES C CXX)
-add_subdirectory("$root" burtorch)
+include(FetchContent)
+FetchContent_Declare(burtorch SOURCE_DIR "$root")
+FetchContent_MakeAvailable(burtorch)
 add_executable(line_fit "$root/examples/line_fit/main.cpp")
 target_link_libraries(line_fit PRIVATE burtorch::burtorch burtorch::port burtorch::port_posix burtorch::port_null)
 CMAKE
@@ -162,7 +164,7 @@ targets=$(cmake --build "$work/subdir-host/build" --target help | sed -n 's/^\.\
 echo "library targets: $targets"
 [ "$targets" = "burtorch burtorch_port_null burtorch_port_posix " ] || fail "unexpected targets: $targets"
 cmake --build "$work/subdir-host/build" -j2 >/dev/null
-"$work/subdir-host/build/line_fit" | diff - "$work/line_fit.out" || fail "add_subdirectory build prints something else"
+"$work/subdir-host/build/line_fit" | diff - "$work/line_fit.out" || fail "FetchContent build prints something else"
 
 echo "== package version compatibility (0.2.x only)"
 for want in "0.2:ok" "0.2.0:ok" "0.1:no" "0.3:no" "1.0:no"; do
