@@ -10,16 +10,28 @@
 #   MODE=match: the same as link but with the library's own value: must
 #     build (the check above is not a false alarm).
 # cmake -DCXX=<compiler> -DMODE=... -DFLAG=PARAM_NAMES -DVALUE=0|1
+#       "-DBUILT=PARAM_NAMES=<0|1>;FAULT_HOOK=<0|1>;SIMD=<0|1>;SIMD_FMA=<0|1>"
 #       -DINCLUDES=<dir;...> -DARCHIVE=<libburtorch.a> -DSOURCE=<.cpp> -DOUT=<file>
 #       -P config_mismatch.cmake
 set(includes "")
 foreach(dir IN LISTS INCLUDES)
   list(APPEND includes "-I${dir}")
 endforeach()
+# Every other flag at the library's value (BUILT: FLAG=value;...), FLAG at VALUE.
+set(defines "")
+foreach(pair IN LISTS BUILT)
+  string(REPLACE "=" ";" kv "${pair}")
+  list(GET kv 0 name)
+  list(GET kv 1 value)
+  if(NOT name STREQUAL FLAG)
+    list(APPEND defines "-DBURTORCH_CONFIG_${name}=${value}")
+  endif()
+endforeach()
+list(APPEND defines "-DBURTORCH_CONFIG_${FLAG}=${VALUE}")
 if(MODE STREQUAL "compile")
-  set(command ${CXX} -std=c++17 ${includes} -DBURTORCH_CONFIG_${FLAG}=${VALUE} -c ${SOURCE} -o ${OUT}.o)
+  set(command ${CXX} -std=c++17 ${includes} ${defines} -c ${SOURCE} -o ${OUT}.o)
 else()
-  set(command ${CXX} -std=c++17 ${includes} -DBURTORCH_CONFIG_${FLAG}=${VALUE} ${SOURCE} ${ARCHIVE} -o ${OUT})
+  set(command ${CXX} -std=c++17 ${includes} ${defines} ${SOURCE} ${ARCHIVE} -o ${OUT})
 endif()
 execute_process(COMMAND ${command} RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err)
 string(REPLACE "\n" "\n  | " shown "${out}${err}")
