@@ -11,7 +11,8 @@
 #   P/lib/pkgconfig/burtorch.pc
 # and, for a board build (BURTORCH_BOARD), the board support:
 #   P/lib/burtorch/board/...          startup objects (burtorch::board)
-#   P/share/burtorch/board/           board.ld, sections.ld, board.cmake
+#   P/share/burtorch/board/           board.ld, sections.ld, board.cmake (and
+#                                     uart_console.cpp where the board has one)
 #   P/share/burtorch/toolchains/      the CMake toolchain files
 #   P/share/burtorch/tools/qemu-run   the QEMU runner
 # with burtorch_target_program() defined by find_package(burtorch).
@@ -52,6 +53,11 @@ if(TARGET burtorch_board)
   install(FILES ${PROJECT_SOURCE_DIR}/toolchains/arm-none-eabi.cmake ${PROJECT_SOURCE_DIR}/toolchains/${BURTORCH_CPU}.cmake
           DESTINATION ${CMAKE_INSTALL_DATADIR}/burtorch/toolchains)
   install(PROGRAMS ${PROJECT_SOURCE_DIR}/tools/qemu-run DESTINATION ${CMAKE_INSTALL_DATADIR}/burtorch/tools)
+  # A board's alternative console (e.g. the MPS2 UART), as source to build
+  # into a firmware in place of semihosting (docs/porting.md).
+  if(EXISTS ${BURTORCH_BOARD_DIR}/uart_console.cpp)
+    install(FILES ${BURTORCH_BOARD_DIR}/uart_console.cpp DESTINATION ${CMAKE_INSTALL_DATADIR}/burtorch/board)
+  endif()
   install(FILES ${PROJECT_SOURCE_DIR}/cmake/BurtorchProgram.cmake DESTINATION ${BURTORCH_INSTALL_CMAKEDIR})
 endif()
 
