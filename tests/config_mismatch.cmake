@@ -12,6 +12,7 @@
 # cmake -DCXX=<compiler> -DMODE=... -DFLAG=PARAM_NAMES -DVALUE=0|1
 #       "-DBUILT=PARAM_NAMES=<0|1>;FAULT_HOOK=<0|1>;SIMD=<0|1>;SIMD_FMA=<0|1>"
 #       -DINCLUDES=<dir;...> -DARCHIVE=<libburtorch.a> -DSOURCE=<.cpp> -DOUT=<file>
+#       "-DFLAGS=<compiler flags>" "-DLINK_FLAGS=<linker flags>"
 #       -P config_mismatch.cmake
 set(includes "")
 foreach(dir IN LISTS INCLUDES)
@@ -28,10 +29,13 @@ foreach(pair IN LISTS BUILT)
   endif()
 endforeach()
 list(APPEND defines "-DBURTORCH_CONFIG_${FLAG}=${VALUE}")
+# The build's own compiler and linker flags (e.g. the sanitizers of host-debug).
+separate_arguments(flags UNIX_COMMAND "${FLAGS}")
+separate_arguments(link_flags UNIX_COMMAND "${LINK_FLAGS}")
 if(MODE STREQUAL "compile")
-  set(command ${CXX} -std=c++17 ${includes} ${defines} -c ${SOURCE} -o ${OUT}.o)
+  set(command ${CXX} -std=c++17 ${flags} ${includes} ${defines} -c ${SOURCE} -o ${OUT}.o)
 else()
-  set(command ${CXX} -std=c++17 ${includes} ${defines} ${SOURCE} ${ARCHIVE} -o ${OUT})
+  set(command ${CXX} -std=c++17 ${flags} ${includes} ${defines} ${SOURCE} ${ARCHIVE} ${link_flags} -o ${OUT})
 endif()
 execute_process(COMMAND ${command} RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err)
 string(REPLACE "\n" "\n  | " shown "${out}${err}")
