@@ -3,10 +3,10 @@
 # targets/ (mps2-an386, mps2-an500, mps2-an505, mps3-an547, microbit) it
 #   - builds the startup code (targets/cortex-m) as the object library
 #     burtorch_board,
-#   - defines burtorch_target_program(<target>), which tests/ and users call
-#     to turn an executable into a firmware for the board: startup code,
-#     the board's linker script (which enforces the RAM and flash budgets),
-#     a link map next to the ELF,
+#   - defines burtorch_target_program(<target>) (cmake/BurtorchProgram.cmake),
+#     which tests/ and users call to turn an executable into a firmware for
+#     the board: startup code, the board's linker script (which enforces the
+#     RAM and flash budgets), a link map next to the ELF, the QEMU runner,
 #   - points CMAKE_CROSSCOMPILING_EMULATOR at tools/qemu-run for the board's
 #     QEMU machine, so CTest runs every test program in the emulator.
 # Without BURTORCH_BOARD (host, Linux cross builds) it only adds the
@@ -54,17 +54,17 @@ foreach(pair IN ITEMS "RAM_BUDGET;ram_budget" "FLASH_BUDGET;flash_budget" "STACK
     list(APPEND _burtorch_link_symbols "-Wl,--defsym=__burtorch_${symbol}=${BURTORCH_${option}}")
   endif()
 endforeach()
-set(BURTORCH_BOARD_LINK_OPTIONS
-    -T${BURTORCH_BOARD_DIR}/board.ld -L${PROJECT_SOURCE_DIR}/targets/cortex-m ${_burtorch_link_symbols}
-    CACHE INTERNAL "")
 
-# Makes `target` a firmware for the board.
-function(burtorch_target_program target)
-  target_link_libraries(${target} PRIVATE burtorch_board)
-  target_link_options(${target} PRIVATE ${BURTORCH_BOARD_LINK_OPTIONS} "-Wl,-Map=$<TARGET_FILE:${target}>.map")
-  set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS
-               ${BURTORCH_BOARD_DIR}/board.ld ${PROJECT_SOURCE_DIR}/targets/cortex-m/sections.ld)
-endfunction()
+# burtorch_target_program() reads these global properties, so it also works
+# in a project that added this tree with add_subdirectory (whose directory
+# scope does not see the variables set here).
+set_property(GLOBAL PROPERTY BURTORCH_BOARD_TARGET burtorch::board)
+set_property(GLOBAL PROPERTY BURTORCH_BOARD_LINKER_SCRIPT ${BURTORCH_BOARD_DIR}/board.ld)
+set_property(GLOBAL PROPERTY BURTORCH_BOARD_LINK_DIR ${PROJECT_SOURCE_DIR}/targets/cortex-m)
+set_property(GLOBAL PROPERTY BURTORCH_BOARD_LINK_OPTIONS ${_burtorch_link_symbols})
+set_property(GLOBAL PROPERTY BURTORCH_BOARD_EMULATOR ${PROJECT_SOURCE_DIR}/tools/qemu-run
+             --machine ${BURTORCH_BOARD_QEMU_MACHINE} --timeout ${BURTORCH_QEMU_TIMEOUT} --)
+include(${CMAKE_CURRENT_LIST_DIR}/BurtorchProgram.cmake)
 
 set(CMAKE_CROSSCOMPILING_EMULATOR ${PROJECT_SOURCE_DIR}/tools/qemu-run --machine ${BURTORCH_BOARD_QEMU_MACHINE}
     --timeout ${BURTORCH_QEMU_TIMEOUT} --)

@@ -407,7 +407,8 @@ inline bool is_list_variant(Op op) noexcept {
 }  // namespace detail
 
 template <class T>
-Tape<T>::Tape(void* buffer, std::size_t bytes, std::size_t nodes, std::size_t slots, std::size_t params) noexcept {
+Tape<T>::Tape(void* buffer, std::size_t bytes, std::size_t nodes, std::size_t slots, std::size_t params,
+              detail::ThisConfig /*flags*/) noexcept {
   // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): BT-DEV-001
   const std::uintptr_t address = reinterpret_cast<std::uintptr_t>(buffer);  // BT-DEV-001
   const bool aligned = (address % kArrayAlign) == 0U;

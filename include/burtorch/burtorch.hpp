@@ -1,5 +1,6 @@
-// libburtorch: latency-first scalar reverse-mode autodiff on caller-owned
-// memory. Include this one header.
+/// @file
+/// libburtorch: latency-first scalar reverse-mode autodiff on caller-owned
+/// memory. Include this one header.
 #ifndef BURTORCH_BURTORCH_HPP
 #define BURTORCH_BURTORCH_HPP
 

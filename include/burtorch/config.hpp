@@ -1,14 +1,57 @@
-// libburtorch compile-time configuration.
-//
-// Every flag is 0 or 1. Override a flag without editing the library by
-// defining it on the compiler command line (-DBURTORCH_CONFIG_PARAM_NAMES=0)
-// or by naming your own header in BURTORCH_CONFIG_USER_HEADER; that header is
-// included first and may define any of the flags below.
+/// @file
+/// libburtorch compile-time configuration.
+///
+/// Every flag is 0 or 1. The flags are chosen when the library is built (the
+/// CMake options BURTORCH_PARAM_NAMES, BURTORCH_FAULT_HOOK, BURTORCH_SIMD,
+/// BURTORCH_SIMD_FMA) and recorded in the generated header
+/// <burtorch/build_config.hpp>, installed with the archive: a program compiled
+/// against the archive gets the same values without any -D. A flag defined
+/// differently on the command line or in BURTORCH_CONFIG_USER_HEADER (a header
+/// of your own, included first) fails to compile with an `#error` naming it;
+/// an object compiled with other flags than the archive fails to link with an
+/// undefined reference naming them (Tape's constructor, detail::BuiltWith).
+/// Sources compiled without the generated header (no CMake) use the defaults
+/// below or the -D values given.
 #ifndef BURTORCH_CONFIG_HPP
 #define BURTORCH_CONFIG_HPP
 
 #ifdef BURTORCH_CONFIG_USER_HEADER
 #include BURTORCH_CONFIG_USER_HEADER
+#endif
+
+#if defined(__has_include)
+#if __has_include(<burtorch/build_config.hpp>)
+#include <burtorch/build_config.hpp>
+#endif
+#endif
+
+#ifdef BURTORCH_BUILT_PARAM_NAMES
+#ifndef BURTORCH_CONFIG_PARAM_NAMES
+#define BURTORCH_CONFIG_PARAM_NAMES BURTORCH_BUILT_PARAM_NAMES
+#elif BURTORCH_CONFIG_PARAM_NAMES != BURTORCH_BUILT_PARAM_NAMES
+#error "BURTORCH_CONFIG_PARAM_NAMES differs from the value libburtorch was built with (burtorch/build_config.hpp): remove the definition or rebuild the library with it"
+#endif
+#endif
+#ifdef BURTORCH_BUILT_FAULT_HOOK
+#ifndef BURTORCH_CONFIG_FAULT_HOOK
+#define BURTORCH_CONFIG_FAULT_HOOK BURTORCH_BUILT_FAULT_HOOK
+#elif BURTORCH_CONFIG_FAULT_HOOK != BURTORCH_BUILT_FAULT_HOOK
+#error "BURTORCH_CONFIG_FAULT_HOOK differs from the value libburtorch was built with (burtorch/build_config.hpp): remove the definition or rebuild the library with it"
+#endif
+#endif
+#ifdef BURTORCH_BUILT_SIMD
+#ifndef BURTORCH_CONFIG_SIMD
+#define BURTORCH_CONFIG_SIMD BURTORCH_BUILT_SIMD
+#elif BURTORCH_CONFIG_SIMD != BURTORCH_BUILT_SIMD
+#error "BURTORCH_CONFIG_SIMD differs from the value libburtorch was built with (burtorch/build_config.hpp): remove the definition or rebuild the library with it"
+#endif
+#endif
+#ifdef BURTORCH_BUILT_SIMD_FMA
+#ifndef BURTORCH_CONFIG_SIMD_FMA
+#define BURTORCH_CONFIG_SIMD_FMA BURTORCH_BUILT_SIMD_FMA
+#elif BURTORCH_CONFIG_SIMD_FMA != BURTORCH_BUILT_SIMD_FMA
+#error "BURTORCH_CONFIG_SIMD_FMA differs from the value libburtorch was built with (burtorch/build_config.hpp): remove the definition or rebuild the library with it"
+#endif
 #endif
 
 // 1: tape.param(x, name) stores a pointer to the caller's name string per
@@ -50,16 +93,45 @@
 #error "BURTORCH_CONFIG_SIMD_FMA must be 0 or 1"
 #endif
 
-// Wraps a parameter-name literal so that with BURTORCH_CONFIG_PARAM_NAMES 0
-// the string itself never reaches the binary: tape.param(x, BURTORCH_NAME("w1")).
+/// @cond INTERNAL
+namespace burtorch {
+namespace detail {
+/// Types whose names spell the configuration: the last parameter of Tape's
+/// constructor has the type BuiltWith<...> of the including code, and the
+/// archive defines the constructor for its own flags only. An object compiled
+/// with other flags than the archive therefore fails to link with, e.g.,
+///   undefined reference to `burtorch::Tape<float>::Tape(..., burtorch::detail::
+///   BuiltWith<burtorch::detail::config_PARAM_NAMES<1>, ...>)'
+template <int V>
+struct config_PARAM_NAMES {};
+template <int V>
+struct config_FAULT_HOOK {};
+template <int V>
+struct config_SIMD {};
+template <int V>
+struct config_SIMD_FMA {};
+template <class ParamNames, class FaultHook, class Simd, class SimdFma>
+struct BuiltWith {};
+using ThisConfig = BuiltWith<config_PARAM_NAMES<BURTORCH_CONFIG_PARAM_NAMES>, config_FAULT_HOOK<BURTORCH_CONFIG_FAULT_HOOK>,
+                             config_SIMD<BURTORCH_CONFIG_SIMD>, config_SIMD_FMA<BURTORCH_CONFIG_SIMD_FMA>>;
+}  // namespace detail
+}  // namespace burtorch
+/// @endcond
+
+/// @def BURTORCH_NAME(literal)
+/// Wraps a parameter-name literal so that with BURTORCH_CONFIG_PARAM_NAMES 0
+/// the string itself never reaches the binary: tape.param(x, BURTORCH_NAME("w1")).
 #if BURTORCH_CONFIG_PARAM_NAMES
 #define BURTORCH_NAME(literal) (literal)  // BT-DEV-014
 #else
 #define BURTORCH_NAME(literal) (nullptr)  // BT-DEV-014
 #endif
 
-// Branch hints and cold paths (GCC/Clang; empty elsewhere). Error paths are
-// kept out of the recording fast path so it stays a few instructions long.
+/// @def BURTORCH_UNLIKELY(condition)
+/// Branch hint: `condition` is rarely true (GCC/Clang; plain elsewhere).
+/// @def BURTORCH_COLD
+/// Marks an error path cold and out of line, so the recording fast path
+/// stays a few instructions long (GCC/Clang; empty elsewhere).
 #if defined(__GNUC__) || defined(__clang__)
 #define BURTORCH_UNLIKELY(condition) (__builtin_expect(static_cast<long>(condition), 0L) != 0L)  // BT-DEV-014
 #define BURTORCH_COLD __attribute__((cold, noinline))

@@ -1,20 +1,23 @@
-// "SIMD registers as scalars" (the BurTorch paper): a scalar type whose
-// value is N independent lanes, so one tape records the graph once and every
-// node, forward and backward, computes N samples of the same graph
-// structure at once (lane i is sample i). Arithmetic is lane by lane in
-// fixed-size loops the compiler turns into vector instructions; the selects
-// of relu, the maximum of log-sum-exp and the product's backward act lane
-// by lane (ScalarOps below), so lane i gives exactly the bits a scalar tape
-// gives for sample i.
-//
-//   using L4 = burtorch::Lanes<double, 4>;
-//   static burtorch::FixedTape<L4, 64> tape;     // include lib/tape_impl.hpp once
-//   auto a = tape.leaf(L4::of({-41.0, -4.0, 1.0, 2.5}));
-//
-// A tape of lanes is an ordinary Tape<T>: the library is compiled for float
-// and double only, so one translation unit of the program includes
-// lib/tape_impl.hpp and instantiates `template class burtorch::Tape<L4>;`.
-// Memory: N times a scalar tape's values and gradients, per node.
+/// @file
+/// "SIMD registers as scalars" (the BurTorch paper): a scalar type whose
+/// value is N independent lanes, so one tape records the graph once and every
+/// node, forward and backward, computes N samples of the same graph
+/// structure at once (lane i is sample i). Arithmetic is lane by lane in
+/// fixed-size loops the compiler turns into vector instructions; the selects
+/// of relu, the maximum of log-sum-exp and the product's backward act lane
+/// by lane (ScalarOps below), so lane i gives exactly the bits a scalar tape
+/// gives for sample i.
+///
+///   using L4 = burtorch::Lanes<double, 4>;
+///   static burtorch::FixedTape<L4, 64> tape;     // see below: tape_impl.hpp
+///   auto a = tape.leaf(L4::of({-41.0, -4.0, 1.0, 2.5}));
+///
+/// A tape of lanes is an ordinary Tape<T>: the library is compiled for float
+/// and double only, so one translation unit of the program includes
+/// <burtorch/detail/tape_impl.hpp> (lib/tape_impl.hpp of the source tree,
+/// installed under that name) and instantiates
+/// `template class burtorch::Tape<L4>;`.
+/// Memory: N times a scalar tape's values and gradients, per node.
 #ifndef BURTORCH_LANES_HPP
 #define BURTORCH_LANES_HPP
 
@@ -26,20 +29,22 @@
 
 namespace burtorch {
 
+/// N independent values of T that the tape treats as one scalar (see the
+/// file comment): lane i of every node belongs to sample i.
 template <class T, std::size_t N>
 struct Lanes {
-  static constexpr std::size_t kLanes = N;
-  T lane[N];
+  static constexpr std::size_t kLanes = N;  ///< the number of lanes
+  T lane[N];                                ///< the values, one per lane
 
-  Lanes() noexcept = default;  // trivial: the tape copies constants with memcpy
-  // Every lane set to x (T(0), T(0.5), static_cast<T>(n) in the library).
+  Lanes() noexcept = default;  ///< trivial: the tape copies constants with memcpy
+  /// Every lane set to x (T(0), T(0.5), static_cast<T>(n) in the library).
   template <class U>
   constexpr explicit Lanes(U x) noexcept : lane{} {
     for (std::size_t i = 0U; i < N; ++i) {
       lane[i] = static_cast<T>(x);
     }
   }
-  // Lane i set to values[i].
+  /// Lane i set to values[i].
   static Lanes of(const T (&values)[N]) noexcept {
     Lanes r;
     for (std::size_t i = 0U; i < N; ++i) {
@@ -47,7 +52,7 @@ struct Lanes {
     }
     return r;
   }
-  // Sum of the lanes (e.g. a parameter's gradient over the lanes' samples).
+  /// Sum of the lanes (e.g. a parameter's gradient over the lanes' samples).
   T sum() const noexcept {
     T s = T(0);
     for (std::size_t i = 0U; i < N; ++i) {
@@ -56,6 +61,8 @@ struct Lanes {
     return s;
   }
 
+  /// Lane-by-lane arithmetic.
+  /// @{
   Lanes& operator+=(const Lanes& y) noexcept {
     for (std::size_t i = 0U; i < N; ++i) {
       lane[i] += y.lane[i];
@@ -91,8 +98,11 @@ struct Lanes {
     }
     return x;
   }
-  // Lane-by-lane elementary functions and selects: ScalarOps<Lanes>.
+  /// @}
+  /// Lane-by-lane elementary functions and selects: ScalarOps<Lanes>.
   struct Ops {
+    /// The function of ScalarOps of the same name, in every lane.
+    /// @{
     static Lanes exp(Lanes x) noexcept {
       for (std::size_t i = 0U; i < N; ++i) {
         x.lane[i] = std::exp(x.lane[i]);
@@ -156,18 +166,22 @@ struct Lanes {
       }
       return ok;
     }
+    /// @}
   };
 
-  // NaN in every lane: std::numeric_limits<Lanes>.
+  /// NaN in every lane: std::numeric_limits<Lanes>.
   struct Limits {
-    static constexpr bool is_specialized = true;
+    static constexpr bool is_specialized = true;  ///< as std::numeric_limits
+    /// NaN in every lane.
     static constexpr Lanes quiet_NaN() noexcept { return Lanes(std::numeric_limits<T>::quiet_NaN()); }
   };
 };
 
-// Lane-by-lane elementary functions and selects (Lanes::Ops).
+/// Lane-by-lane elementary functions and selects (Lanes::Ops).
 template <class T, std::size_t N> struct ScalarOps<Lanes<T, N>> {
-  static constexpr bool kSingleLane = false;
+  static constexpr bool kSingleLane = false;  ///< lanes may differ
+  /// Lanes::Ops's function of the same name.
+  /// @{
   template <class L>
   static L exp(L x) noexcept {
     return L::Ops::exp(x);
@@ -200,19 +214,24 @@ template <class T, std::size_t N> struct ScalarOps<Lanes<T, N>> {
   static bool finite(const L& x) noexcept {
     return L::Ops::finite(x);
   }
+  /// x lane by lane, with non-finite lanes set to 0.
   template <class L>
   static L finite_or_zero(L x) noexcept {
     return L::Ops::finite_or_zero(x);
   }
+  /// True only if every lane is zero.
   template <class L>
   static bool is_zero(const L& x) noexcept {
     return L::Ops::is_zero(x);
   }
+  /// @}
 };
 
 }  // namespace burtorch
 
-// NaN in every lane (what the tape returns for a bad handle).
+/// NaN in every lane (what the tape returns for a bad handle).
+/// @cond INTERNAL
 template <class T, std::size_t N> class std::numeric_limits<burtorch::Lanes<T, N>> : public burtorch::Lanes<T, N>::Limits {};
+/// @endcond
 
 #endif  // BURTORCH_LANES_HPP

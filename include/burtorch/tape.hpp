@@ -202,7 +202,10 @@ class Tape {
   // Lays the arrays out in `buffer`. If the buffer is null, misaligned or
   // too small, params > nodes, or bytes_required(nodes, slots, params) is
   // kTooLarge, the tape has capacity 0 and status kInvalidArgument.
-  Tape(void* buffer, std::size_t bytes, std::size_t nodes, std::size_t slots, std::size_t params = 0U) noexcept;
+  // The last parameter is never passed: its type names the configuration
+  // flags, so objects built with other flags than the archive fail to link.
+  Tape(void* buffer, std::size_t bytes, std::size_t nodes, std::size_t slots, std::size_t params = 0U,
+       detail::ThisConfig /*flags*/ = detail::ThisConfig{}) noexcept;
   Tape(const Tape&) = delete;
   Tape& operator=(const Tape&) = delete;
   Tape(Tape&&) = delete;

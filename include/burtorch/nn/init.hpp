@@ -1,7 +1,8 @@
-// Weight initialisation from the library's Rng: uniform, normal and
-// fan-in-scaled (Kaiming) with a gain per activation. Draws are made in
-// double and rounded to T, so float and double models start from the same
-// numbers (up to rounding) on every target.
+/// @file
+/// Weight initialisation from the library's Rng: uniform, normal and
+/// fan-in-scaled (Kaiming) with a gain per activation. Draws are made in
+/// double and rounded to T, so float and double models start from the same
+/// numbers (up to rounding) on every target.
 #ifndef BURTORCH_NN_INIT_HPP
 #define BURTORCH_NN_INIT_HPP
 
@@ -13,35 +14,46 @@
 namespace burtorch {
 namespace nn {
 
+/// The distribution of an Init.
 enum class InitKind : unsigned char {
-  kConstant,      // a
-  kUniform,       // U(a, b)
-  kNormal,        // N(mean a, stddev b)
-  kFanInUniform,  // U(-bound, bound), bound = gain a * sqrt(3 / fan_in)
-  kFanInNormal,   // N(0, (gain a / sqrt(fan_in))^2)
+  kConstant,      ///< a
+  kUniform,       ///< U(a, b)
+  kNormal,        ///< N(mean a, stddev b)
+  kFanInUniform,  ///< U(-bound, bound), bound = gain a * sqrt(3 / fan_in)
+  kFanInNormal,   ///< N(0, (gain a / sqrt(fan_in))^2)
 };
 
+/// How to draw the initial values of a tensor of parameters (see draw()).
 struct Init {
-  InitKind kind = InitKind::kConstant;
-  double a = 0.0;
-  double b = 0.0;
+  InitKind kind = InitKind::kConstant;  ///< the distribution
+  double a = 0.0;                       ///< first parameter (see InitKind)
+  double b = 0.0;                       ///< second parameter (see InitKind)
 
+  /// Every value `value`.
   static constexpr Init constant(double value) noexcept { return Init{InitKind::kConstant, value, 0.0}; }
+  /// Every value 0.
   static constexpr Init zeros() noexcept { return constant(0.0); }
+  /// Every value 1.
   static constexpr Init ones() noexcept { return constant(1.0); }
+  /// Uniform in [lo, hi).
   static constexpr Init uniform(double lo, double hi) noexcept { return Init{InitKind::kUniform, lo, hi}; }
+  /// Normal with the given mean and standard deviation.
   static constexpr Init normal(double mean, double stddev) noexcept { return Init{InitKind::kNormal, mean, stddev}; }
+  /// Uniform in ±gain·sqrt(3 / fan_in) (Kaiming uniform).
   static constexpr Init fan_in_uniform(double gain) noexcept { return Init{InitKind::kFanInUniform, gain, 0.0}; }
+  /// Normal with standard deviation gain / sqrt(fan_in) (Kaiming normal).
   static constexpr Init fan_in_normal(double gain) noexcept { return Init{InitKind::kFanInNormal, gain, 0.0}; }
 };
 
-// Recommended gains (as torch.nn.init.calculate_gain).
+/// Recommended gains (as torch.nn.init.calculate_gain).
+/// @{
 constexpr double kGainLinear = 1.0;
 constexpr double kGainTanh = 5.0 / 3.0;
 constexpr double kGainRelu = 1.4142135623730950488;
 constexpr double kGainSigmoid = 1.0;
+/// @}
 
-// One draw for a tensor whose rows have `fan_in` inputs.
+/// One draw for a tensor whose rows have `fan_in` inputs.
 inline double draw(const Init& init, std::size_t fan_in, Rng& rng) noexcept {
   const double fan = (fan_in == 0U) ? 1.0 : static_cast<double>(fan_in);
   double x = init.a;

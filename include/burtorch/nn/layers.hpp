@@ -1,12 +1,14 @@
-// Layers and losses on the tape. A layer owns no memory: it remembers where
-// its parameters start on the tape (they are ordinary leaves, created once,
-// before any sample) and records its forward pass as nodes. Activations are
-// passed around as Views: runs of consecutive nodes. Inputs made of several
-// runs (16 embedding rows, 6 attention heads) go to inner products as a
-// SegmentList, read in place, never copied.
-//
-// Every layer also states, as constexpr functions, exactly how many nodes
-// and argument slots one forward pass records: plan.hpp adds them up.
+/// @file
+/// Layers and losses on the tape. A layer owns no memory: it remembers where
+/// its parameters start on the tape (they are ordinary leaves, created once,
+/// before any sample) and records its forward pass as nodes. Activations are
+/// passed around as Views: runs of consecutive nodes. Inputs made of several
+/// runs (16 embedding rows, 6 attention heads) go to inner products as a
+/// SegmentList, read in place, never copied.
+///
+/// Every layer also states, as constexpr functions, exactly how many nodes
+/// and argument slots one forward pass records: the memory plans of
+/// models.hpp (nn::make_plan) add them up.
 #ifndef BURTORCH_NN_LAYERS_HPP
 #define BURTORCH_NN_LAYERS_HPP
 
@@ -21,34 +23,44 @@
 namespace burtorch {
 namespace nn {
 
-// A run of consecutive nodes [first, first + count).
+/// A run of consecutive nodes [first, first + count).
 using View = Segment;
 
+/// The view a failed layer returns (first kNoIndex, no nodes).
 constexpr View kNoView{kNoIndex, 0U};
 
-// Widest operand the layers gather into a local handle array (layer norm
-// width, softmax over logits, attention over positions).
+/// Widest operand the layers gather into a local handle array (layer norm
+/// width, softmax over logits, attention over positions).
 constexpr std::size_t kMaxGather = 128U;
-// Attention limits (they size local arrays, so they bound stack use):
-// positions in a sequence, heads, and the width of one head.
+/// Attention limits (they size local arrays, so they bound stack use):
+/// positions in a sequence, heads, and the width of one head.
+/// @{
 constexpr std::size_t kMaxSteps = 32U;
 constexpr std::size_t kMaxHeads = 16U;
 constexpr std::size_t kMaxHeadSize = 64U;
+/// @}
 
-enum class Activation : unsigned char { kIdentity, kTanh, kRelu, kSigmoid };
+/// The function a Linear applies to its outputs.
+enum class Activation : unsigned char {
+  kIdentity,  ///< none: act(x) = x
+  kTanh,      ///< tanh
+  kRelu,      ///< max(x, 0)
+  kSigmoid,   ///< 1 / (1 + exp(-x))
+};
 
-// Argument slots a constant of type T takes (x * c stores c).
+/// Argument slots a constant of type T takes (x * c stores c).
 template <class T>
 constexpr std::size_t constant_slots() noexcept {
   return (sizeof(T) + (sizeof(Index) - 1U)) / sizeof(Index);
 }
 
+/// The handle of node `i` of `tape`.
 template <class T>
 inline Value<T> node(Tape<T>& tape, Index i) noexcept {
   return Value<T>(&tape, i);
 }
 
-// Handles of the nodes of a view, into out[0..v.count); false if too wide.
+/// Handles of the nodes of a view, into out[0..v.count); false if too wide.
 template <class T>
 inline bool gather(Tape<T>& tape, View v, Value<T>* out, std::size_t capacity) noexcept {
   if (v.count > capacity) {
@@ -60,8 +72,8 @@ inline bool gather(Tape<T>& tape, View v, Value<T>* out, std::size_t capacity) n
   return true;
 }
 
-// Appends `count` parameters drawn from `init` (rows of `fan_in` inputs).
-// Returns the first index, or kNoIndex if the tape is full or failed.
+/// Appends `count` parameters drawn from `init` (rows of `fan_in` inputs).
+/// Returns the first index, or kNoIndex if the tape is full or failed.
 template <class T>
 inline Index make_params(Tape<T>& tape, std::size_t count, const Init& init, std::size_t fan_in, Rng& rng,
                          const char* name) noexcept {
@@ -72,7 +84,7 @@ inline Index make_params(Tape<T>& tape, std::size_t count, const Init& init, std
   return (tape.status() == Status::kOk) ? first : kNoIndex;
 }
 
-// One unary node per element of x; the results form a new view.
+/// One unary node per element of x; the results form a new view.
 template <class T>
 inline View activate(Tape<T>& tape, View x, Activation act) noexcept {
   if (act == Activation::kIdentity) {
@@ -96,29 +108,33 @@ inline View activate(Tape<T>& tape, View x, Activation act) noexcept {
   return View{first, x.count};
 }
 
-// y = act(W x + b), W stored row-major [out][in]: row o is one range of
-// `in` parameters, so each output is one inner product of a parameter range
-// with the (possibly segmented) input. A Neuron is a Linear with out = 1.
+/// y = act(W x + b), W stored row-major [out][in]: row o is one range of
+/// `in` parameters, so each output is one inner product of a parameter range
+/// with the (possibly segmented) input. A Neuron is a Linear with out = 1.
 template <class T>
 struct Linear {
-  Index weight = kNoIndex;
-  Index bias = kNoIndex;  // kNoIndex: no bias
-  Index in = 0U;
-  Index out = 0U;
-  Activation act = Activation::kIdentity;
+  Index weight = kNoIndex;  ///< first weight on the tape (row-major [out][in])
+  Index bias = kNoIndex;  ///< kNoIndex: no bias
+  Index in = 0U;                           ///< inputs
+  Index out = 0U;                          ///< outputs
+  Activation act = Activation::kIdentity;  ///< applied to every output
 
+  /// in * out weights (+ out biases).
   static constexpr std::size_t parameters(std::size_t n_in, std::size_t n_out, bool with_bias) noexcept {
     return (n_in * n_out) + (with_bias ? n_out : 0U);
   }
-  // Nodes and slots of forward() on a SegmentList: the outputs share one
-  // matvec descriptor, whatever their number.
+  /// Nodes and slots of forward() on a SegmentList: the outputs share one
+  /// matvec descriptor, whatever their number.
   static constexpr std::size_t nodes(std::size_t n_out, Activation a) noexcept {
     return (a == Activation::kIdentity) ? n_out : (2U * n_out);
   }
+  /// @copydoc nodes
   static constexpr std::size_t slots(std::size_t /*n_out*/) noexcept { return 4U; }
-  // The same for forward() on a View (one extra one-run segment list).
+  /// The same for forward() on a View (one extra one-run segment list).
   static constexpr std::size_t view_slots(std::size_t n_out) noexcept { return 3U + slots(n_out); }
 
+  /// Appends the layer's parameters to the tape (weights from `w_init` with
+  /// fan-in n_in, then biases from `b_init`). False if the tape is full.
   bool create(Tape<T>& tape, Index n_in, Index n_out, bool with_bias, Activation a, const Init& w_init,
               const Init& b_init, Rng& rng, const char* w_name = nullptr, const char* b_name = nullptr) noexcept {
     in = n_in;
@@ -129,6 +145,8 @@ struct Linear {
     return (tape.status() == Status::kOk) && (weight != kNoIndex);
   }
 
+  /// Records act(W x + b) for an input of `in` nodes stored as a segment
+  /// list; returns the `out` output nodes (kNoView on error).
   View forward(Tape<T>& tape, SegmentList x) const noexcept {
     if (x.total != in) {
       static_cast<void>(tape.segments(nullptr, 0U));  // records kInvalidArgument
@@ -141,18 +159,21 @@ struct Linear {
     return activate(tape, View{y.index(), out}, act);
   }
 
+  /// The same for an input that is one run of nodes.
   View forward(Tape<T>& tape, View x) const noexcept { return forward(tape, tape.segments(&x, 1U)); }
 };
 
-// A lookup table of `rows` vectors of `dim` parameters; row r is a view.
+/// A lookup table of `rows` vectors of `dim` parameters; row r is a view.
 template <class T>
 struct Embedding {
-  Index table = kNoIndex;
-  Index rows = 0U;
-  Index dim = 0U;
+  Index table = kNoIndex;  ///< first parameter of row 0
+  Index rows = 0U;         ///< rows of the table
+  Index dim = 0U;          ///< width of a row
 
+  /// rows * dim.
   static constexpr std::size_t parameters(std::size_t n_rows, std::size_t n_dim) noexcept { return n_rows * n_dim; }
 
+  /// Appends the table's parameters to the tape. False if the tape is full.
   bool create(Tape<T>& tape, Index n_rows, Index n_dim, const Init& init, Rng& rng,
               const char* name = nullptr) noexcept {
     rows = n_rows;
@@ -160,22 +181,27 @@ struct Embedding {
     table = make_params(tape, static_cast<std::size_t>(n_rows) * n_dim, init, n_dim, rng, name);
     return table != kNoIndex;
   }
+  /// Row r as a view of the table (no nodes recorded); kNoView if r >= rows.
   View row(Index r) const noexcept { return (r < rows) ? View{table + (r * dim), dim} : kNoView; }
 };
 
-// y = (x - mean) / sqrt(var + eps) * gamma + beta over one vector
-// (biased variance, as torch.nn.LayerNorm).
+/// y = (x - mean) / sqrt(var + eps) * gamma + beta over one vector
+/// (biased variance, as torch.nn.LayerNorm).
 template <class T>
 struct LayerNorm {
-  Index gamma = kNoIndex;
-  Index beta = kNoIndex;
-  Index n = 0U;
-  T eps = T(1e-5);
+  Index gamma = kNoIndex;  ///< first gain parameter
+  Index beta = kNoIndex;   ///< first bias parameter
+  Index n = 0U;            ///< width
+  T eps = T(1e-5);         ///< added to the variance
 
+  /// Gains and biases: 2 * width.
   static constexpr std::size_t parameters(std::size_t width) noexcept { return 2U * width; }
+  /// Nodes of forward(): mean, variance, rsqrt, then per element centre, scale, gain and bias.
   static constexpr std::size_t nodes(std::size_t width) noexcept { return 4U + (3U * width); }
+  /// Slots of forward(): one 3-slot scale_shift descriptor.
   static constexpr std::size_t slots(std::size_t /*width*/) noexcept { return 3U; }
 
+  /// Appends gains (1) and biases (0) to the tape. False if the tape is full.
   bool create(Tape<T>& tape, Index width, T epsilon, Rng& rng, const char* g_name = nullptr,
               const char* b_name = nullptr) noexcept {
     n = width;
@@ -185,6 +211,7 @@ struct LayerNorm {
     return (gamma != kNoIndex) && (beta != kNoIndex);
   }
 
+  /// Records the normalised x (n nodes wide, n <= kMaxGather); kNoView on error.
   View forward(Tape<T>& tape, View x) const noexcept {
     Value<T> xs[kMaxGather];
     if ((x.count != n) || !gather(tape, x, xs, kMaxGather)) {
@@ -206,7 +233,7 @@ struct LayerNorm {
   }
 };
 
-// Element-wise x + y of two views of one width (residual connections).
+/// Element-wise x + y of two views of one width (residual connections).
 template <class T>
 inline View add(Tape<T>& tape, View x, View y) noexcept {
   if (x.count != y.count) {
@@ -220,8 +247,8 @@ inline View add(Tape<T>& tape, View x, View y) noexcept {
   return (tape.status() == Status::kOk) ? View{first, x.count} : kNoView;
 }
 
-// Softmax cross-entropy of logits with a target class, max-shifted:
-// log(sum(exp(z))) - z[target]. Two nodes, no slots.
+/// Softmax cross-entropy of logits with a target class, max-shifted:
+/// log(sum(exp(z))) - z[target]. Two nodes, no slots.
 template <class T>
 inline Value<T> cross_entropy(Tape<T>& tape, View logits, Index target) noexcept {
   Value<T> zs[kMaxGather];
@@ -231,10 +258,11 @@ inline Value<T> cross_entropy(Tape<T>& tape, View logits, Index target) noexcept
   }
   return log_sum_exp(zs, logits.count) - zs[target];
 }
+/// Nodes cross_entropy() records.
 constexpr std::size_t kCrossEntropyNodes = 2U;
 
-// Mean squared error mean((pred - target)^2) (torch.nn.MSELoss()).
-// pred.count + 1 nodes, no slots.
+/// Mean squared error mean((pred - target)^2) (torch.nn.MSELoss()).
+/// pred.count + 1 nodes, no slots.
 template <class T>
 inline Value<T> mse(Tape<T>& tape, View pred, const T* target) noexcept {
   const Index first = static_cast<Index>(tape.size());
@@ -249,27 +277,30 @@ inline Value<T> mse(Tape<T>& tape, View pred, const T* target) noexcept {
   return reduce_mean_squares(ds, pred.count);
 }
 
-// Causal multi-head self-attention over a sequence of up to kMaxSteps
-// positions: per head h, out_t = sum_{j<=t} softmax_j(q_t . k_j / sqrt(hs)) v_j,
-// the heads' outputs (each a view of hs nodes) feed the output projection
-// as one segment list (the split-tensor trick: no concatenation).
-// Wq, Wk, Wv are [width][width] without bias (row h*hs + d is dimension d of
-// head h); the projection is a Linear with bias.
+/// Causal multi-head self-attention over a sequence of up to kMaxSteps
+/// positions: per head h, out_t = sum_{j<=t} softmax_j(q_t . k_j / sqrt(hs)) v_j,
+/// the heads' outputs (each a view of hs nodes) feed the output projection
+/// as one segment list (the split-tensor trick: no concatenation).
+/// Wq, Wk, Wv are [width][width] without bias (row h*hs + d is dimension d of
+/// head h); the projection is a Linear with bias.
 template <class T>
 struct CausalSelfAttention {
-  Index wq = kNoIndex;
-  Index wk = kNoIndex;
-  Index wv = kNoIndex;
-  Linear<T> proj;
-  Index width = 0U;
-  Index heads = 0U;
+  Index wq = kNoIndex;  ///< first parameter of Wq [width][width]
+  Index wk = kNoIndex;  ///< first parameter of Wk
+  Index wv = kNoIndex;  ///< first parameter of Wv
+  Linear<T> proj;       ///< output projection (with bias)
+  Index width = 0U;     ///< d
+  Index heads = 0U;     ///< h (divides d)
 
+  /// Wq, Wk, Wv and the projection: 4 d^2 + d.
   static constexpr std::size_t parameters(std::size_t d) noexcept { return (4U * d * d) + d; }
+  /// Nodes of forward() over `steps` positions.
   static constexpr std::size_t nodes(std::size_t d, std::size_t h, std::size_t steps) noexcept {
     // q, k, v, scaled q and projection: 5d per position; per position t and
     // head: t+1 scores, shifts and exps, one sum, hs products and quotients.
     return (5U * d * steps) + (h * ((3U * steps * (steps + 1U)) / 2U)) + (h * steps * (1U + (2U * (d / h))));
   }
+  /// Argument slots of forward() over `steps` positions (constants of type T2).
   template <class T2 = T>
   static constexpr std::size_t slots(std::size_t d, std::size_t h, std::size_t steps) noexcept {
     return (3U * steps)                                         // one-run list per input position
@@ -282,6 +313,8 @@ struct CausalSelfAttention {
            + (4U * steps);                                      // projection: a matvec per position
   }
 
+  /// Appends Wq, Wk, Wv (from `w_init`) and the projection (`proj_init`,
+  /// bias 0). False if the tape is full or n_heads does not divide d.
   bool create(Tape<T>& tape, Index d, Index n_heads, const Init& w_init, const Init& proj_init, Rng& rng,
               const char* q_name = nullptr, const char* k_name = nullptr, const char* v_name = nullptr,
               const char* proj_w_name = nullptr, const char* proj_b_name = nullptr) noexcept {
@@ -300,7 +333,7 @@ struct CausalSelfAttention {
            (wq != kNoIndex) && (wk != kNoIndex) && (wv != kNoIndex);
   }
 
-  // x[0..steps): views of `width` nodes; out[0..steps) receives the outputs.
+  /// x[0..steps): views of `width` nodes; out[0..steps) receives the outputs.
   // NOLINTNEXTLINE(readability-function-cognitive-complexity): attention's loops, kept in one place
   bool forward(Tape<T>& tape, const View* x, Index steps, View* out) const noexcept {
     const Index hs = width / heads;

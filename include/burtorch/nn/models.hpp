@@ -1,21 +1,22 @@
-// The paper's two models, built from layers.hpp, with their memory plans.
-//
-// MakemoreMlp (paper §2.4, Bengio et al. 2003): a context of `context`
-// tokens, each an embedding row of `embed` parameters; the rows feed the
-// hidden layer as one segment list (no concatenation); tanh hidden layer of
-// width e; linear output over the vocabulary; softmax cross-entropy.
-// d = V*E + (C*E + 1)*e + (e + 1)*V = 1,755 + 1,052 e for V=27, C=16, E=64.
-//
-// Gpt (paper §2.5): token + position embeddings, `layers` pre-LayerNorm
-// blocks x += attn(ln1(x)); x += ffn(ln2(x)) with ffn = Linear(D,4D) ReLU
-// Linear(4D,D), a final LayerNorm and a linear head; the loss of a sequence
-// is the mean cross-entropy over its positions.
-//
-// Parameter order on the tape (also the order of tools/golden/nn/*.py):
-//   MLP: C[V][E], W1[e][C*E], b1[e], W2[V][e], b2[V]
-//   GPT: tok[V][D], pos[S][D], per block: ln1.g, ln1.b, Wq, Wk, Wv [D][D],
-//        proj.W[D][D], proj.b, ln2.g, ln2.b, ff1.W[4D][D], ff1.b[4D],
-//        ff2.W[D][4D], ff2.b[D]; then lnf.g, lnf.b, head.W[V][D], head.b[V].
+/// @file
+/// The paper's two models, built from layers.hpp, with their memory plans.
+///
+/// MakemoreMlp (paper §2.4, Bengio et al. 2003): a context of `context`
+/// tokens, each an embedding row of `embed` parameters; the rows feed the
+/// hidden layer as one segment list (no concatenation); tanh hidden layer of
+/// width e; linear output over the vocabulary; softmax cross-entropy.
+/// d = V*E + (C*E + 1)*e + (e + 1)*V = 1,755 + 1,052 e for V=27, C=16, E=64.
+///
+/// Gpt (paper §2.5): token + position embeddings, `layers` pre-LayerNorm
+/// blocks x += attn(ln1(x)); x += ffn(ln2(x)) with ffn = Linear(D,4D) ReLU
+/// Linear(4D,D), a final LayerNorm and a linear head; the loss of a sequence
+/// is the mean cross-entropy over its positions.
+///
+/// Parameter order on the tape (also the order of tools/golden/nn/*.py):
+///   MLP: C[V][E], W1[e][C*E], b1[e], W2[V][e], b2[V]
+///   GPT: tok[V][D], pos[S][D], per block: ln1.g, ln1.b, Wq, Wk, Wv [D][D],
+///        proj.W[D][D], proj.b, ln2.g, ln2.b, ff1.W[4D][D], ff1.b[4D],
+///        ff2.W[D][4D], ff2.b[D]; then lnf.g, lnf.b, head.W[V][D], head.b[V].
 #ifndef BURTORCH_NN_MODELS_HPP
 #define BURTORCH_NN_MODELS_HPP
 
@@ -30,23 +31,41 @@
 namespace burtorch {
 namespace nn {
 
-// What a model needs, in elements and bytes. Parameters, gradients and one
-// sample's activations are nodes of one tape; optimizer state is extra.
+/// What a model needs, in elements and bytes. Parameters, gradients and one
+/// sample's activations are nodes of one tape; optimizer state is extra.
 struct MemoryPlan {
-  std::size_t parameters = 0U;
-  std::size_t sample_nodes = 0U;  // nodes one sample records after the parameters
-  std::size_t nodes = 0U;         // tape capacity: parameters + sample_nodes
-  std::size_t slots = 0U;         // argument slots one sample uses
-  std::size_t tape_bytes = 0U;
-  std::size_t optimizer_bytes = 0U;
-  std::size_t bytes = 0U;  // tape_bytes + optimizer_bytes
+  std::size_t parameters = 0U;    ///< trainable scalars (the tape's parameter region)
+  std::size_t sample_nodes = 0U;  ///< nodes one sample records after the parameters
+  std::size_t nodes = 0U;         ///< tape capacity: parameters + sample_nodes
+  std::size_t slots = 0U;         ///< argument slots one sample uses
+  std::size_t tape_bytes = 0U;       ///< Tape<T>::bytes_required(nodes, slots, parameters)
+  std::size_t optimizer_bytes = 0U;  ///< optimizer state: state_per_parameter(kind) * parameters * sizeof(T)
+  std::size_t bytes = 0U;  ///< tape_bytes + optimizer_bytes
 };
 
-// Every sum and product is checked: a plan that does not fit this target's
-// size_t (or a tape an Index cannot address) has nodes, tape_bytes,
-// optimizer_bytes or bytes equal to Tape<T>::kTooLarge (the largest size_t),
-// never a wrapped small number, so `static_assert(plan.bytes <= budget)`
-// fails for it.
+/// The memory plan of a model of your own, at compile time: `parameters`
+/// created first on the tape, then per sample `sample_nodes` nodes and
+/// `slots` argument slots (add up the layers' parameters(), nodes() and
+/// slots()/view_slots(), and the losses' node counts), trained with
+/// `optimizer`. Size the tape and the optimizer state with it:
+/// @code
+/// constexpr nn::MemoryPlan kPlan = nn::make_plan<float>(
+///     nn::Linear<float>::parameters(2, 8, true) + nn::Linear<float>::parameters(8, 1, true),
+///     2 + nn::Linear<float>::nodes(8, nn::Activation::kTanh) + nn::Linear<float>::nodes(1, nn::Activation::kSigmoid) + 2,
+///     nn::Linear<float>::view_slots(8) + nn::Linear<float>::view_slots(1), nn::OptimizerKind::kAdam);
+/// static_assert(kPlan.bytes <= kRamForModel, "does not fit");
+/// bt::FixedTape<float, kPlan.nodes, kPlan.slots, kPlan.parameters> tape;
+/// float adam_state[kPlan.optimizer_bytes / sizeof(float)];
+/// @endcode
+/// examples/xor_nn builds exactly this and checks it against what a sample
+/// records. A plan too small shows at run time as Status::kCapacityExceeded,
+/// never as a write past the buffer.
+///
+/// Every sum and product is checked: a plan that does not fit this target's
+/// size_t (or a tape an Index cannot address) has nodes, tape_bytes,
+/// optimizer_bytes or bytes equal to Tape<T>::kTooLarge (the largest size_t),
+/// never a wrapped small number, so `static_assert(plan.bytes <= budget)`
+/// fails for it.
 template <class T>
 constexpr MemoryPlan make_plan(std::size_t parameters, std::size_t sample_nodes, std::size_t slots,
                                OptimizerKind optimizer) noexcept {
@@ -67,42 +86,48 @@ constexpr MemoryPlan make_plan(std::size_t parameters, std::size_t sample_nodes,
 }
 
 // ---------------------------------------------------------------------------
+/// Sizes of a MakemoreMlp (the paper's defaults).
 struct MlpConfig {
-  Index vocab = 27U;
-  Index context = 16U;
-  Index embed = 64U;
-  Index hidden = 64U;
+  Index vocab = 27U;    ///< V: token ids 0..V-1
+  Index context = 16U;  ///< C: tokens of context per sample (at most MakemoreMlp::kMaxContext)
+  Index embed = 64U;    ///< E: embedding width
+  Index hidden = 64U;   ///< e: hidden-layer width
 };
 
+/// The paper's makemore MLP (Bengio et al. 2003; see the file comment).
 template <class T>
 class MakemoreMlp {
  public:
-  static constexpr std::size_t kMaxContext = 64U;
+  static constexpr std::size_t kMaxContext = 64U;  ///< largest MlpConfig::context
 
+  /// d = V*E + (C*E + 1)*e + (e + 1)*V.
   static constexpr std::size_t parameters(const MlpConfig& c) noexcept {
     return Embedding<T>::parameters(c.vocab, c.embed) +
            Linear<T>::parameters(static_cast<std::size_t>(c.context) * c.embed, c.hidden, true) +
            Linear<T>::parameters(c.hidden, c.vocab, true);
   }
-  // One sample: segment list of the context rows, hidden layer, output
-  // layer (its input is one view), cross-entropy.
+  /// One sample: segment list of the context rows, hidden layer, output
+  /// layer (its input is one view), cross-entropy.
   static constexpr std::size_t logits_nodes(const MlpConfig& c) noexcept {
     return Linear<T>::nodes(c.hidden, Activation::kTanh) + Linear<T>::nodes(c.vocab, Activation::kIdentity);
   }
+  /// logits_nodes() and the loss.
   static constexpr std::size_t sample_nodes(const MlpConfig& c) noexcept {
     return logits_nodes(c) + kCrossEntropyNodes;
   }
+  /// The context's segment list and the two layers' descriptors.
   static constexpr std::size_t sample_slots(const MlpConfig& c) noexcept {
     return (1U + (2U * static_cast<std::size_t>(c.context))) + Linear<T>::slots(c.hidden) +
            Linear<T>::view_slots(c.vocab);
   }
+  /// The model's memory plan (exact: tests/test_nn_plan.cpp).
   static constexpr MemoryPlan plan(const MlpConfig& c, OptimizerKind optimizer) noexcept {
     return make_plan<T>(parameters(c), sample_nodes(c), sample_slots(c), optimizer);
   }
 
-  // Creates every parameter; call on an empty tape (parameters first).
-  // Init: C ~ N(0, 1); W1 fan-in normal with tanh gain; b1 ~ U(-0.01, 0.01);
-  // W2 ~ N(0, 0.01^2); b2 = 0 (makemore's scaled initialisation).
+  /// Creates every parameter; call on an empty tape (parameters first).
+  /// Init: C ~ N(0, 1); W1 fan-in normal with tanh gain; b1 ~ U(-0.01, 0.01);
+  /// W2 ~ N(0, 0.01^2); b2 = 0 (makemore's scaled initialisation).
   bool create(Tape<T>& tape, const MlpConfig& c, Rng& rng) noexcept {
     config_ = c;
     first_ = static_cast<Index>(tape.size());
@@ -118,11 +143,14 @@ class MakemoreMlp {
     return ok && (tape.size() == (first_ + parameters(c)));
   }
 
+  /// Index of the first parameter on the tape (they are consecutive).
   Index first_parameter() const noexcept { return first_; }
+  /// parameters(config()).
   std::size_t parameter_count() const noexcept { return parameters(config_); }
+  /// The sizes given to create().
   const MlpConfig& config() const noexcept { return config_; }
 
-  // The logits for a context of config().context token ids.
+  /// The logits for a context of config().context token ids.
   View logits(Tape<T>& tape, const std::uint8_t* context) const noexcept {
     Segment rows[kMaxContext];
     for (Index i = 0U; i < config_.context; ++i) {
@@ -132,7 +160,7 @@ class MakemoreMlp {
     return output_.forward(tape, hidden_.forward(tape, x));
   }
 
-  // The loss of one sample: cross-entropy of the logits against `target`.
+  /// The loss of one sample: cross-entropy of the logits against `target`.
   Value<T> loss(Tape<T>& tape, const std::uint8_t* context, std::uint8_t target) const noexcept {
     return cross_entropy(tape, logits(tape, context), target);
   }
@@ -146,30 +174,34 @@ class MakemoreMlp {
 };
 
 // ---------------------------------------------------------------------------
+/// Sizes of a Gpt (the paper's small model).
 struct GptConfig {
-  Index vocab = 65U;
-  Index block = 8U;   // maximum sequence length
-  Index width = 24U;  // D
-  Index heads = 6U;
-  Index layers = 6U;
-  double eps = 1e-5;  // LayerNorm
+  Index vocab = 65U;  ///< V: token ids 0..V-1
+  Index block = 8U;   ///< maximum sequence length
+  Index width = 24U;  ///< D
+  Index heads = 6U;   ///< attention heads (divide width)
+  Index layers = 6U;  ///< blocks (at most Gpt::kMaxLayers)
+  double eps = 1e-5;  ///< LayerNorm
 };
 
+/// The paper's GPT-like model (see the file comment).
 template <class T>
 class Gpt {
  public:
-  static constexpr std::size_t kMaxLayers = 8U;
+  static constexpr std::size_t kMaxLayers = 8U;  ///< largest GptConfig::layers
 
+  /// Parameters of one block of width d.
   static constexpr std::size_t block_parameters(std::size_t d) noexcept {
     return LayerNorm<T>::parameters(d) + CausalSelfAttention<T>::parameters(d) + LayerNorm<T>::parameters(d) +
            Linear<T>::parameters(d, 4U * d, true) + Linear<T>::parameters(4U * d, d, true);
   }
+  /// All parameters of the model.
   static constexpr std::size_t parameters(const GptConfig& c) noexcept {
     return Embedding<T>::parameters(c.vocab, c.width) + Embedding<T>::parameters(c.block, c.width) +
            (c.layers * block_parameters(c.width)) + LayerNorm<T>::parameters(c.width) +
            Linear<T>::parameters(c.width, c.vocab, true);
   }
-  // A sequence of `steps` positions (<= block) up to the logits.
+  /// A sequence of `steps` positions (<= block) up to the logits.
   static constexpr std::size_t logits_nodes(const GptConfig& c, std::size_t steps) noexcept {
     const std::size_t d = c.width;
     const std::size_t per_block = (steps * LayerNorm<T>::nodes(d)) + CausalSelfAttention<T>::nodes(d, c.heads, steps) +
@@ -179,6 +211,7 @@ class Gpt {
     return (steps * d) + (c.layers * per_block) + (steps * LayerNorm<T>::nodes(d)) +
            (steps * Linear<T>::nodes(c.vocab, Activation::kIdentity));
   }
+  /// Argument slots of logits_nodes()'s sequence.
   static constexpr std::size_t logits_slots(const GptConfig& c, std::size_t steps) noexcept {
     const std::size_t d = c.width;
     const std::size_t per_block = (steps * LayerNorm<T>::slots(d)) +
@@ -187,19 +220,21 @@ class Gpt {
                                   (steps * Linear<T>::view_slots(d));
     return (c.layers * per_block) + (steps * LayerNorm<T>::slots(d)) + (steps * Linear<T>::view_slots(c.vocab));
   }
-  // Loss of a sequence: a cross-entropy per position and their mean (a list).
+  /// Loss of a sequence: a cross-entropy per position and their mean (a list).
   static constexpr std::size_t sample_nodes(const GptConfig& c) noexcept {
     return logits_nodes(c, c.block) + (c.block * kCrossEntropyNodes) + 1U;
   }
+  /// Slots of a full sequence's loss (the mean's list: one per position).
   static constexpr std::size_t sample_slots(const GptConfig& c) noexcept {
     return logits_slots(c, c.block) + c.block;
   }
+  /// The model's memory plan for sequences of `block` positions.
   static constexpr MemoryPlan plan(const GptConfig& c, OptimizerKind optimizer) noexcept {
     return make_plan<T>(parameters(c), sample_nodes(c), sample_slots(c), optimizer);
   }
 
-  // Init (nanoGPT style): embeddings and weight matrices ~ N(0, 0.02^2),
-  // biases 0, LayerNorm gamma 1 and beta 0.
+  /// Init (nanoGPT style): embeddings and weight matrices ~ N(0, 0.02^2),
+  /// biases 0, LayerNorm gamma 1 and beta 0.
   bool create(Tape<T>& tape, const GptConfig& c, Rng& rng) noexcept {
     config_ = c;
     first_ = static_cast<Index>(tape.size());
@@ -227,11 +262,14 @@ class Gpt {
     return ok && (tape.size() == (first_ + parameters(c)));
   }
 
+  /// Index of the first parameter on the tape (they are consecutive).
   Index first_parameter() const noexcept { return first_; }
+  /// parameters(config()).
   std::size_t parameter_count() const noexcept { return parameters(config_); }
+  /// The sizes given to create().
   const GptConfig& config() const noexcept { return config_; }
 
-  // logits[t] for each position t < steps of the token ids.
+  /// logits[t] for each position t < steps of the token ids.
   bool logits(Tape<T>& tape, const std::uint8_t* tokens, Index steps, View* logits_out) const noexcept {
     if ((steps == 0U) || (steps > config_.block)) {
       static_cast<void>(tape.segments(nullptr, 0U));  // records kInvalidArgument
@@ -264,8 +302,8 @@ class Gpt {
     return tape.status() == Status::kOk;
   }
 
-  // Mean cross-entropy over the positions of tokens[0..steps) predicting
-  // targets[0..steps).
+  /// Mean cross-entropy over the positions of tokens[0..steps) predicting
+  /// targets[0..steps).
   Value<T> loss(Tape<T>& tape, const std::uint8_t* tokens, const std::uint8_t* targets, Index steps) const noexcept {
     View z[kMaxSteps];
     if (!logits(tape, tokens, steps, z)) {
@@ -296,12 +334,12 @@ class Gpt {
 };
 
 // ---------------------------------------------------------------------------
-// A serial batch: for each of `count` samples, record its loss after the
-// parameters, backward, rewind; gradients of the parameter range accumulate
-// and are divided by `count` (the gradient of the mean loss). Peak memory is
-// one sample's, whatever the batch size. `sample_loss(tape, i)` records the
-// loss of sample i and returns it. Returns the mean loss (NaN on error; the
-// tape's status tells why).
+/// A serial batch: for each of `count` samples, record its loss after the
+/// parameters, backward, rewind; gradients of the parameter range accumulate
+/// and are divided by `count` (the gradient of the mean loss). Peak memory is
+/// one sample's, whatever the batch size. `sample_loss(tape, i)` records the
+/// loss of sample i and returns it. Returns the mean loss (NaN on error; the
+/// tape's status tells why).
 template <class T, class SampleLoss>
 T serial_batch(Tape<T>& tape, Index first_param, std::size_t param_count, std::size_t count,
                SampleLoss&& sample_loss) noexcept {

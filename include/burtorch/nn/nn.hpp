@@ -1,4 +1,5 @@
-// Training building blocks: include this one header.
+/// @file
+/// Training building blocks: include this one header.
 #ifndef BURTORCH_NN_NN_HPP
 #define BURTORCH_NN_NN_HPP
 

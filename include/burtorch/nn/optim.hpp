@@ -1,8 +1,9 @@
-// Optimizers over a parameter range [0, n) of value and gradient arrays
-// (Tape::values() + first, Tape::grads() + first). Their state lives in
-// caller buffers of n scalars each (Momentum: 1, Adam/AdamW: 2), sized at
-// compile time by the memory plan. Formulas and the order of operations
-// follow torch.optim (1.13, single-tensor path) so trajectories match.
+/// @file
+/// Optimizers over a parameter range [0, n) of value and gradient arrays
+/// (Tape::values() + first, Tape::grads() + first). Their state lives in
+/// caller buffers of n scalars each (Momentum: 1, Adam/AdamW: 2), sized at
+/// compile time by the memory plan. Formulas and the order of operations
+/// follow torch.optim (1.13, single-tensor path) so trajectories match.
 #ifndef BURTORCH_NN_OPTIM_HPP
 #define BURTORCH_NN_OPTIM_HPP
 
@@ -16,9 +17,9 @@ namespace burtorch {
 namespace nn {
 
 namespace detail {
-// The element-wise steps over a range: the vector kernels of
-// burtorch/simd.hpp for float and double (bitwise equal to these loops,
-// issue 6), the loops themselves for other scalar types.
+/// The element-wise steps over a range: the vector kernels of
+/// burtorch/simd.hpp for float and double (bitwise equal to these loops:
+/// tests/test_simd.cpp), the loops themselves for other scalar types.
 template <class T>
 inline void scale_range(T* x, T s, std::size_t n) noexcept {
   for (std::size_t i = 0U; i < n; ++i) {
@@ -37,7 +38,7 @@ inline void sgd_range(T* w, const T* g, T lr, std::size_t n) noexcept {
 inline void sgd_range(float* w, const float* g, float lr, std::size_t n) noexcept { simd::sgd_step(w, g, lr, n); }
 inline void sgd_range(double* w, const double* g, double lr, std::size_t n) noexcept { simd::sgd_step(w, g, lr, n); }
 
-// torch: buf = g on the first step, then buf = momentum * buf + g.
+/// torch: buf = g on the first step, then buf = momentum * buf + g.
 template <class T>
 inline void momentum_range(T* w, T* buf, const T* g, T lr, T momentum, bool first, std::size_t n) noexcept {
   for (std::size_t i = 0U; i < n; ++i) {
@@ -76,31 +77,38 @@ inline void adam_range(double* w, double* m, double* v, const double* g, const s
 }
 }  // namespace detail
 
-enum class OptimizerKind : unsigned char { kSgd, kMomentum, kAdam, kAdamW };
+/// The update rule of an Optimizer (torch.optim's formulas and order).
+enum class OptimizerKind : unsigned char {
+  kSgd,       ///< w -= lr * g
+  kMomentum,  ///< SGD with momentum (torch.optim.SGD, dampening 0)
+  kAdam,      ///< Adam
+  kAdamW,     ///< Adam with decoupled weight decay
+};
 
-// Scalars of optimizer state per parameter.
+/// Scalars of optimizer state per parameter.
 constexpr std::size_t state_per_parameter(OptimizerKind kind) noexcept {
   return (kind == OptimizerKind::kSgd) ? 0U : ((kind == OptimizerKind::kMomentum) ? 1U : 2U);
 }
 
+/// The update rule and its hyperparameters (torch.optim's defaults, lr 0.1).
 template <class T>
 struct OptimizerConfig {
-  OptimizerKind kind = OptimizerKind::kSgd;
-  T lr = T(0.1);
-  T momentum = T(0.9);
-  T beta1 = T(0.9);
-  T beta2 = T(0.999);
-  T eps = T(1e-8);
-  T weight_decay = T(0.01);  // AdamW only (decoupled)
+  OptimizerKind kind = OptimizerKind::kSgd;  ///< the update rule
+  T lr = T(0.1);                             ///< learning rate
+  T momentum = T(0.9);                       ///< kMomentum only
+  T beta1 = T(0.9);                          ///< Adam/AdamW first-moment decay
+  T beta2 = T(0.999);                        ///< Adam/AdamW second-moment decay
+  T eps = T(1e-8);                           ///< Adam/AdamW denominator term
+  T weight_decay = T(0.01);  ///< AdamW only (decoupled)
 };
 
-// g *= scale over n gradients (e.g. 1/B after a serial batch of B samples).
+/// g *= scale over n gradients (e.g. 1/B after a serial batch of B samples).
 template <class T>
 inline void scale_gradients(T* grads, std::size_t n, T scale) noexcept {
   detail::scale_range(grads, scale, n);
 }
 
-// Global L2 norm of the gradients.
+/// Global L2 norm of the gradients.
 template <class T>
 inline T gradient_norm(const T* grads, std::size_t n) noexcept {
   T s = T(0);
@@ -110,8 +118,8 @@ inline T gradient_norm(const T* grads, std::size_t n) noexcept {
   return std::sqrt(s);
 }
 
-// torch.nn.utils.clip_grad_norm_: scales by min(1, max_norm / (norm + 1e-6)).
-// Returns the norm before clipping.
+/// torch.nn.utils.clip_grad_norm_: scales by min(1, max_norm / (norm + 1e-6)).
+/// Returns the norm before clipping.
 template <class T>
 inline T clip_gradient_norm(T* grads, std::size_t n, T max_norm) noexcept {
   const T norm = gradient_norm(grads, n);
@@ -121,11 +129,14 @@ inline T clip_gradient_norm(T* grads, std::size_t n, T max_norm) noexcept {
   return norm;
 }
 
+/// Updates n parameters from their gradients with the rule of its config.
+/// Owns no memory: its state (momentum buffer, Adam moments) is a caller
+/// array of state_per_parameter(kind) * n scalars.
 template <class T>
 class Optimizer {
  public:
-  // `state` holds state_per_parameter(kind) * n scalars (may be null for
-  // SGD). It is zeroed here.
+  /// `state` holds state_per_parameter(kind) * n scalars (may be null for
+  /// SGD). It is zeroed here.
   Optimizer(const OptimizerConfig<T>& config, T* state, std::size_t n) noexcept
       : config_(config), state_(state), n_(n) {
     const std::size_t words = state_per_parameter(config.kind) * n;
@@ -134,16 +145,22 @@ class Optimizer {
     }
   }
 
+  /// False if the rule needs state and none was given (step() does nothing).
   bool ready() const noexcept { return (state_per_parameter(config_.kind) == 0U) || (state_ != nullptr); }
+  /// Changes the learning rate (schedules).
   void set_lr(T lr) noexcept { config_.lr = lr; }
+  /// The rule and hyperparameters.
   const OptimizerConfig<T>& config() const noexcept { return config_; }
+  /// Updates made so far.
   std::uint64_t steps() const noexcept { return steps_; }
-  // For checkpoints: the state array and the step counter.
+  /// For checkpoints: the state array, its size in scalars, and the step counter.
+  /// @{
   T* state() noexcept { return state_; }
   std::size_t state_size() const noexcept { return state_per_parameter(config_.kind) * n_; }
   std::uint64_t* step_counter() noexcept { return &steps_; }
+  /// @}
 
-  // One update of w[0..n) from g[0..n).
+  /// One update of w[0..n) from g[0..n).
   void step(T* w, const T* g) noexcept {
     if (!ready()) {
       return;

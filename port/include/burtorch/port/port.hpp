@@ -1,14 +1,15 @@
-// The port layer: everything platform-specific that libburtorch's programs,
-// tests and tools need. The core (lib/, include/burtorch/) never calls it
-// except through byte streams and the fault hook the caller hands in.
-//
-// A port is one .cpp that defines the five functions below. Link exactly
-// one: burtorch_port_posix, burtorch_port_cortex_m, burtorch_port_null, or
-// your own (docs/porting.md). The inline helpers at the end are built on
-// those five, so every port has them.
-//
-// Byte streams for files: burtorch/port/file.hpp (the POSIX port uses the
-// file system, the Cortex-M port the debug host's files via semihosting).
+/// @file
+/// The port layer: everything platform-specific that libburtorch's programs,
+/// tests and tools need. The core (lib/, include/burtorch/) never calls it
+/// except through byte streams and the fault hook the caller hands in.
+///
+/// A port is one .cpp that defines the five functions below. Link exactly
+/// one: burtorch_port_posix, burtorch_port_cortex_m, burtorch_port_null, or
+/// your own (docs/porting.md). The inline helpers at the end are built on
+/// those five, so every port has them.
+///
+/// Byte streams for files: burtorch/port/file.hpp (the POSIX port uses the
+/// file system, the Cortex-M port the debug host's files via semihosting).
 #ifndef BURTORCH_PORT_PORT_HPP
 #define BURTORCH_PORT_PORT_HPP
 
@@ -21,25 +22,30 @@
 namespace burtorch {
 namespace port {
 
-// Monotonic time: a tick counter and its frequency (ticks per second).
+/// Monotonic time: a tick counter and its frequency (ticks per second).
+/// @{
 std::uint64_t ticks() noexcept;
 std::uint64_t ticks_per_second() noexcept;
+/// @}
 
-// Text output for logs and test results. Need not be NUL-terminated.
+/// Text output for logs and test results: `length` bytes (need not be
+/// NUL-terminated), or a NUL-terminated string.
+/// @{
 void write(const char* text, std::size_t length) noexcept;
 void write(const char* text) noexcept;
+/// @}
 
-// Ends the program with `code` (semihosting exit on boards, exit() on POSIX).
+/// Ends the program with `code` (semihosting exit on boards, exit() on POSIX).
 [[noreturn]] void exit(int code) noexcept;
 
 // --- helpers every port gets ------------------------------------------------
 
-// Exit code of a program stopped by fail_fast().
+/// Exit code of a program stopped by fail_fast().
 constexpr int kFailFastExitCode = 70;
 
-// A burtorch::FaultHook for fail-fast builds: reports the status on the log
-// and ends the program with kFailFastExitCode. Usage:
-//   tape.set_fault_hook(&burtorch::port::fail_fast, nullptr);
+/// A burtorch::FaultHook for fail-fast builds: reports the status on the log
+/// and ends the program with kFailFastExitCode. Usage:
+///   tape.set_fault_hook(&burtorch::port::fail_fast, nullptr);
 inline void fail_fast(Status status, void* context) noexcept {
   static_cast<void>(context);
   write("burtorch: fail-fast on error: ");
@@ -56,7 +62,7 @@ inline Status console_bytes(void* context, const std::uint8_t* data, std::size_t
 }
 }  // namespace detail
 
-// The log output as a ByteSink (e.g. write_dot() on a board without files).
+/// The log output as a ByteSink (e.g. write_dot() on a board without files).
 inline ByteSink console_sink() noexcept { return ByteSink{&detail::console_bytes, nullptr}; }
 
 }  // namespace port

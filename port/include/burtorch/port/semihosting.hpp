@@ -1,10 +1,11 @@
-// Arm semihosting (the debugger or QEMU performs the call for the target):
-// console output, host files and the exit code. Used by the Cortex-M port's
-// default backend; usable directly by a firmware that wants host files.
-//
-// Semihosting needs a debugger or emulator attached: on a board running
-// alone, the trap instruction (BKPT 0xAB) faults. Use a UART backend there
-// (docs/porting.md).
+/// @file
+/// Arm semihosting (the debugger or QEMU performs the call for the target):
+/// console output, host files and the exit code. Used by the Cortex-M port's
+/// default backend; usable directly by a firmware that wants host files.
+///
+/// Semihosting needs a debugger or emulator attached: on a board running
+/// alone, the trap instruction (BKPT 0xAB) faults. Use a UART backend there
+/// (docs/porting.md).
 #ifndef BURTORCH_PORT_SEMIHOSTING_HPP
 #define BURTORCH_PORT_SEMIHOSTING_HPP
 
@@ -15,7 +16,7 @@ namespace burtorch {
 namespace port {
 namespace semihosting {
 
-// Operation numbers from the Arm semihosting specification (v2).
+/// Operation numbers from the Arm semihosting specification (v2).
 enum class Op : std::uint32_t {
   kOpen = 0x01U,
   kClose = 0x02U,
@@ -30,15 +31,15 @@ enum class Op : std::uint32_t {
   kExitExtended = 0x20U,
 };
 
-// Performs one call with r0 = op and r1 = argument (usually the address of
-// a parameter block of 32-bit words); returns r0.
+/// Performs one call with r0 = op and r1 = argument (usually the address of
+/// a parameter block of 32-bit words); returns r0.
 std::uint32_t call(Op op, const void* argument) noexcept;
 
-// Writes text to the host's console.
+/// Writes text to the host's console.
 void write(const char* text, std::size_t length) noexcept;
-// Ends the emulation or debug session with `code` as the exit status.
+/// Ends the emulation or debug session with `code` as the exit status.
 [[noreturn]] void exit(int code) noexcept;
-// Centiseconds since the program started, from the host clock.
+/// Centiseconds since the program started, from the host clock.
 std::uint32_t clock_centiseconds() noexcept;
 
 }  // namespace semihosting

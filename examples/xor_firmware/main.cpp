@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: Apache-2.0
+// XOR trained on a Cortex-M4 in FP32. Everything lives in static storage
+// sized at compile time by the model's memory plan (xor_model.hpp); the
+// linker script holds the whole firmware to XOR_RAM_BUDGET bytes of RAM.
+// Output goes through the port's console (semihosting under QEMU) and
+// numbers through burtorch::format_double: no printf, no heap.
+//
+// Prints "epoch n loss x" every 100 epochs and "final loss x"; returns 0
+// (the exit code QEMU reports) if training ran without a tape error.
+#include <burtorch/port/port.hpp>
+
+#include <cstddef>
+
+#include "xor_model.hpp"
+
+namespace bt = burtorch;
+namespace nn = burtorch::nn;
+using xor_example::XorNet;
+
+namespace {
+
+using Real = float;
+constexpr nn::MemoryPlan kPlan = XorNet<Real>::plan();
+#ifdef XOR_RAM_BUDGET
+static_assert(kPlan.bytes < XOR_RAM_BUDGET / 4U, "the model takes at most a quarter of the RAM budget");
+#endif
+
+bt::FixedTape<Real, kPlan.nodes, kPlan.slots, kPlan.parameters> g_tape;
+Real g_optimizer_state[kPlan.optimizer_bytes / sizeof(Real)];
+
+void print(const char* label, double value) {
+  char text[32];
+  const std::size_t n = bt::format_double(value, text, sizeof(text), 6);
+  bt::port::write(label);
+  bt::port::write(text, n);
+}
+
+}  // namespace
+
+int main() {
+  print("xor on the device: model ", static_cast<double>(kPlan.bytes));
+  bt::port::write(" bytes\n");
+  nn::Rng rng(7U);
+  XorNet<Real> net;
+  if (!net.create(g_tape, rng)) {
+    bt::port::write("could not create the model\n");
+    return 1;
+  }
+  nn::OptimizerConfig<Real> config;
+  config.kind = xor_example::kOptimizer;
+  config.lr = 0.05F;
+  nn::Optimizer<Real> optimizer(config, g_optimizer_state, kPlan.parameters);
+
+  std::size_t peak_nodes = 0U;
+  std::size_t peak_slots = 0U;
+  Real loss = 0.0F;
+  for (int epoch = 1; epoch <= 1000; ++epoch) {
+    loss = xor_example::train_epoch(g_tape, net, optimizer, kPlan.parameters, &peak_nodes, &peak_slots);
+    if ((epoch % 100) == 0) {
+      print("epoch ", static_cast<double>(epoch));
+      print(" loss ", static_cast<double>(loss));
+      bt::port::write("\n");
+    }
+  }
+  print("final loss ", static_cast<double>(loss));
+  bt::port::write("\n");
+  return (g_tape.status() == bt::Status::kOk) ? 0 : 1;
+}

@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: Apache-2.0
+// XOR with nn layers on the host: the tape and the optimizer state are
+// sized by the model's constexpr memory plan (xor_model.hpp), declared
+// static, and checked against what one sample really records.
+//
+// Prints the plan, "epoch n loss x" every 100 epochs, the four predictions
+// and "final loss x"; exits non-zero if the tape or the plan failed.
+#include <burtorch/port/port.hpp>
+
+#include <cstddef>
+
+#include "xor_model.hpp"
+
+namespace bt = burtorch;
+namespace nn = burtorch::nn;
+using xor_example::XorNet;
+
+namespace {
+
+using Real = double;
+constexpr nn::MemoryPlan kPlan = XorNet<Real>::plan();
+static_assert(kPlan.bytes < 4096U, "the XOR model fits in 4 KB");
+
+bt::FixedTape<Real, kPlan.nodes, kPlan.slots, kPlan.parameters> g_tape;
+Real g_optimizer_state[kPlan.optimizer_bytes / sizeof(Real)];
+
+void print(const char* label, double value) {
+  char text[32];
+  const std::size_t n = bt::format_double(value, text, sizeof(text), 6);
+  bt::port::write(label);
+  bt::port::write(text, n);
+}
+
+}  // namespace
+
+int main() {
+  print("plan: parameters ", static_cast<double>(kPlan.parameters));
+  print(" nodes ", static_cast<double>(kPlan.nodes));
+  print(" slots ", static_cast<double>(kPlan.slots));
+  print(" bytes ", static_cast<double>(kPlan.bytes));
+  bt::port::write("\n");
+
+  nn::Rng rng(7U);
+  XorNet<Real> net;
+  if (!net.create(g_tape, rng)) {
+    bt::port::write("could not create the model\n");
+    return 1;
+  }
+  nn::OptimizerConfig<Real> config;
+  config.kind = xor_example::kOptimizer;
+  config.lr = 0.05;
+  nn::Optimizer<Real> optimizer(config, g_optimizer_state, kPlan.parameters);
+
+  std::size_t peak_nodes = 0U;
+  std::size_t peak_slots = 0U;
+  Real loss = 0.0;
+  for (int epoch = 1; epoch <= 1000; ++epoch) {
+    loss = xor_example::train_epoch(g_tape, net, optimizer, kPlan.parameters, &peak_nodes, &peak_slots);
+    if ((epoch % 100) == 0) {
+      print("epoch ", static_cast<double>(epoch));
+      print(" loss ", loss);
+      bt::port::write("\n");
+    }
+  }
+  // What one sample recorded must be what the plan says.
+  print("used: nodes ", static_cast<double>(peak_nodes));
+  print(" slots ", static_cast<double>(peak_slots));
+  bt::port::write("\n");
+  const bt::Mark start = g_tape.mark();
+  for (const auto& c : xor_example::kCases<Real>) {
+    static_cast<void>(net.loss(g_tape, c.a, c.b, c.target));
+    // The prediction is the sigmoid node just before the loss's two nodes.
+    print("xor ", c.a);
+    print(" ", c.b);
+    print(" -> ", g_tape.value(static_cast<bt::Index>(g_tape.size() - 3U)));
+    bt::port::write("\n");
+    static_cast<void>(g_tape.rewind(start));
+  }
+  print("final loss ", loss);
+  bt::port::write("\n");
+  const bool plan_exact = (peak_nodes == kPlan.nodes) && (peak_slots == kPlan.slots);
+  if (!plan_exact) {
+    bt::port::write("the memory plan does not match what a sample records\n");
+  }
+  return ((g_tape.status() == bt::Status::kOk) && plan_exact) ? 0 : 1;
+}
