@@ -1,7 +1,9 @@
-// Operators and scalar functions on Value<T> (the BurTorch paper, Tables 8
-// and 10). Each call computes its result eagerly and records one node.
-// Domain errors follow IEEE-754 (log(0) = -inf, 1/0 = inf, sqrt(-1) = NaN);
-// ask tape.all_finite() when inputs are untrusted.
+/// @file
+//// @file
+//// Operators and scalar functions on Value<T> (the BurTorch paper, Tables 8
+//// and 10). Each call computes its result eagerly and records one node.
+//// Domain errors follow IEEE-754 (log(0) = -inf, 1/0 = inf, sqrt(-1) = NaN);
+//// ask tape.all_finite() when inputs are untrusted.
 #ifndef BURTORCH_OPS_HPP
 #define BURTORCH_OPS_HPP
 
@@ -13,8 +15,8 @@
 namespace burtorch {
 
 namespace detail {
-// Keeps a scalar argument out of template deduction, so Value<float> + 1.0
-// converts the constant instead of failing to deduce T.
+/// Keeps a scalar argument out of template deduction, so Value<float> + 1.0
+/// converts the constant instead of failing to deduce T.
 template <class T>
 struct Plain {
   using Type = T;
@@ -22,18 +24,18 @@ struct Plain {
 template <class T>
 using PlainT = typename Plain<T>::Type;
 
-// Records op(x, y) on x's tape, or on y's if x is empty (so the misuse is
-// reported whichever side it is on); f computes the value from the
-// operands' values after they are checked, so nothing is read through a bad
-// handle.
+/// Records op(x, y) on x's tape, or on y's if x is empty (so the misuse is
+/// reported whichever side it is on); f computes the value from the
+/// operands' values after they are checked, so nothing is read through a bad
+/// handle.
 template <class T, class F>
 inline Value<T> binary(Op op, Value<T> x, Value<T> y, F f) noexcept {
   Tape<T>* tape = (x.tape() != nullptr) ? x.tape() : y.tape();
   return (tape != nullptr) ? tape->map2(op, x, y, f) : Value<T>();
 }
 
-// The tape of the first operand that has one (nullptr if none): an empty
-// handle anywhere in a list is then reported by that tape.
+/// The tape of the first operand that has one (nullptr if none): an empty
+/// handle anywhere in a list is then reported by that tape.
 template <class T>
 inline Tape<T>* first_tape(const Value<T>* xs, std::size_t n) noexcept {
   Tape<T>* tape = nullptr;
@@ -59,56 +61,69 @@ inline Value<T> with_constant(Op op, Value<T> x, T c) noexcept {
 }  // namespace detail
 
 // --- arithmetic between values --------------------------------------------
+/// x + y (one node).
 template <class T>
 inline Value<T> operator+(Value<T> x, Value<T> y) noexcept {
   return detail::binary(Op::kAdd, x, y, [](T a, T b) { return a + b; });
 }
+/// x - y (one node).
 template <class T>
 inline Value<T> operator-(Value<T> x, Value<T> y) noexcept {
   return detail::binary(Op::kSub, x, y, [](T a, T b) { return a - b; });
 }
+/// x * y (one node).
 template <class T>
 inline Value<T> operator*(Value<T> x, Value<T> y) noexcept {
   return detail::binary(Op::kMul, x, y, [](T a, T b) { return a * b; });
 }
+/// x / y (one node; IEEE: x / 0 is +-inf or NaN).
 template <class T>
 inline Value<T> operator/(Value<T> x, Value<T> y) noexcept {
   return detail::binary(Op::kDiv, x, y, [](T a, T b) { return a / b; });
 }
+/// -x (one node).
 template <class T>
 inline Value<T> operator-(Value<T> x) noexcept {
   return detail::unary(Op::kNeg, x, [](T a) { return -a; });
 }
 
 // --- arithmetic with plain scalars (no node for the constant) --------------
+/// x + c: one node, the constant is folded into the value.
 template <class T>
 inline Value<T> operator+(Value<T> x, detail::PlainT<T> c) noexcept {
   return detail::unary(Op::kAddConst, x, [c](T a) { return a + c; });
 }
+/// c + x: one node, the constant is folded into the value.
 template <class T>
 inline Value<T> operator+(detail::PlainT<T> c, Value<T> x) noexcept {
   return detail::unary(Op::kAddConst, x, [c](T a) { return c + a; });
 }
+/// x - c: one node, the constant is folded into the value.
 template <class T>
 inline Value<T> operator-(Value<T> x, detail::PlainT<T> c) noexcept {
   return detail::unary(Op::kAddConst, x, [c](T a) { return a - c; });
 }
+/// c - x: one node, the constant is folded into the value.
 template <class T>
 inline Value<T> operator-(detail::PlainT<T> c, Value<T> x) noexcept {
   return detail::unary(Op::kConstSub, x, [c](T a) { return c - a; });
 }
+/// x * c: one node, c kept in argument slots.
 template <class T>
 inline Value<T> operator*(Value<T> x, detail::PlainT<T> c) noexcept {
   return detail::with_constant(Op::kMulConst, x, static_cast<T>(c));
 }
+/// c * x: one node, c kept in argument slots.
 template <class T>
 inline Value<T> operator*(detail::PlainT<T> c, Value<T> x) noexcept {
   return detail::with_constant(Op::kMulConst, x, static_cast<T>(c));
 }
+/// x / c: one node, c kept in argument slots.
 template <class T>
 inline Value<T> operator/(Value<T> x, detail::PlainT<T> c) noexcept {
   return detail::with_constant(Op::kDivConst, x, static_cast<T>(c));
 }
+/// c / x: one node, no storage for c.
 template <class T>
 inline Value<T> operator/(detail::PlainT<T> c, Value<T> x) noexcept {
   // d(c/x)/dx = -(c/x)/x: the backward pass needs only the node's value.
@@ -157,79 +172,93 @@ inline Value<T>& Value<T>::operator/=(T rhs) noexcept {
 }
 
 // --- scalar functions (Table 8) ----------------------------------------------
+/// max(x, 0), NaN passed through; relu'(0) = 0.
 template <class T>
 inline Value<T> relu(Value<T> x) noexcept {
   return detail::unary(Op::kRelu, x, [](T a) { return ScalarOps<T>::relu(a); });
 }
+/// tanh(x).
 template <class T>
 inline Value<T> tanh(Value<T> x) noexcept {
   return detail::unary(Op::kTanh, x, [](T a) { return ScalarOps<T>::tanh(a); });
 }
+/// e to the x.
 template <class T>
 inline Value<T> exp(Value<T> x) noexcept {
   return detail::unary(Op::kExp, x, [](T a) { return ScalarOps<T>::exp(a); });
 }
+/// Natural logarithm (log(0) = -inf, log of a negative = NaN).
 template <class T>
 inline Value<T> log(Value<T> x) noexcept {
   return detail::unary(Op::kLog, x, [](T a) { return ScalarOps<T>::log(a); });
 }
-// -log(x): the loss of a probability, one node instead of two.
+/// -log(x): the loss of a probability, one node instead of two.
 template <class T>
 inline Value<T> neg_log(Value<T> x) noexcept {
   return detail::unary(Op::kNegLog, x, [](T a) { return -ScalarOps<T>::log(a); });
 }
+/// 1 / (1 + exp(-x)).
 template <class T>
 inline Value<T> sigmoid(Value<T> x) noexcept {
   return detail::unary(Op::kSigmoid, x, [](T a) { return T(1) / (T(1) + ScalarOps<T>::exp(-a)); });
 }
+/// 1 / x.
 template <class T>
 inline Value<T> inv(Value<T> x) noexcept {
   return detail::unary(Op::kInv, x, [](T a) { return T(1) / a; });
 }
+/// x squared.
 template <class T>
 inline Value<T> sqr(Value<T> x) noexcept {
   return detail::unary(Op::kSqr, x, [](T a) { return a * a; });
 }
+/// x cubed.
 template <class T>
 inline Value<T> pow3(Value<T> x) noexcept {
   return detail::unary(Op::kPow3, x, [](T a) { return a * a * a; });
 }
+/// Square root (its derivative at 0 is +inf).
 template <class T>
 inline Value<T> sqrt(Value<T> x) noexcept {
   return detail::unary(Op::kSqrt, x, [](T a) { return ScalarOps<T>::sqrt(a); });
 }
+/// 1 / sqrt(x).
 template <class T>
 inline Value<T> inv_sqrt(Value<T> x) noexcept {
   return detail::unary(Op::kInvSqrt, x, [](T a) { return T(1) / ScalarOps<T>::sqrt(a); });
 }
+/// x * c (the paper's name for it).
 template <class T>
 inline Value<T> mul_by_const(Value<T> x, detail::PlainT<T> c) noexcept {
   return x * c;
 }
-// Two-argument helpers of Table 8.
+/// Two-argument helpers of Table 8.
 template <class T>
 inline Value<T> mean(Value<T> x, Value<T> y) noexcept {
   return detail::binary(Op::kMean2, x, y, [](T a, T b) { return (a + b) * T(0.5); });
 }
+/// x^2 + y^2 (one node).
 template <class T>
 inline Value<T> add_squares(Value<T> x, Value<T> y) noexcept {
   return detail::binary(Op::kAddSquares2, x, y, [](T a, T b) { return (a * a) + (b * b); });
 }
+/// (x^2 + y^2) / 2 (one node).
 template <class T>
 inline Value<T> mean_squares(Value<T> x, Value<T> y) noexcept {
   return detail::binary(Op::kMeanSquares2, x, y, [](T a, T b) { return ((a * a) + (b * b)) * T(0.5); });
 }
+/// -(x + y) / 2 (one node).
 template <class T>
 inline Value<T> negative_mean(Value<T> x, Value<T> y) noexcept {
   return detail::binary(Op::kNegMean2, x, y, [](T a, T b) { return -(a + b) * T(0.5); });
 }
 
 // --- varying arity (Tables 8 and 10) ------------------------------------------
-// xs[0..n) must be on one tape. If they are consecutive nodes the node stores
-// only (first, n); otherwise their indices go to n argument slots. With no
-// operand that has a tape (n == 0, xs null, all empty) there is no tape to
-// report to: the result is an empty handle, and using it in a later op
-// reports kEmptyHandle on that op's tape.
+/// xs[0..n) must be on one tape. If they are consecutive nodes the node stores
+/// only (first, n); otherwise their indices go to n argument slots. With no
+/// operand that has a tape (n == 0, xs null, all empty) there is no tape to
+/// report to: the result is an empty handle, and using it in a later op
+/// reports kEmptyHandle on that op's tape.
 namespace detail {
 template <class T>
 inline Value<T> reduce(Op range_op, const Value<T>* xs, std::size_t n) noexcept {
@@ -244,51 +273,59 @@ inline Value<T> dot(const Value<T>* w, const Value<T>* x, std::size_t n, const V
 }
 }  // namespace detail
 
+/// xs[0] + ... + xs[n-1] (one node).
 template <class T>
 inline Value<T> reduce_sum(const Value<T>* xs, std::size_t n) noexcept {
   return detail::reduce(Op::kSumR, xs, n);
 }
-// xs[0] - xs[1] - ... - xs[n-1]
+/// xs[0] - xs[1] - ... - xs[n-1]
 template <class T>
 inline Value<T> reduce_sub(const Value<T>* xs, std::size_t n) noexcept {
   return detail::reduce(Op::kSubR, xs, n);
 }
+/// xs[0] * ... * xs[n-1] (one node; exact zeros handled in backward).
 template <class T>
 inline Value<T> reduce_mul(const Value<T>* xs, std::size_t n) noexcept {
   return detail::reduce(Op::kProdR, xs, n);
 }
+/// The mean of xs[0..n) (one node).
 template <class T>
 inline Value<T> reduce_mean(const Value<T>* xs, std::size_t n) noexcept {
   return detail::reduce(Op::kMeanR, xs, n);
 }
+/// sum(xs[i]^2) (one node).
 template <class T>
 inline Value<T> reduce_sum_of_squares(const Value<T>* xs, std::size_t n) noexcept {
   return detail::reduce(Op::kSumSqR, xs, n);
 }
+/// mean(xs[i]^2) (one node).
 template <class T>
 inline Value<T> reduce_mean_squares(const Value<T>* xs, std::size_t n) noexcept {
   return detail::reduce(Op::kMeanSqR, xs, n);
 }
+/// -mean(xs) (one node).
 template <class T>
 inline Value<T> reduce_negative_mean(const Value<T>* xs, std::size_t n) noexcept {
   return detail::reduce(Op::kNegMeanR, xs, n);
 }
-// Unbiased sample variance, sum((x - mean)^2) / (n - 1); NaN for n == 1.
+/// Unbiased sample variance, sum((x - mean)^2) / (n - 1); NaN for n == 1.
 template <class T>
 inline Value<T> variance(const Value<T>* xs, std::size_t n) noexcept {
   return detail::reduce(Op::kVarR, xs, n);
 }
-// Population variance, sum((x - mean)^2) / n.
+/// Population variance, sum((x - mean)^2) / n.
 template <class T>
 inline Value<T> variance_biased(const Value<T>* xs, std::size_t n) noexcept {
   return detail::reduce(Op::kVarBiasedR, xs, n);
 }
 
+/// The two results of reduce_mean_and_mean_squares.
 template <class T>
 struct MeanAndMeanSquares {
-  Value<T> mean;
-  Value<T> mean_squares;
+  Value<T> mean;          ///< mean(xs)
+  Value<T> mean_squares;  ///< mean(xs^2)
 };
+/// mean(xs) and mean(xs^2), two nodes (the paper's Table 10).
 template <class T>
 inline MeanAndMeanSquares<T> reduce_mean_and_mean_squares(const Value<T>* xs, std::size_t n) noexcept {
   MeanAndMeanSquares<T> out;
@@ -297,31 +334,33 @@ inline MeanAndMeanSquares<T> reduce_mean_and_mean_squares(const Value<T>* xs, st
   return out;
 }
 
-// sum(w[i] * x[i]); each side is stored as a range when its nodes are
-// consecutive (parameters usually are), else as a list of slots.
+/// sum(w[i] * x[i]); each side is stored as a range when its nodes are
+/// consecutive (parameters usually are), else as a list of slots.
 template <class T>
 inline Value<T> inner_product(const Value<T>* w, const Value<T>* x, std::size_t n) noexcept {
   return detail::dot(w, x, n, static_cast<const Value<T>*>(nullptr));
 }
+/// sum(w[i] * x[i]) + bias (one node).
 template <class T>
 inline Value<T> inner_product_with_bias(const Value<T>* w, const Value<T>* x, std::size_t n,
                                         Value<T> bias) noexcept {
   return detail::dot(w, x, n, &bias);
 }
 
-// sum(w[i] * x[i]) where w is the range of x.total nodes starting at `w` and
-// x is a segment list (Tape::segments): e.g. 16 embedding rows read in place.
+/// sum(w[i] * x[i]) where w is the range of x.total nodes starting at `w` and
+/// x is a segment list (Tape::segments): e.g. 16 embedding rows read in place.
 template <class T>
 inline Value<T> inner_product_segments(Value<T> w, SegmentList x) noexcept {
   return (w.tape() != nullptr) ? w.tape()->dot_segments(w.index(), x, nullptr) : w;
 }
+/// inner_product_segments(w, x) + bias (one node).
 template <class T>
 inline Value<T> inner_product_segments_with_bias(Value<T> w, SegmentList x, Value<T> bias) noexcept {
   return (w.tape() != nullptr) ? w.tape()->dot_segments(w.index(), x, &bias) : w;
 }
 
-// log(sum(exp(xs[i]))), max-shifted (never overflows); its gradient is the
-// softmax of xs. Cross-entropy of logits z with target y: log_sum_exp(z) - z[y].
+/// log(sum(exp(xs[i]))), max-shifted (never overflows); its gradient is the
+/// softmax of xs. Cross-entropy of logits z with target y: log_sum_exp(z) - z[y].
 template <class T>
 inline Value<T> log_sum_exp(const Value<T>* xs, std::size_t n) noexcept {
   Tape<T>* tape = detail::first_tape(xs, n);

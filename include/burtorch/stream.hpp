@@ -54,7 +54,7 @@ Status write_bytes(ByteSink sink, const void* data, std::size_t size) noexcept;
 /// digits C's printf("%.*g") prints under the default rounding mode; they
 /// come from exact integer arithmetic, so every target prints the same. The
 /// default 17 digits read back (strtod) as the same double. Layout like
-/// %.<significant>g: positional for decimal exponents -5..significant-1
+/// `%.<significant>g`: positional for decimal exponents -5..significant-1
 /// (0.00123, 0.000015, 138.83), else 1.5e-7 (no '+', no leading zeros in the
 /// exponent); no trailing zeros; "nan", "inf", "-inf", "-0".
 std::size_t format_double(double value, char* out, std::size_t capacity, int significant = 17) noexcept;

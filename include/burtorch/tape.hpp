@@ -1,15 +1,17 @@
-// The tape: an append-only record of scalar operations, stored as separate
-// arrays (structure of arrays) inside one byte buffer the caller owns.
-//
-// Read this file first, then lib/tape.cpp (backward), then ops.hpp.
-//
-//   node i:  values_[i]  grads_[i]  ops_[i]  links_[i] = a | b << 32  (names_[i])
-//   slots:   args_[k]    indices of list operands, operand descriptors and
-//                        constants, appended as nodes need them
-//
-// Every node's operands are older than the node, so the reverse order of
-// recording is already a topological order: backward is one loop from the
-// root down to the oldest interior node. No sort, no stack, no recursion.
+/// @file
+//// @file
+//// The tape: an append-only record of scalar operations, stored as separate
+//// arrays (structure of arrays) inside one byte buffer the caller owns.
+////
+//// Read this file first, then lib/tape.cpp (backward), then ops.hpp.
+////
+////   node i:  values_[i]  grads_[i]  ops_[i]  links_[i] = a | b << 32  (names_[i])
+////   slots:   args_[k]    indices of list operands, operand descriptors and
+////                        constants, appended as nodes need them
+////
+//// Every node's operands are older than the node, so the reverse order of
+//// recording is already a topological order: backward is one loop from the
+//// root down to the oldest interior node. No sort, no stack, no recursion.
 #ifndef BURTORCH_TAPE_HPP
 #define BURTORCH_TAPE_HPP
 
@@ -25,59 +27,61 @@
 
 namespace burtorch {
 
+/// A node's or an argument slot's position on a tape (32 bits on every target).
 using Index = std::uint32_t;
+/// "No node": the index of an invalid handle, of a missing bias, ...
 constexpr Index kNoIndex = 0xFFFFFFFFU;
 
-// What a node computes. Values below kFirstInterior are sources: nothing
-// flows out of them during backward.
+/// What a node computes. Values below kFirstInterior are sources: nothing
+/// flows out of them during backward.
 enum class Op : std::uint8_t {
-  kLeaf = 0,  // input or parameter; its gradient accumulates across backwards
-  // Binary: a, b are node indices.
+  kLeaf = 0,  ///< input or parameter; its gradient accumulates across backwards
+  /// Binary: a, b are node indices.
   kAdd, kSub, kMul, kDiv,
-  kMean2,         // (a + b) / 2
-  kAddSquares2,   // a^2 + b^2
-  kMeanSquares2,  // (a^2 + b^2) / 2
-  kNegMean2,      // -(a + b) / 2
-  // Unary: a is the operand.
+  kMean2,         ///< (a + b) / 2
+  kAddSquares2,   ///< a^2 + b^2
+  kMeanSquares2,  ///< (a^2 + b^2) / 2
+  kNegMean2,      ///< -(a + b) / 2
+  /// Unary: a is the operand.
   kNeg, kAddConst, kConstSub, kConstDiv, kRelu, kTanh, kExp, kLog, kNegLog,
   kSigmoid, kInv, kSqr, kPow3, kSqrt, kInvSqrt,
-  // Unary with a constant c stored in argument slots from b on.
+  /// Unary with a constant c stored in argument slots from b on.
   kMulConst, kDivConst,
-  // Reductions over n = b operands; R: a is the first of a contiguous range
-  // of nodes, L: a is the first slot of a list of node indices.
+  /// Reductions over n = b operands; R: a is the first of a contiguous range
+  /// of nodes, L: a is the first slot of a list of node indices.
   kSumR, kSumL, kSubR, kSubL, kProdR, kProdL, kMeanR, kMeanL,
   kSumSqR, kSumSqL, kMeanSqR, kMeanSqL, kNegMeanR, kNegMeanL,
   kVarR, kVarL, kVarBiasedR, kVarBiasedL,
-  // Inner products over n = b pairs; a is the slot of a descriptor
-  // [w, x, bias] where w and x are a range start (R) or a list slot (L),
-  // and bias is a node index or kNoIndex.
+  /// Inner products over n = b pairs; a is the slot of a descriptor
+  /// [w, x, bias] where w and x are a range start (R) or a list slot (L),
+  /// and bias is a node index or kNoIndex.
   kDotRR, kDotRL, kDotLL,
-  // Inner product of a weight range with a segment list (SegmentList); a is
-  // the slot of a descriptor [w_first, list_slot, bias], b = n.
+  /// Inner product of a weight range with a segment list (SegmentList); a is
+  /// the slot of a descriptor [w_first, list_slot, bias], b = n.
   kDotRS,
-  // log(sum(exp(x_i))) over n = b operands, max-shifted; R/L as above.
+  /// log(sum(exp(x_i))) over n = b operands, max-shifted; R/L as above.
   kLogSumExpR, kLogSumExpL,
-  // Row b of a weight matrix times a segment list (one output of a layer);
-  // a is the slot of a descriptor [w_first, list_slot, bias_first, length]
-  // shared by all rows: row b's weights start at w_first + b * length, its
-  // bias is node bias_first + b (none if bias_first is kNoIndex).
+  /// Row b of a weight matrix times a segment list (one output of a layer);
+  /// a is the slot of a descriptor [w_first, list_slot, bias_first, length]
+  /// shared by all rows: row b's weights start at w_first + b * length, its
+  /// bias is node bias_first + b (none if bias_first is kNoIndex).
   kMatRowS,
-  // Element o of x * scale + shift over three runs of n nodes (a layer
-  // norm's gain and bias); a is the slot of [scale_first, x_first,
-  // shift_first] shared by all n outputs, b = o.
+  /// Element o of x * scale + shift over three runs of n nodes (a layer
+  /// norm's gain and bias); a is the slot of [scale_first, x_first,
+  /// shift_first] shared by all n outputs, b = o.
   kScaleShift,
   kCount
 };
 
 namespace detail {
-// The kind of node each recorder may append. Every recorder checks the op it
-// is given (a constant after inlining, so the check costs nothing on the
-// operators' paths): no call can store operands of one kind under another
-// kind's op code, which the backward sweep would misread.
+/// The kind of node each recorder may append. Every recorder checks the op it
+/// is given (a constant after inlining, so the check costs nothing on the
+/// operators' paths): no call can store operands of one kind under another
+/// kind's op code, which the backward sweep would misread.
 constexpr bool is_binary_op(Op op) noexcept { return (op >= Op::kAdd) && (op <= Op::kNegMean2); }
 constexpr bool is_unary_op(Op op) noexcept { return (op >= Op::kNeg) && (op <= Op::kInvSqrt); }
 constexpr bool is_constant_op(Op op) noexcept { return (op == Op::kMulConst) || (op == Op::kDivConst); }
-// The range (R) variants of the reductions: what Tape::reduce accepts.
+/// The range (R) variants of the reductions: what Tape::reduce accepts.
 constexpr bool is_range_reduction(Op op) noexcept {
   return (op == Op::kSumR) || (op == Op::kSubR) || (op == Op::kProdR) || (op == Op::kMeanR) ||
          (op == Op::kSumSqR) || (op == Op::kMeanSqR) || (op == Op::kNegMeanR) || (op == Op::kVarR) ||
@@ -88,31 +92,41 @@ constexpr bool is_range_reduction(Op op) noexcept {
 template <class T>
 class Tape;
 
-// A handle to one node: the tape it lives on and its index. Cheap to copy.
-// A default-constructed or failed handle is invalid; reading it gives NaN.
-//
-// Stale handles (the node was discarded by rewind() or reset()): a handle
-// whose index is at or past the tape's end is detected, by valid(), value(),
-// grad() (NaN) and by every op (kInvalidHandle). Once the tape has grown
-// past the index again, the handle names whatever node now sits there and
-// is NOT detected: valid() is true and ops use the new node. Keep handles
-// only for nodes recorded before the mark you rewind to (parameters, a
-// batch's inputs), and re-create per-sample handles after each rewind. The
-// check costs nothing per op; detecting this case would need a generation
-// in every handle and every node (docs/design.md, "Handles and rewind").
+/// A handle to one node: the tape it lives on and its index. Cheap to copy.
+/// A default-constructed or failed handle is invalid; reading it gives NaN.
+///
+/// Stale handles (the node was discarded by rewind() or reset()): a handle
+/// whose index is at or past the tape's end is detected, by valid(), value(),
+/// grad() (NaN) and by every op (kInvalidHandle). Once the tape has grown
+/// past the index again, the handle names whatever node now sits there and
+/// is NOT detected: valid() is true and ops use the new node. Keep handles
+/// only for nodes recorded before the mark you rewind to (parameters, a
+/// batch's inputs), and re-create per-sample handles after each rewind. The
+/// check costs nothing per op; detecting this case would need a generation
+/// in every handle and every node (docs/design.md, "Handles and rewind").
 template <class T>
 class Value {
  public:
-  using Scalar = T;
+  using Scalar = T;  ///< the tape's scalar type
+  /// An empty handle (no tape): invalid, reads NaN, kEmptyHandle in an op.
   constexpr Value() noexcept = default;
+  /// The handle of node `index` of `tape` (the tape's own functions make them).
   constexpr Value(Tape<T>* tape, Index index) noexcept : tape_(tape), index_(index) {}
 
+  /// The node's value; NaN for an invalid handle.
   T value() const noexcept;
+  /// The node's gradient after backward(); NaN for an invalid handle.
   T grad() const noexcept;
+  /// True if the handle has a tape and its index is recorded (see above for
+  /// what a stale handle can and cannot be told from).
   bool valid() const noexcept;
+  /// The node's index on its tape (kNoIndex for a failed op).
   Index index() const noexcept { return index_; }
+  /// The tape the node is recorded on (nullptr for an empty handle).
   Tape<T>* tape() const noexcept { return tape_; }
 
+  /// @{
+  /// Records `*this op rhs` and makes this handle name the result.
   Value& operator+=(Value rhs) noexcept;
   Value& operator-=(Value rhs) noexcept;
   Value& operator*=(Value rhs) noexcept;
@@ -121,71 +135,72 @@ class Value {
   Value& operator-=(T rhs) noexcept;
   Value& operator*=(T rhs) noexcept;
   Value& operator/=(T rhs) noexcept;
+  /// @}
 
  private:
   Tape<T>* tape_ = nullptr;
   Index index_ = kNoIndex;
 };
 
-// A position on the tape to come back to: nodes and argument slots in use,
-// the tape that took it and the tape's rewind generation at that moment.
-// Only a mark returned by mark() of the same tape is accepted by rewind(),
-// and only while the position it names is still the one it was taken at
-// (see Tape::rewind); a hand-made mark is rejected.
+/// A position on the tape to come back to: nodes and argument slots in use,
+/// the tape that took it and the tape's rewind generation at that moment.
+/// Only a mark returned by mark() of the same tape is accepted by rewind(),
+/// and only while the position it names is still the one it was taken at
+/// (see Tape::rewind); a hand-made mark is rejected.
 struct Mark {
-  Index nodes = 0U;
-  Index slots = 0U;
-  const void* tape = nullptr;
-  std::uint64_t generation = 0U;
+  Index nodes = 0U;               ///< nodes recorded when the mark was taken
+  Index slots = 0U;               ///< argument slots in use then
+  const void* tape = nullptr;     ///< the tape that took it
+  std::uint64_t generation = 0U;  ///< the tape's rewind generation then
 };
 
-// A run of consecutive nodes [first, first + count): an embedding row, a
-// layer's outputs, one attention head's outputs.
+/// A run of consecutive nodes [first, first + count): an embedding row, a
+/// layer's outputs, one attention head's outputs.
 struct Segment {
-  Index first = 0U;
-  Index count = 0U;
+  Index first = 0U;  ///< the first node of the run
+  Index count = 0U;  ///< how many nodes
 };
 
-// Several runs read as one operand of `total` elements without copying:
-// stored once in argument slots (at `slot`: the number of runs, then a
-// first/count pair per run) and shared by any number of inner products.
-// Invalid when slot == kNoIndex. Rewinding past `slot` discards it.
+/// Several runs read as one operand of `total` elements without copying:
+/// stored once in argument slots (at `slot`: the number of runs, then a
+/// first/count pair per run) and shared by any number of inner products.
+/// Invalid when slot == kNoIndex. Rewinding past `slot` discards it.
 struct SegmentList {
-  Index slot = kNoIndex;
-  Index total = 0U;
+  Index slot = kNoIndex;  ///< where the list starts in the argument slots
+  Index total = 0U;       ///< the elements of all runs together
 };
 
-// A node's two operand fields: node indices for unary/binary ops, or a
-// range start / slot and a count for reductions (see Op).
+/// A node's two operand fields: node indices for unary/binary ops, or a
+/// range start / slot and a count for reductions (see Op).
 struct Operands {
-  Index a;
-  Index b;
+  Index a;  ///< first operand field
+  Index b;  ///< second operand field
 };
 
-// Called once when a tape's status first turns from kOk to an error.
+/// Called once when a tape's status first turns from kOk to an error.
 using FaultHook = void (*)(Status status, void* context);
 
-// Size-erased tape over a caller-supplied buffer. Not copyable: handles
-// point at it. Two tapes share nothing, so two threads may each use one.
+/// Size-erased tape over a caller-supplied buffer. Not copyable: handles
+/// point at it. Two tapes share nothing, so two threads may each use one.
 template <class T>
 class Tape {
  public:
-  // Every array in the buffer starts on this boundary (SIMD loads, and no
-  // false sharing between a tape's values and grads on most cores).
+  /// Every array in the buffer starts on this boundary (SIMD loads, and no
+  /// false sharing between a tape's values and grads on most cores).
   static constexpr std::size_t kArrayAlign = 32U;
 
-  // Returned by bytes_required for a layout no buffer can hold.
+  /// Returned by bytes_required for a layout no buffer can hold.
   static constexpr std::size_t kTooLarge = std::numeric_limits<std::size_t>::max();
 
-  // Bytes a buffer needs for `nodes` nodes and `slots` argument slots, given
-  // a buffer aligned to kArrayAlign. Use it to static_assert a RAM budget.
-  // The first `params` nodes form a parameter region: they can only be
-  // leaves, so they store value, gradient (and name) but no op code or
-  // operands, 9 bytes less per parameter.
-  // Every step is checked: a count an Index cannot address (nodes or slots
-  // >= kNoIndex), params > nodes, or a total that does not fit in a size_t
-  // (32-bit targets) gives kTooLarge, never a wrapped small number; the
-  // constructor rejects it and a static_assert budget built on it fails.
+  /// Bytes a buffer needs for `nodes` nodes and `slots` argument slots, given
+  /// a buffer aligned to kArrayAlign. Use it to static_assert a RAM budget.
+  /// The first `params` nodes form a parameter region: they can only be
+  /// leaves, so they store value, gradient (and name) but no op code or
+  /// operands, 9 bytes less per parameter.
+  /// Every step is checked: a count an Index cannot address (nodes or slots
+  /// >= kNoIndex), params > nodes, or a total that does not fit in a size_t
+  /// (32-bit targets) gives kTooLarge, never a wrapped small number; the
+  /// constructor rejects it and a static_assert budget built on it fails.
   static constexpr std::size_t bytes_required(std::size_t nodes, std::size_t slots,
                                               std::size_t params = 0U) noexcept {
     std::size_t total = 0U;
@@ -199,11 +214,11 @@ class Tape {
     return ok ? total : kTooLarge;
   }
 
-  // Lays the arrays out in `buffer`. If the buffer is null, misaligned or
-  // too small, params > nodes, or bytes_required(nodes, slots, params) is
-  // kTooLarge, the tape has capacity 0 and status kInvalidArgument.
-  // The last parameter is never passed: its type names the configuration
-  // flags, so objects built with other flags than the archive fail to link.
+  /// Lays the arrays out in `buffer`. If the buffer is null, misaligned or
+  /// too small, params > nodes, or bytes_required(nodes, slots, params) is
+  /// kTooLarge, the tape has capacity 0 and status kInvalidArgument.
+  /// The last parameter is never passed: its type names the configuration
+  /// flags, so objects built with other flags than the archive fail to link.
   Tape(void* buffer, std::size_t bytes, std::size_t nodes, std::size_t slots, std::size_t params = 0U,
        detail::ThisConfig /*flags*/ = detail::ThisConfig{}) noexcept;
   Tape(const Tape&) = delete;
@@ -213,114 +228,134 @@ class Tape {
   ~Tape() = default;
 
   // --- sources ---------------------------------------------------------
+  /// An input: a node with value x and no operands; its gradient accumulates.
   Value<T> leaf(T x) noexcept { return push_leaf(x, nullptr); }
-  // A leaf with a name (stored only if BURTORCH_CONFIG_PARAM_NAMES is 1; the
-  // pointer must outlive the tape). Parameters are ordinary leaves: create
-  // them first, one after another, and they form one contiguous range.
+  /// A leaf with a name (stored only if BURTORCH_CONFIG_PARAM_NAMES is 1; the
+  /// pointer must outlive the tape). Parameters are ordinary leaves: create
+  /// them first, one after another, and they form one contiguous range.
   Value<T> param(T x, const char* name = nullptr) noexcept { return push_leaf(x, name); }
-  // The name given to param(), or nullptr.
+  /// The name given to param(), or nullptr.
   const char* name(Index i) const noexcept;
 
   // --- reverse mode ----------------------------------------------------
-  // Sets d(root)/d(root) = 1 and propagates to every node the root depends
-  // on. Interior gradients are recomputed on each call; leaf gradients
-  // accumulate until zero_grad() or a rewind that discards the leaf.
+  /// Sets d(root)/d(root) = 1 and propagates to every node the root depends
+  /// on. Interior gradients are recomputed on each call; leaf gradients
+  /// accumulate until zero_grad() or a rewind that discards the leaf.
   Status backward(Value<T> root) noexcept;
-  // Sets every gradient on the tape to zero.
+  /// Sets every gradient on the tape to zero.
   void zero_grad() noexcept;
-  // Sets gradients of nodes [first, first + count) to zero (e.g. parameters).
+  /// Sets gradients of nodes [first, first + count) to zero (e.g. parameters).
   void zero_grad(Index first, Index count) noexcept;
 
   // --- per-sample rewind -----------------------------------------------
+  /// The current position, to rewind() to (see Mark).
   Mark mark() const noexcept { return Mark{size_, slots_used_, this, generation_}; }
-  // Discards every node and slot recorded after `m`. Nodes before it keep
-  // their values and gradients. Does not clear the status.
-  // Rejected with kInvalidArgument, changing nothing: a mark of another
-  // tape or made by hand; a mark past the tape's end; a stale mark, i.e. one
-  // whose position an earlier rewind discarded (even if the tape has grown
-  // past it again: its node and slot counts no longer describe what is
-  // recorded). Marks at or below the target of every later rewind stay valid
-  // however often they are used: the usual per-sample loop rewinds to one
-  // mark again and again, and nested marks work.
-  // The tape remembers the last kMarkLevels distinct rewind targets; with
-  // more levels of nested marks in use, a mark below all of them that is
-  // older than the oldest remembered rewind is rejected too (never wrongly
-  // accepted): take it again.
+  /// Discards every node and slot recorded after `m`. Nodes before it keep
+  /// their values and gradients. Does not clear the status.
+  /// Rejected with kInvalidArgument, changing nothing: a mark of another
+  /// tape or made by hand; a mark past the tape's end; a stale mark, i.e. one
+  /// whose position an earlier rewind discarded (even if the tape has grown
+  /// past it again: its node and slot counts no longer describe what is
+  /// recorded). Marks at or below the target of every later rewind stay valid
+  /// however often they are used: the usual per-sample loop rewinds to one
+  /// mark again and again, and nested marks work.
+  /// The tape remembers the last kMarkLevels distinct rewind targets; with
+  /// more levels of nested marks in use, a mark below all of them that is
+  /// older than the oldest remembered rewind is rejected too (never wrongly
+  /// accepted): take it again.
   Status rewind(Mark m) noexcept;
-  // Empties the tape and clears the status (not after a bad buffer). Every
-  // earlier mark becomes stale.
+  /// Empties the tape and clears the status (not after a bad buffer). Every
+  /// earlier mark becomes stale.
   void reset() noexcept;
+  /// How many distinct rewind targets the mark history remembers.
   static constexpr Index kMarkLevels = 4U;
 
   // --- state -----------------------------------------------------------
+  /// The sticky status: kOk, or the first error since the last clear.
   Status status() const noexcept { return status_; }
-  // Clears a sticky error (e.g. after rewinding past the failed sample).
+  /// Clears a sticky error (e.g. after rewinding past the failed sample).
   void clear_status() noexcept;
+  /// Nodes recorded.
   std::size_t size() const noexcept { return size_; }
+  /// Nodes the buffer holds (0 for an unusable buffer).
   std::size_t capacity() const noexcept { return capacity_; }
+  /// Argument slots in use.
   std::size_t slots_used() const noexcept { return slots_used_; }
+  /// Argument slots the buffer holds.
   std::size_t slot_capacity() const noexcept { return slot_capacity_; }
-  // Size of the parameter region (nodes that can only be leaves).
+  /// Size of the parameter region (nodes that can only be leaves).
   std::size_t param_capacity() const noexcept { return param_region_; }
-  // False if any recorded value or gradient is NaN or infinite.
+  /// False if any recorded value or gradient is NaN or infinite.
   bool all_finite() const noexcept;
-  // Fail-fast: hook called once per error transition (nullptr: none).
+  /// Fail-fast: hook called once per error transition (nullptr: none).
   void set_fault_hook(FaultHook hook, void* context) noexcept;
 
+  /// Node i's value (NaN past the end).
   T value(Index i) const noexcept { return (i < size_) ? values_[i] : kNaN; }
+  /// Node i's gradient (NaN past the end).
   T grad(Index i) const noexcept { return (i < size_) ? grads_[i] : kNaN; }
+  /// Node i's op (Op::kCount past the end).
   Op op(Index i) const noexcept {
     return (i >= size_) ? Op::kCount : ((i < param_region_) ? Op::kLeaf : ops_[i - param_region_]);
   }
+  /// Node i's first operand field (see Op; kNoIndex for leaves and past the end).
   Index arg_a(Index i) const noexcept {
     return ((i < size_) && (i >= param_region_)) ? first_of(links_[i - param_region_]) : kNoIndex;
   }
+  /// Node i's second operand field (see Op; kNoIndex for leaves and past the end).
   Index arg_b(Index i) const noexcept {
     return ((i < size_) && (i >= param_region_)) ? second_of(links_[i - param_region_]) : kNoIndex;
   }
+  /// Argument slot k (kNoIndex past the slots in use).
   Index slot(Index k) const noexcept { return (k < slots_used_) ? args_[k] : kNoIndex; }
-  // Contiguous views for optimizers and save/load: [0, size()).
+  /// @{
+  /// Contiguous views for optimizers and save/load: [0, size()).
   T* values() noexcept { return values_; }
   T* grads() noexcept { return grads_; }
   const T* values() const noexcept { return values_; }
   const T* grads() const noexcept { return grads_; }
-  // The constant of a kMulConst/kDivConst node (NaN for other nodes).
+  /// @}
+  /// The constant of a kMulConst/kDivConst node (NaN for other nodes).
   T constant(Index i) const noexcept;
 
   // --- recording (used by the operators and functions in ops.hpp) -------
-  // Each checks its op kind and operands: a wrong op kind, a null pointer or
-  // an empty list is kInvalidArgument; an operand that is empty (default or
-  // from a call with no tape) kEmptyHandle, of another tape kForeignValue,
-  // not (or no longer) recorded kInvalidHandle.
-  // x * c (kMulConst) or x / c (kDivConst), c kept in argument slots.
+  /// Each checks its op kind and operands: a wrong op kind, a null pointer or
+  /// an empty list is kInvalidArgument; an operand that is empty (default or
+  /// from a call with no tape) kEmptyHandle, of another tape kForeignValue,
+  /// not (or no longer) recorded kInvalidHandle.
+  /// x * c (kMulConst) or x / c (kDivConst), c kept in argument slots.
   Value<T> with_constant(Op op, Value<T> x, T c) noexcept;
-  // A unary (binary) op whose result f(x) (f(x, y)) is computed from the
-  // operands' values once they are known to be valid.
+  /// A unary op whose result f(x) is computed from the operand's value once
+  /// it is known to be valid.
   template <class F>
   Value<T> map1(Op op, Value<T> x, F f) noexcept;
+  /// A binary op whose result f(x, y) is computed from the operands' values
+  /// once they are known to be valid.
   template <class F>
   Value<T> map2(Op op, Value<T> x, Value<T> y, F f) noexcept;
-  // A reduction: `range_op` is the R variant (kSumR, kSubR, ...).
+  /// A reduction: `range_op` is the R variant (kSumR, kSubR, ...).
   Value<T> reduce(Op range_op, const Value<T>* xs, std::size_t n) noexcept;
+  /// sum(w[i] * x[i]) (+ *bias if bias is not null); each side stored as a
+  /// range when its nodes are consecutive, else as a list of slots.
   Value<T> dot(const Value<T>* w, const Value<T>* x, std::size_t n, const Value<T>* bias) noexcept;
-  // The same for two runs of n consecutive nodes, given by their first
-  // nodes: no handle array to gather and scan (attention scores).
+  /// The same for two runs of n consecutive nodes, given by their first
+  /// nodes: no handle array to gather and scan (attention scores).
   Value<T> dot_ranges(Index w_first, Index x_first, Index n, const Value<T>* bias) noexcept;
-  // Stores `count` runs once (1 + 2 * count slots); see SegmentList.
+  /// Stores `count` runs once (1 + 2 * count slots); see SegmentList.
   SegmentList segments(const Segment* parts, std::size_t count) noexcept;
-  // sum(value[w_first + i] * x[i]) (+ bias) over the x.total elements of x.
+  /// sum(value[w_first + i] * x[i]) (+ bias) over the x.total elements of x.
   Value<T> dot_segments(Index w_first, SegmentList x, const Value<T>* bias) noexcept;
-  // A layer's outputs: `rows` consecutive nodes, row o = sum(value[w_first +
-  // o * x.total + k] * x[k]) (+ value[bias_first + o]; kNoIndex: no bias).
-  // The weights are row-major from w_first. All rows share one 4-slot
-  // descriptor (dot_segments stores 3 slots per output). Returns the first
-  // row; the others follow it.
+  /// A layer's outputs: `rows` consecutive nodes, row o = sum(value[w_first +
+  /// o * x.total + k] * x[k]) (+ value[bias_first + o]; kNoIndex: no bias).
+  /// The weights are row-major from w_first. All rows share one 4-slot
+  /// descriptor (dot_segments stores 3 slots per output). Returns the first
+  /// row; the others follow it.
   Value<T> matvec(Index w_first, Index rows, SegmentList x, Index bias_first) noexcept;
-  // n consecutive nodes, output o = value[x_first + o] * value[scale_first +
-  // o] + value[shift_first + o], sharing one 3-slot descriptor (a layer
-  // norm's gain and bias). Returns the first output.
+  /// n consecutive nodes, output o = value[x_first + o] * value[scale_first +
+  /// o] + value[shift_first + o], sharing one 3-slot descriptor (a layer
+  /// norm's gain and bias). Returns the first output.
   Value<T> scale_shift(Index scale_first, Index x_first, Index shift_first, Index n) noexcept;
-  // log(sum(exp(xs[i]))), shifted by the maximum so it never overflows.
+  /// log(sum(exp(xs[i]))), shifted by the maximum so it never overflows.
   Value<T> log_sum_exp(const Value<T>* xs, std::size_t n) noexcept;
 
  private:
@@ -333,7 +368,7 @@ class Tape {
   static constexpr std::size_t round_up(std::size_t bytes) noexcept {
     return (bytes + (kArrayAlign - 1U)) & ~(kArrayAlign - 1U);
   }
-  // *total += round_up(count * size) unless that overflows a size_t.
+  /// *total += round_up(count * size) unless that overflows a size_t.
   static constexpr bool add_array(std::size_t* total, std::size_t count, std::size_t size) noexcept {
     constexpr std::size_t kMax = std::numeric_limits<std::size_t>::max();
     if ((size != 0U) && (count > ((kMax - (kArrayAlign - 1U)) / size))) {
@@ -352,37 +387,37 @@ class Tape {
 
   Value<T> push_leaf(T x, const char* name) noexcept;
   Value<T> push(Op op, T result, Index a, Index b) noexcept;
-  // Appends one node; returns its index, or kNoIndex (status set) if full.
+  /// Appends one node; returns its index, or kNoIndex (status set) if full.
   Index append(Op op, T result, Index a, Index b) noexcept;
-  // A node's two operand fields, packed into one 64-bit word (see links_).
+  /// A node's two operand fields, packed into one 64-bit word (see links_).
   static constexpr std::uint64_t pack(Index a, Index b) noexcept {
     return static_cast<std::uint64_t>(a) | (static_cast<std::uint64_t>(b) << 32U);
   }
   static constexpr Index first_of(std::uint64_t link) noexcept { return static_cast<Index>(link); }
   static constexpr Index second_of(std::uint64_t link) noexcept { return static_cast<Index>(link >> 32U); }
-  // Backward of one reduction, inner product or log-sum-exp node: their
-  // loops live out of line, so the sweep over simple nodes keeps its
-  // variables in registers.
+  /// Backward of one reduction, inner product or log-sum-exp node: their
+  /// loops live out of line, so the sweep over simple nodes keeps its
+  /// variables in registers.
   void backward_wide(Op op, Index i, Index a, Index b, T g) noexcept;
-  // Records the first error (sticky) and returns an invalid handle. Cold:
-  // defined out of line in lib/tape_impl.hpp.
+  /// Records the first error (sticky) and returns an invalid handle. Cold:
+  /// defined out of line in lib/tape_impl.hpp.
   BURTORCH_COLD Value<T> fail(Status status) noexcept;
   bool owns(Value<T> x) const noexcept { return (x.tape() == this) && (x.index() < size_); }
-  // True if one more non-leaf node fits (status ok, not full, and past the
-  // parameter region).
+  /// True if one more non-leaf node fits (status ok, not full, and past the
+  /// parameter region).
   bool room_for_interior() const noexcept { return (size_ - param_region_) < append_room_; }
   BURTORCH_COLD Value<T> reject(Value<T> x) noexcept;
-  // reject() for the inline paths: takes only the handle's tape, so the
-  // handles of a chain of ops need not be kept alive for the cold path.
-  // No tape: kEmptyHandle; this tape: kInvalidHandle; another: kForeignValue.
+  /// reject() for the inline paths: takes only the handle's tape, so the
+  /// handles of a chain of ops need not be kept alive for the cold path.
+  /// No tape: kEmptyHandle; this tape: kInvalidHandle; another: kForeignValue.
   BURTORCH_COLD void reject_from(const Tape<T>* owner) noexcept;
-  // The rewind generation in which the state at position key (nodes +
-  // slots) was recorded on the current branch of the tape's history (an
-  // upper bound once more than kMarkLevels rewind targets are remembered).
+  /// The rewind generation in which the state at position key (nodes +
+  /// slots) was recorded on the current branch of the tape's history (an
+  /// upper bound once more than kMarkLevels rewind targets are remembered).
   std::uint64_t generation_at(std::size_t key) const noexcept;
-  // rewind() for every case but the per-sample loop's (out of line).
+  /// rewind() for every case but the per-sample loop's (out of line).
   Status rewind_other(Mark m) noexcept;
-  // Drops the nodes and slots past these counts (the mark was checked).
+  /// Drops the nodes and slots past these counts (the mark was checked).
   void truncate(Index nodes, Index slots) noexcept {
     size_ = nodes;
     slots_used_ = slots;
@@ -390,33 +425,33 @@ class Tape {
     leading_leaves_ = (leading_leaves_ < size_) ? leading_leaves_ : size_;
     checked_list_ = kNoIndex;
   }
-  // Zeroes the gradients of the non-leaf nodes in [first, end): stale
-  // results of an earlier backward over nodes that are still recorded.
+  /// Zeroes the gradients of the non-leaf nodes in [first, end): stale
+  /// results of an earlier backward over nodes that are still recorded.
   BURTORCH_COLD void clear_interior_grads(Index first, Index end) noexcept;
-  // True if x names a segment list whose runs are all still recorded;
-  // otherwise records the error and returns false.
+  /// True if x names a segment list whose runs are all still recorded;
+  /// otherwise records the error and returns false.
   bool list_valid(SegmentList x) noexcept;
-  // Room for `nodes` more interior nodes and `slots` argument slots: the
-  // first slot, or kNoIndex with kCapacityExceeded recorded.
+  /// Room for `nodes` more interior nodes and `slots` argument slots: the
+  /// first slot, or kNoIndex with kCapacityExceeded recorded.
   Index reserve(Index nodes, Index slots) noexcept;
-  // An inner product's 3-slot descriptor [w, x, bias] after checking the
-  // bias handle and the room for one node; kNoIndex (status set) if not.
+  /// An inner product's 3-slot descriptor [w, x, bias] after checking the
+  /// bias handle and the room for one node; kNoIndex (status set) if not.
   Index dot_descriptor(Index w, Index x, const Value<T>* bias) noexcept;
-  // Records an inner product node: its product plus the descriptor's bias.
+  /// Records an inner product node: its product plus the descriptor's bias.
   Value<T> push_dot(Op op, T product, Index descriptor, Index n) noexcept;
-  // True if nodes [first, first + n) are all recorded.
+  /// True if nodes [first, first + n) are all recorded.
   bool recorded(Index first, std::uint64_t n) const noexcept { return (first < size_) && (n <= (size_ - first)); }
-  // Reserves `count` argument slots; returns the first, or kNoIndex.
+  /// Reserves `count` argument slots; returns the first, or kNoIndex.
   Index take_slots(std::size_t count) noexcept;
-  // Stores a range start (if xs are consecutive nodes) or a list of indices.
-  // Returns false on error (status set). `is_range` tells which.
+  /// Stores a range start (if xs are consecutive nodes) or a list of indices.
+  /// Returns false on error (status set). `is_range` tells which.
   bool store_operand(const Value<T>* xs, std::size_t n, Index* where, bool* is_range) noexcept;
 
   T* values_ = nullptr;
   T* grads_ = nullptr;
-  // Operands {a, b} of node i as a | (b << 32): one store per node, of a
-  // type that no member of the tape has, so the compiler keeps size_ and
-  // the array pointers in registers across a chain of inline ops.
+  /// Operands {a, b} of node i as a | (b << 32): one store per node, of a
+  /// type that no member of the tape has, so the compiler keeps size_ and
+  /// the array pointers in registers across a chain of inline ops.
   std::uint64_t* links_ = nullptr;
   Index* args_ = nullptr;
 #if BURTORCH_CONFIG_PARAM_NAMES
@@ -425,38 +460,38 @@ class Tape {
   Op* ops_ = nullptr;
   Index size_ = 0U;
   Index capacity_ = 0U;
-  // capacity_ while the status is kOk, 0 after an error: one compare in push.
+  /// capacity_ while the status is kOk, 0 after an error: one compare in push.
   Index limit_ = 0U;
-  // Nodes [0, param_region_) have no op code or operands (ops_ and links_
-  // are indexed from param_region_). append_room_ is limit_ - param_region_
-  // (0 after an error): one unsigned compare rejects both a full tape and an
-  // interior node inside the parameter region.
+  /// Nodes [0, param_region_) have no op code or operands (ops_ and links_
+  /// are indexed from param_region_). append_room_ is limit_ - param_region_
+  /// (0 after an error): one unsigned compare rejects both a full tape and an
+  /// interior node inside the parameter region.
   Index param_region_ = 0U;
   Index append_room_ = 0U;
   Index slots_used_ = 0U;
   Index slot_capacity_ = 0U;
-  // Length of the run of leaves at the start of the tape, i.e. the oldest
-  // non-leaf node: backward stops there. Only push_leaf and rewind touch it,
-  // so recording an interior node costs no extra compare.
+  /// Length of the run of leaves at the start of the tape, i.e. the oldest
+  /// non-leaf node: backward stops there. Only push_leaf and rewind touch it,
+  /// so recording an interior node costs no extra compare.
   Index leading_leaves_ = 0U;
-  // Nodes below this may hold gradients from an earlier backward; newer
-  // nodes got a zero gradient when recorded. Bounds backward's clearing.
+  /// Nodes below this may hold gradients from an earlier backward; newer
+  /// nodes got a zero gradient when recorded. Bounds backward's clearing.
   Index swept_end_ = 0U;
-  // The segment list dot_segments last validated (slot, total), or kNoIndex:
-  // its runs stay valid until a rewind, so the next inner products over the
-  // same list (every output of a layer) skip the check.
+  /// The segment list dot_segments last validated (slot, total), or kNoIndex:
+  /// its runs stay valid until a rewind, so the next inner products over the
+  /// same list (every output of a layer) skip the check.
   Index checked_list_ = kNoIndex;
   Index checked_total_ = 0U;
-  // Mark validation. The generation counts rewinds that discarded something.
-  // The positions of the current recording were made in generations that
-  // never decrease along it: a staircase whose steps are the targets of the
-  // remembered rewinds (cut_keys_[k], positions above it made in generation
-  // cut_generations_[k], ascending); positions at or below every remembered
-  // target were made in floor_generation_ or earlier. A mark is valid iff
-  // its position was made in its own generation or an earlier one.
+  /// Mark validation. The generation counts rewinds that discarded something.
+  /// The positions of the current recording were made in generations that
+  /// never decrease along it: a staircase whose steps are the targets of the
+  /// remembered rewinds (cut_keys_[k], positions above it made in generation
+  /// cut_generations_[k], ascending); positions at or below every remembered
+  /// target were made in floor_generation_ or earlier. A mark is valid iff
+  /// its position was made in its own generation or an earlier one.
   std::uint64_t generation_ = 0U;
   std::uint64_t floor_generation_ = 0U;
-  // Keys are nodes + slots: a size_t holds them (a buffer holds more bytes).
+  /// Keys are nodes + slots: a size_t holds them (a buffer holds more bytes).
   std::size_t cut_keys_[kMarkLevels] = {};
   std::uint64_t cut_generations_[kMarkLevels] = {};
   Index cuts_ = 0U;
@@ -467,12 +502,13 @@ class Tape {
 #endif
 };
 
-// A tape that owns its storage: capacity fixed at compile time. Declare it
-// static (or in a struct the firmware places) to keep it off the stack.
-// kParams > 0 reserves a parameter region (see Tape::bytes_required).
+/// A tape that owns its storage: capacity fixed at compile time. Declare it
+/// static (or in a struct the firmware places) to keep it off the stack.
+/// kParams > 0 reserves a parameter region (see Tape::bytes_required).
 template <class T, std::size_t kNodes, std::size_t kSlots = kNodes, std::size_t kParams = 0U>
 class FixedTape : public Tape<T> {
  public:
+  /// The bytes of the owned buffer: Tape<T>::bytes_required(kNodes, kSlots, kParams).
   static constexpr std::size_t kBytes = Tape<T>::bytes_required(kNodes, kSlots, kParams);
   static_assert(kBytes != Tape<T>::kTooLarge, "FixedTape: these capacities do not fit this target's address space");
   // BT-DEV-012: storage_ stays uninitialised; push() writes a node before anything reads it.
@@ -591,9 +627,9 @@ inline Value<T> Tape<T>::with_constant(Op op, Value<T> x, T c) noexcept {
   return Value<T>(this, out);
 }
 
-// Inline: the per-sample loop calls it once per sample, rewinding to the
-// same mark as last time (the top step of the mark history): a handful of
-// compares. Everything else goes to rewind_other.
+/// Inline: the per-sample loop calls it once per sample, rewinding to the
+/// same mark as last time (the top step of the mark history): a handful of
+/// compares. Everything else goes to rewind_other.
 template <class T>
 inline Status Tape<T>::rewind(Mark m) noexcept {
   const Index top = cuts_ - 1U;  // wraps when there is no step: cuts_ is checked first
@@ -627,8 +663,8 @@ inline bool Value<T>::valid() const noexcept {
   return (tape_ != nullptr) && (index_ < tape_->size());
 }
 
-// The library is compiled for these; other scalar types include
-// lib/tape_impl.hpp themselves.
+/// The library is compiled for these; other scalar types include
+/// lib/tape_impl.hpp themselves.
 extern template class Tape<float>;
 extern template class Tape<double>;
 
