@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The paper's GPT-like model (Table 7) in FP32: time per SGD step with a
 // serial batch of B sequences of 8 characters (6 layers, 6 heads, width 24,
 // feed-forward 24-96-24 with ReLU, pre-LayerNorm; vocabulary = the text's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The paper's tiny graph (Fig. 1, 1e5 iterations) and small graph (Fig. 2,
 // 2e4 iterations) in FP64: build + backward + rewind per iteration. Prints
 // the median and p10/p90 of several runs in ns/iteration, plus bytes per

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Save and load of the small graph's values (paper Table 4): the first 7
 // nodes of the small graph (FP64) written to a file as a checkpoint
 // (burtorch/checkpoint.hpp: header, one section, CRC-32) and read back,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // "SIMD registers as scalars" (burtorch/lanes.hpp): the tiny and small
 // graphs recorded once on a tape of Lanes<double, N>, each lane a different
 // sample (other inputs), so one build + backward + rewind computes N

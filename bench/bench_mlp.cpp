@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The paper's makemore MLP (Tables 5/6) in FP32: time per SGD step with
 // serial batches (forward, backward, rewind per sample; then one update).
 // Vocabulary 27, context 16, embedding 64, tanh hidden layer of width e,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The skeleton of the SGD-step benchmarks (bench_mlp, bench_gpt), FP32:
 // their common flags, the model on a tape of exactly its memory plan, the
 // timed steps and the timing fields of their JSON line. A driver keeps only

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared helpers of the benchmark programs (host only): wall clock through
 // the port layer, order statistics, flag parsing, the data files of
 // ../shared/data, and one JSON line per result for tools/bench.

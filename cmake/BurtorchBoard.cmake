@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Board support for bare-metal builds (included by the top-level
 # CMakeLists.txt before port/). With BURTORCH_BOARD set to a folder of
 # targets/ (mps2-an386, mps2-an500, mps2-an505, mps3-an547, microbit) it

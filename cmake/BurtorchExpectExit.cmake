@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Runs a program that must stop with a given exit code and print a given
 # report (used by the port's death tests, cmake/BurtorchPortTests.cmake).
 #   cmake -DPROGRAM=<emulator;...;program> -DEXPECT_CODE=<n> -DEXPECT_OUTPUT=<regex>

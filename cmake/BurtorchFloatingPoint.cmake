@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Floating-point code generation switches (docs/floating-point.md).
 #   BURTORCH_FP_CONTRACT  empty: the compiler's default (GCC contracts a*b+c
 #                         into one fused multiply-add where the target has

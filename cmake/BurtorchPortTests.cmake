@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Port-layer and cross-target tests beyond the ordinary suites (included by
 # tests/CMakeLists.txt, after the suites):
 #   port_death_*      programs that must stop with a report and exit code:

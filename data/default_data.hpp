@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The project's own training data, generated (no file, no network, no
 // ../shared): pronounceable names from a seeded syllable grammar for the
 // makemore MLP, and English-like prose from a small seeded sentence grammar

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The paper's two benchmark graphs, shared by the demo, the benchmarks and
 // the tests. Both record on `tape` and return the root.
 #ifndef BURTORCH_EXAMPLES_GRAPHS_HPP

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target for the checkpoint loader (clang -fsanitize=fuzzer,
 // address,undefined; built and run by tools/check.d/40-fuzz-checkpoint.sh).
 //

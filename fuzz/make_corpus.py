@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Independent reference encoder for the libburtorch checkpoint format.
 
 Written from docs/checkpoint-format.md with Python's struct and zlib only, so

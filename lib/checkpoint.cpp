@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Checkpoint writer and loader (docs/checkpoint-format.md).
 //
 // The loader never trusts a size from the stream: the caller states the

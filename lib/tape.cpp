@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The compiled part of libburtorch: Tape<float> and Tape<double>.
 #include "tape_impl.hpp"
 

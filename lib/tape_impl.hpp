@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Out-of-line members of Tape<T>: layout, list operands, reductions, inner
 // products and the backward sweep. lib/tape.cpp instantiates them for float
 // and double; a build that needs another scalar type includes this file in

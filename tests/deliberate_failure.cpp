@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A suite that must FAIL: one passing and one failing check (mode 1), or a
 // program that never ends (mode 2). Built only with
 // -DBURTORCH_TEST_DELIBERATE_FAILURE=ON, by tools/check.d/28-failures-reach-ctest.sh,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Host only (POSIX files): checkpoints through port::FileWriter/FileReader.
 // The file matches the independent Python encoder's bytes, a crash in the
 // middle of a save (a child process that dies before commit) keeps the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Host only: pictures. `dot` renders the small graph (paper Fig. 2) that
 // write_dot exports; python3 + matplotlib run the scripts of
 // burtorch/port/plot.hpp. Each PNG must exist, carry the PNG signature and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Programs that must stop, and say why: the port's fail-fast fault hook on
 // every target and, on Cortex-M, the startup code's report of an exception
 // nobody handles (an undefined instruction; a thread-stack overflow).

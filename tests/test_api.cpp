@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The public API: the README example, the paper's tiny graph, handles,
 // errors, names, the fault hook and the memory formula.
 #include <burtorch/burtorch.hpp>

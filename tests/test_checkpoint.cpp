@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Checkpoints: the byte format against an independent encoder (Python's
 // struct + zlib, fuzz/make_corpus.py), the CRC against its published check
 // value, all-or-nothing loading under every truncation and every single-bit

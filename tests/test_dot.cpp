@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DOT export: the tiny graph's nodes, labels and edges against the graph's
 // definition and hand-derived values; reductions and inner products; bad
 // roots; a full sink; and a long chain through a counting sink (bounded,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FP32 on every target: two small graphs recorded on a Tape<float>, their
 // values and gradients checked against an FP64 oracle written out by hand
 // here (closed-form derivatives, plain double arithmetic, no tape).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // PyTorch golden data: random expression graphs over every op of the core,
 // generated with their PyTorch float64 values and gradients by
 // tools/golden/core/gen_core_golden.py into tests/golden/core_golden.hpp.

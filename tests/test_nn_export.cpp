@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Host tool for tools/golden/nn/make_trajectory.py: writes, for each
 // trajectory setup of test_nn_trajectory.hpp, the initial parameters (our
 // PRNG's, as little-endian doubles) and the samples of every step (bytes),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // nn layers, losses, models and optimizers against PyTorch: values and
 // gradients for the same weights and inputs (tests/test_nn_golden.hpp, made
 // by tools/golden/nn/make_layers.py). FP64 to 1e-10 relative, FP32 to 1e-4.

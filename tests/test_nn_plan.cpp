@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // nn memory plans, serial batches, the PRNG and initialisation, segment
 // lists' error paths, and resuming from a checkpoint.
 //  - A tape sized by a model's plan trains without kCapacityExceeded; one

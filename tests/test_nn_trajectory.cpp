@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Trajectory parity with PyTorch: the MLP (e=4, e=64) and the GPT-like model,
 // started from the same weights (our PRNG's, exported by test_nn_export and
 // loaded by tools/golden/nn/make_trajectory.py) and fed the same samples in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The trajectory-parity setups shared by tests/test_nn_trajectory.cpp and
 // the exporter tests/test_nn_export.cpp (whose output the PyTorch script
 // tools/golden/nn/make_trajectory.py loads): models initialised by our

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every op: forward value and gradient against closed forms, and the
 // gradient against central finite differences of the op's own forward pass.
 // FP64 to 1e-7 (finite differences) and 1e-13 (closed forms); FP32 against

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Capacity: a tape one node (or one argument slot) too small for a graph
 // reports kCapacityExceeded for every op kind, returns an invalid handle that
 // later ops propagate, never writes past its buffer, and loses nothing it

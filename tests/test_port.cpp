@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The port layer on every target: the monotonic clock, files as byte streams
 // (the file system on POSIX, the debug host's files through semihosting on
 // Cortex-M under QEMU). Heap-free like every suite.

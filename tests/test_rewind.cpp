@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Per-sample rewind: parameters recorded before a mark keep their values and
 // gradients; everything after it is discarded; repeating build -> backward
 // -> rewind gives the same bits every time (the original BurTorch

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The vector kernels of burtorch/simd.hpp against the scalar reference, on
 // every target (each build tests the implementations its compiler target
 // allows: SSE2 and AVX2 on x86-64, Neon on AArch64/ARMv7, Helium on

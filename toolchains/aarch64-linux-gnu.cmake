@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Cross toolchain: 64-bit ARM Linux (Raspberry Pi 3/4/5 class, Neon is part
 # of AArch64). Debian packages: g++-aarch64-linux-gnu, qemu-user.
 #   cmake --workflow --preset aarch64-linux

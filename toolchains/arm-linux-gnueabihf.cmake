@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Cross toolchain: 32-bit ARM Linux, ARMv7-A with Neon and a hard-float ABI
 # (Raspberry Pi 2 and later running a 32-bit OS). Debian packages:
 # g++-arm-linux-gnueabihf, qemu-user.

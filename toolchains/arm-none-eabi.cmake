@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Shared part of the bare-metal Cortex-M toolchains (arm-none-eabi-gcc with
 # newlib). Do not use it directly: use toolchains/cortex-m<N>.cmake, which
 # sets BURTORCH_CPU_FLAGS and includes this file. Debian packages:

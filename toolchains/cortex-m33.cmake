@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Bare-metal toolchain: cortex-m33. ARMv8-M Mainline with the single-precision FPU and the DSP extension; the stack limit register (MSPLIM/PSPLIM) catches stack overflow.
 # Use with a board from targets/ (BURTORCH_BOARD), e.g. the preset cortex-m33.
 set(BURTORCH_CPU cortex-m33)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Bare-metal toolchain: cortex-m7. ARMv7E-M with the double-precision FPU (M7 with FPv5-D16): float and double in hardware.
 # Use with a board from targets/ (BURTORCH_BOARD), e.g. the preset cortex-m7.
 set(BURTORCH_CPU cortex-m7)

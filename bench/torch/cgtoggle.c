@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Callgrind client requests for Python scripts (bench/torch/graphs.py
  * --callgrind): tools/bench compiles this into build/bench/cgtoggle.so and
  * runs the script under valgrind --tool=callgrind --instr-atstart=no, so

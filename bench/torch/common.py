@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Shared helpers of the PyTorch side of the benchmarks (bench/torch/*.py).
 
 Every script runs with torch.set_num_threads(1) (one core, as libburtorch),

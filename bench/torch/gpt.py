@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """PyTorch side of row 5 (paper Table 7): the GPT-like model in FP32, time
 per SGD step on a batch of B sequences of 8 characters, as bench_gpt.
 6 layers, 6 heads, width 24, pre-LayerNorm blocks, causal self-attention

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """PyTorch side of rows 1 and 2: the paper's tiny graph (Fig. 1, 1e5
 iterations) and small graph (Fig. 2, micrograd's example, 2e4 iterations)
 in FP64, eager mode: build + backward per iteration, as bench_graphs.

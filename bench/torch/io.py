@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """PyTorch side of row 3 (paper Table 4): save and load the small graph's 7
 values (FP64) to a file and back, 5,000 iterations, as bench_io. The
 idiomatic fast way: one 7-element tensor, torch.save / torch.load.

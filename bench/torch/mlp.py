@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """PyTorch side of row 4 (paper Tables 5/6): the makemore MLP in FP32, time
 per SGD step on a random batch, as bench_mlp. Vocabulary 27, context 16,
 embedding 64, tanh hidden layer of width e, linear output; d = 1,755 +

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// @file
 /// libburtorch: latency-first scalar reverse-mode autodiff on caller-owned
 /// memory. Include this one header.

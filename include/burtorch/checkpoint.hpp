@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// @file
 /// Checkpoints: raw contiguous sections of bytes (parameters, gradients,
 /// optimizer moments, trainer counters) framed by a header and a CRC-32.

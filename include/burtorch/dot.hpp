@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// @file
 /// Graphviz DOT export of a recorded graph: one box per node with its index,
 /// op, value and gradient; leaves drawn as ellipses, the root doubled. Bounded

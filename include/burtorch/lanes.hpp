@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// @file
 /// "SIMD registers as scalars" (the BurTorch paper): a scalar type whose
 /// value is N independent lanes, so one tape records the graph once and every

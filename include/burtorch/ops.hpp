@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// @file
 //// @file
 //// Operators and scalar functions on Value<T> (the BurTorch paper, Tables 8

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// @file
 /// What the tape needs from its scalar type T beyond construction from a
 /// number (T(0), T(0.5), static_cast<T>(n)) and + - * / (also compound and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// @file
 /// Kernels over contiguous ranges of float or double: inner products,
 /// axpy-style gradient updates and optimizer steps. The tape uses them for

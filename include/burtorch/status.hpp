@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// @file
 /// Error values. Recording operations never fail loudly: they set a sticky
 /// status on the tape and return an invalid handle that later operations

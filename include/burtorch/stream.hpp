@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// @file
 /// Byte streams: how the core reaches files, flash or memory without knowing
 /// which. The port layer (or the user) supplies the callbacks.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// @file
 //// @file
 //// The tape: an append-only record of scalar operations, stored as separate

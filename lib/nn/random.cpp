@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // xoshiro256** (Blackman and Vigna, public domain algorithm description),
 // splitmix64 seeding, polar normals, and a portable logarithm.
 #include "burtorch/nn/random.hpp"

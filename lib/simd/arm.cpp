@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Arm kernels of burtorch/simd.hpp: Neon (AArch64: float and double;
 // ARMv7-A: float) and Helium/MVE (Cortex-M55: float). Only the vector
 // traits live here; the algorithms are lib/simd/kernels.hpp. Multiply and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The portable definitions of the kernels in burtorch/simd.hpp, shared by
 // the reference implementation and by the vector implementations (for their
 // tails, short ranges and steps without a vector form).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The vector kernels of burtorch/simd.hpp, written once for every
 // instruction set. Each kernel is a template over a traits struct V that
 // describes one vector type of one instruction set (lib/simd/x86.cpp: SSE2,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The reference kernels (portable scalar C++, burtorch/simd.hpp), the
 // kernels the library uses (the implementation selected when it was
 // compiled) and the names of the selection.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Library-internal: the kernel implementation this build of the library
 // selects, per scalar type (burtorch/simd.hpp lists the rules). The public
 // simd::dot etc. forward to it (lib/simd/reference.cpp); the tape calls it

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // x86-64 kernels of burtorch/simd.hpp: SSE2 (every x86-64) and AVX2 (with
 // -mavx2; fused multiply-add with -mfma and BURTORCH_CONFIG_SIMD_FMA 1).
 // Only the vector traits live here; the algorithms are lib/simd/kernels.hpp.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // burtorch/port/file.hpp on Cortex-M: files on the debug host (or QEMU's
 // working directory) through semihosting. Same contract as the POSIX port,
 // except that commit() cannot ask the host to fsync.

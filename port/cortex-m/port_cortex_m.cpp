@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Cortex-M port: time from the DWT cycle counter or SysTick, output and exit
 // through the console backend (semihosting.cpp by default).
 #include <cstring>

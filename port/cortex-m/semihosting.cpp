@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Semihosting: the call itself, console output, exit code and host clock.
 // The port's default console backend (semihosting_backend.cpp) uses it.
 #include "burtorch/port/semihosting.hpp"

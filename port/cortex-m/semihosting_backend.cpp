@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Cortex-M port's default console backend: semihosting. Alone in its
 // object file on purpose: a firmware that defines console_write() and
 // terminate() itself (a UART, an RTT buffer) never pulls this file out of

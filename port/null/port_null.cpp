@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Null port: no clock, no output. For users who need none of it.
 #include "burtorch/port/port.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Matplotlib script writers (port/include/burtorch/port/plot.hpp).
 #include "burtorch/port/plot.hpp"
 

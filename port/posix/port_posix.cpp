@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // POSIX port: clock_gettime, stdout through write(2), exit().
 #include <time.h>
 #include <unistd.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The C++ half of the Cortex-M startup (startup.S calls these): how a
 // firmware ends, and what it says when an exception nobody handles occurs.
 // Output and exit go through the port layer, so with a UART console backend

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Reset and exception vectors for libburtorch's Cortex-M boards.
  *
  * One file for ARMv6-M (M0), ARMv7E-M (M4, M7) and ARMv8-M (M33, M55): the

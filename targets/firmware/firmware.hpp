@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Helpers shared by the on-device trainers: text output through the port
 // layer (no stdio on the boards) and emulated-time measurement.
 #ifndef BURTORCH_TARGETS_FIRMWARE_HPP

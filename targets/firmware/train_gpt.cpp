@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // On-device training of the paper's GPT-like model (6 layers, 6 heads, block
 // size 8, width 24, vocabulary 65 -- tinyshakespeare's character set --,
 // 46,337 parameters) in FP32 with SGD for a few steps, on windows of the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // On-device training of the paper's makemore MLP with e = 4 (5,963
 // parameters) in FP32 with SGD, on names generated on the fly from
 // data/default_data.hpp (nothing stored but the model). The whole state --

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // burtorch-demo: the two graphs of the paper, their gradients, the small
 // graph as a Graphviz file, and the time of 100,000 tiny-graph iterations.
 #include <burtorch/burtorch.hpp>

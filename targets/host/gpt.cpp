@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // burtorch-gpt: the paper's GPT-like character model (section 2.5): 6
 // pre-LayerNorm blocks of 6-head causal self-attention and a 24-96-24 ReLU
 // feed-forward, block size 8, width 24, trained with serial batches. Default

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # A trainer writes its loss-curve CSV and, next to it, a matplotlib script
 # that draws the CSV; run the script with Debian's python3-matplotlib and
 # check the PNG (skipped, printing "SKIPPED: ", when matplotlib is not installed).

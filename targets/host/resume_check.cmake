@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # ctest -P script: --save/--resume continue the identical loss curve.
 #   cmake -DPROGRAM=<trainer> -DWORK=<dir> "-DARGS=<flags>" -P resume_check.cmake
 # Runs the trainer for 40 steps in one go, then 20 steps with --save and 20

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared pieces of the host trainers (burtorch-makemore, burtorch-gpt):
 // command-line flags, the tape buffer, progress display, the loss CSV,
 // checkpoints through burtorch/checkpoint.hpp. Host programs only: they may

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Worked example (docs/porting.md): the Cortex-M port's console on a UART
 // instead of semihosting, without editing the library. This file defines
 // the two backend functions of burtorch/port/cortex_m.hpp; because the

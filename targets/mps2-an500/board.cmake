@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # QEMU mps2-an500: Arm MPS2 FPGA board with the AN500 image, a Cortex-M7 with
 # double-precision FPU at 25 MHz. Code in ZBT SSRAM1 (0x00000000, 4 MiB), data
 # in ZBT SSRAM2/3 (0x20000000, 4 MiB). Budgets of an STM32F767-class part:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # QEMU mps2-an505: Arm MPS2+ FPGA board with the AN505 image (IoT Kit), a
 # Cortex-M33 with FPU at 20 MHz, running in the Secure state it resets into.
 # Code in the secure alias of SSRAM1 (0x10000000, 4 MiB), data in the secure

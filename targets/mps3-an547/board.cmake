@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # QEMU mps3-an547: Arm MPS3 FPGA board with the AN547 image (Corstone
 # SSE-300), a Cortex-M55 with Helium and double-precision FPU at 32 MHz,
 # running in the Secure state. Code in the secure alias of the ITCM

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A tiny test harness with no heap, no exceptions and no stdio, so the same
 // tests run on a workstation and on a Cortex-M under QEMU. Output goes
 // through the port layer; the runner ends with "N passed, N failed" and

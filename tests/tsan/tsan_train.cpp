@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ThreadSanitizer check (tools/check.d/35-gates-tsan.sh): several threads
 // each train a small MLP on a tape of their own, at the same time. The
 // library promises that two tapes share nothing, so

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The AVX2 + FMA kernels (what tools/bench and -march=native builds use):
 # the host suite built with -march=x86-64-v3, so test_simd checks those
 # kernels against the reference and every other suite runs on them. On a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # PyTorch golden data for the core: regenerates tests/golden/core_golden.hpp
 # into a temporary directory with the committed script and requires it to be
 # byte-identical to the committed file. Needs /usr/bin/python3 with Debian's

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Cortex-M0 on the BBC micro:bit (16 KB RAM, soft float): every suite, tables
 # trimmed where they would not fit (BURTORCH_TEST_SMALL_TARGET, docs/porting.md),
 # under qemu-system-arm.

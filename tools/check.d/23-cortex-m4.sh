@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Cortex-M4F on MPS2 AN386: all test suites as firmware under qemu-system-arm.
 # cmake --workflow --preset cortex-m4: configure, build, CTest (a failing
 # suite, a crash or a hang fails the stage). See docs/porting.md.

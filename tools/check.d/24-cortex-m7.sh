@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Cortex-M7 (double-precision FPU) on MPS2 AN500: all test suites under qemu-system-arm.
 # cmake --workflow --preset cortex-m7: configure, build, CTest (a failing
 # suite, a crash or a hang fails the stage). See docs/porting.md.

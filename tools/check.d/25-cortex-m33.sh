@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Cortex-M33 on MPS2 AN505 (Secure state): all test suites under qemu-system-arm.
 # cmake --workflow --preset cortex-m33: configure, build, CTest (a failing
 # suite, a crash or a hang fails the stage). See docs/porting.md.

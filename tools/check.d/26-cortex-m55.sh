@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Cortex-M55 (Helium) on MPS3 AN547: all test suites under qemu-system-arm.
 # cmake --workflow --preset cortex-m55: configure, build, CTest (a failing
 # suite, a crash or a hang fails the stage). See docs/porting.md.

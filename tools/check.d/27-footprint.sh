@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Flash and RAM per target (tools/footprint): library objects, every test
 # firmware, and the tape core (probe firmware at -Os). Fails if the
 # Cortex-M4 tape core grows past 12 KiB, or its libburtorch part past the

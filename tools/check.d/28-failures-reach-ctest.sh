@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # A failing test fails CTest on a Cortex-M target (QEMU + semihosting exit
 # code) and on a Linux cross target (qemu-aarch64), and a hung firmware is
 # stopped by tools/qemu-run's timeout. Builds the opt-in deliberate-failure

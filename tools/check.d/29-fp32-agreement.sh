@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # FP32 results agree across targets (docs/floating-point.md).
 # tests/test_fp32_agreement checks FP32 values and gradients against an FP64
 # oracle on each target, and prints their bits; tools/fp32-compare then

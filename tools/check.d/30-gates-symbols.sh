@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Gate 1 (issue 4): libburtorch.a for 8 targets x -O0/-O2/-Os, compiled
 # directly from lib/**/*.cpp; no heap, exceptions, RTTI, guards, atexit,
 # libc I/O, time or process control referenced or defined, and no writable

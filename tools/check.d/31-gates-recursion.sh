@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Gate 2 (issue 4): no cycle in the call graph merged across translation
 # units (-fcallgraph-info=su, 8 targets x -O0/-O2/-Os); every indirect call
 # site carries a documented BT-DEV ID; no unbounded (dynamic) stack frame.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Gate 4a (issue 4): cppcheck --enable=all --inconclusive with the MISRA
 # addon on lib/ and every public header, two configurations. Zero findings;
 # suppressions: tools/gates/cppcheck-suppressions.txt and inline ones next to

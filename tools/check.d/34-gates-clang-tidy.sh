@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Gate 4b (issue 4): clang-tidy with the checked-in .clang-tidy profile
 # (bugprone, cert, clang-analyzer, cppcoreguidelines, hicpp, misc incl.
 # misc-no-recursion, performance, portability, readability) on lib/ and every

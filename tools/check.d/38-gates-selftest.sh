@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The gates can fail (issue 4): tools/gates/selftest/ plants a heap call,
 # new/delete, printf, time, abort, a guard, typeinfo, a vtable, writable
 # globals, a cross-TU recursion, an unjustified indirect call, an alloca

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Fuzzes the checkpoint loader (fuzz/fuzz_checkpoint.cpp) with libFuzzer for a
 # bounded time: BURTORCH_FUZZ_SECONDS (default 60) plus about 10 s to build;
 # inputs up to 512 bytes (the largest seed layout is 188).

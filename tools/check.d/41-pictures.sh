@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The README's picture is current: docs/img/small_graph.png is a PNG that
 # Graphviz renders from the demo's DOT export of the small graph (paper
 # Fig. 2) at the same size as a fresh render. To remake it:

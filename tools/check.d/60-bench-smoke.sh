@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Benchmark smoke test (issue 6): builds the benchmark programs of bench/
 # (host preset, incremental after 10-host) and runs each one, and each
 # PyTorch script of bench/torch/ when /usr/bin/python3 can import torch, for

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """libburtorch compliance gates (issue 4).
 
 Compiles every translation unit of the library (lib/**/*.cpp, found anew on

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// @file
 /// Weight initialisation from the library's Rng: uniform, normal and
 /// fan-in-scaled (Kaiming) with a gain per activation. Draws are made in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// @file
 /// Layers and losses on the tape. A layer owns no memory: it remembers where
 /// its parameters start on the tape (they are ordinary leaves, created once,

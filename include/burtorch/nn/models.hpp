@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// @file
 /// The paper's two models, built from layers.hpp, with their memory plans.
 ///

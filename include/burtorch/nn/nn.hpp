@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// @file
 /// Training building blocks: include this one header.
 #ifndef BURTORCH_NN_NN_HPP

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// @file
 /// Optimizers over a parameter range [0, n) of value and gradient arrays
 /// (Tape::values() + first, Tape::grads() + first). Their state lives in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// @file
 /// The library's pseudo-random numbers: xoshiro256** seeded through
 /// splitmix64. An Rng is a plain value the caller owns (no global state), and

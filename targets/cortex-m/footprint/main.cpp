@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Footprint probe, part 2: a firmware around the tape core. Inputs come
 // from volatile memory so nothing is folded away at compile time; the exit
 // code says whether the probe produced a finite result and non-zero

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Footprint probe, part 1: the "tape core" a firmware pays for. Every op of
 // ops.hpp on Tape<float> (the forward code is inline, so it lands in this
 // file's object), reductions, inner products, segments, backward,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Footprint probe interface (targets/cortex-m/footprint).
 #ifndef BURTORCH_FOOTPRINT_TAPE_CORE_PROBE_HPP
 #define BURTORCH_FOOTPRINT_TAPE_CORE_PROBE_HPP

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Deliberately breaks every rule the gates enforce, so that
 // `tools/gates/gates.py selftest` can show each gate fails when it should.
 // Never part of the library: only the self-test compiles it.

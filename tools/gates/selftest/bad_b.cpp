@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The other half of the cross-translation-unit cycle in bad_a.cpp.
 namespace burtorch {
 namespace selftest {

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Compares two generated golden headers number by number:
   compare_headers.py COMMITTED FRESH REL_TOL
 Same names, same lengths, every value within REL_TOL (relative, with an

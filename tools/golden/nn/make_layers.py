@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Golden values and gradients of libburtorch's nn layers, losses, models and
 optimizers, computed by PyTorch in FP64 from seeded random weights and
 inputs. Writes tests/test_nn_golden.hpp (read by tests/test_nn_layers.cpp).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Trajectory parity golden data: PyTorch trains the MLP (e=4, e=64) and the
 GPT-like model for 100 SGD steps and 100 Adam steps from the weights our
 PRNG initialisation exported, on the samples our generator exported, in

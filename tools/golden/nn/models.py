@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """PyTorch reference models for libburtorch's nn (include/burtorch/nn/models.hpp).
 
 Same architectures and the same flat parameter order as the C++ side, so

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """names.txt validation-loss comparison: burtorch-makemore against a PyTorch
 reference trained with the same settings (same data split -- the same
 shuffle, reimplemented from our PRNG --, same architecture and init scheme,

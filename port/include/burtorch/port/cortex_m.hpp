@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// @file
 /// The Cortex-M port (port/cortex-m), split so a board can replace parts:
 ///

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// @file
 /// Files as byte streams. Implemented by the POSIX port (the file system) and
 /// the Cortex-M port (files on the debug host through semihosting; there

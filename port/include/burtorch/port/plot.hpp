@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// @file
 /// Matplotlib scripts from C++ (POSIX port, host only): a loss curve from a
 /// CSV file, a line plot of sampled data or of a function, and a heatmap of a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// @file
 /// The port layer: everything platform-specific that libburtorch's programs,
 /// tests and tools need. The core (lib/, include/burtorch/) never calls it

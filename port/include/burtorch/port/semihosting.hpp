@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// @file
 /// Arm semihosting (the debugger or QEMU performs the call for the target):
 /// console output, host files and the exit code. Used by the Cortex-M port's
