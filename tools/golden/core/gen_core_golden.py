@@ -33,10 +33,15 @@ implementation that sums in a different order than PyTorch.
 """
 
 import argparse
+import os
 import random
 import sys
 
-import torch
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import reference_blas  # noqa: E402
+
+reference_blas.ensure()
+import torch  # noqa: E402
 
 SEED = 0x6275727A  # "burz"
 GRAPH_COUNT = 60

@@ -8,6 +8,10 @@ Run: /usr/bin/python3 tools/golden/nn/make_layers.py
 import os
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import reference_blas  # noqa: E402
+
+reference_blas.ensure()
 import torch
 import torch.nn.functional as F
 

@@ -13,6 +13,10 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import reference_blas  # noqa: E402
+
+reference_blas.ensure()
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))

@@ -15,6 +15,10 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import reference_blas  # noqa: E402
+
+reference_blas.ensure()
 import torch
 import torch.nn.functional as F
 
