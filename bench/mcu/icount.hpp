@@ -13,6 +13,7 @@
 #ifndef BURTORCH_BENCH_MCU_ICOUNT_HPP
 #define BURTORCH_BENCH_MCU_ICOUNT_HPP
 
+#include <burtorch/port/cortex_m.hpp>
 #include <burtorch/port/port.hpp>
 #include <burtorch/stream.hpp>
 
@@ -44,13 +45,20 @@ inline std::uint64_t ticks() { return burtorch::port::ticks(); }
 inline std::uint64_t time_loop(std::uint32_t iterations) {
   std::uint32_t n = iterations;
   const std::uint64_t t0 = ticks();
+  // GCC reads Thumb-1 (ARMv6-M) inline assembly in divided syntax, where the
+  // flag-setting 16-bit subtract is spelled `sub`.
+#if defined(__ARM_ARCH_6M__)
+#define ICOUNT_SUBS "sub %0, #1\n\t"
+#else
+#define ICOUNT_SUBS "subs %0, %0, #1\n\t"
+#endif
   __asm__ volatile(
-      "1:\n\t"
-      "subs %0, %0, #1\n\t"
+      "1:\n\t" ICOUNT_SUBS
       "bne 1b\n"
       : "+l"(n)
       :
       : "cc");
+#undef ICOUNT_SUBS
   const std::uint64_t t1 = ticks();
   return t1 - t0;
 }
@@ -58,8 +66,11 @@ inline std::uint64_t time_loop(std::uint32_t iterations) {
 // "icount cal <loop instructions> <ticks>" for three loop lengths L, 2L, 4L
 // (tools/icount fits ticks = rate * instructions + offset and checks that
 // the third point lies on the line through the first two).
+// First "icount source dwt|systick": the counter the port picked.
 inline void calibrate(std::uint32_t iterations) {
   static_cast<void>(ticks());  // the port picks its counter on the first call
+  const bool dwt = burtorch::port::cortex_m::tick_source() == burtorch::port::cortex_m::TickSource::kDwtCycleCounter;
+  print(dwt ? "icount source dwt\n" : "icount source systick\n");
   for (std::uint32_t f = 1U; f <= 4U; f *= 2U) {
     const std::uint32_t n = iterations * f;
     const std::uint64_t t = time_loop(n);
