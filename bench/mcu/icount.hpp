@@ -42,7 +42,7 @@ inline std::uint64_t ticks() { return burtorch::port::ticks(); }
 // counter: `subs` and `bne` per iteration (Thumb, valid on ARMv6-M and up;
 // the last `bne` falls through and counts too). Returns the ticks between
 // the reads, which also include the fixed cost of one ticks() call.
-inline std::uint64_t time_loop(std::uint32_t iterations) {
+__attribute__((noinline)) inline std::uint64_t time_loop(std::uint32_t iterations) {
   std::uint32_t n = iterations;
   const std::uint64_t t0 = ticks();
   // GCC reads Thumb-1 (ARMv6-M) inline assembly in divided syntax, where the
@@ -63,9 +63,65 @@ inline std::uint64_t time_loop(std::uint32_t iterations) {
   return t1 - t0;
 }
 
+// Executes exactly kMixedPerIteration * iterations instructions of other
+// kinds (load, store, multiply, add, nop and, with an FPU, a floating-point
+// add) and the loop's own `subs`, `bne` per iteration: a check that these
+// kinds count as one instruction each, as the calibration loop's do.
+#if defined(__ARM_ARCH_6M__)
+#define ICOUNT_MIXED_BODY \
+  "ldr %1, [%2]\n\t"      \
+  "str %1, [%2]\n\t"      \
+  "mul %1, %1\n\t"        \
+  "add %1, #3\n\t"        \
+  "nop\n\t"               \
+  "sub %0, #1\n\t"
+constexpr std::uint32_t kMixedPerIteration = 7U;
+#elif defined(__ARM_FP)
+#define ICOUNT_MIXED_BODY        \
+  "ldr %1, [%2]\n\t"             \
+  "str %1, [%2]\n\t"             \
+  "muls %1, %1, %1\n\t"          \
+  "adds %1, %1, #3\n\t"          \
+  "nop\n\t"                      \
+  "vadd.f32 s15, s15, s15\n\t"   \
+  "subs %0, %0, #1\n\t"
+constexpr std::uint32_t kMixedPerIteration = 8U;
+#else
+#define ICOUNT_MIXED_BODY \
+  "ldr %1, [%2]\n\t"      \
+  "str %1, [%2]\n\t"      \
+  "muls %1, %1, %1\n\t"   \
+  "adds %1, %1, #3\n\t"   \
+  "nop\n\t"               \
+  "subs %0, %0, #1\n\t"
+constexpr std::uint32_t kMixedPerIteration = 7U;
+#endif
+
+// Not inlined (neither is time_loop): every call runs the same code around the
+// loop, so only the iterations differ between two calls.
+__attribute__((noinline)) inline std::uint64_t time_mixed(std::uint32_t iterations) {
+  std::uint32_t n = iterations;
+  std::uint32_t x = 1U;
+  volatile std::uint32_t cell = 5U;
+  const std::uint64_t t0 = ticks();
+  __asm__ volatile(
+      "1:\n\t" ICOUNT_MIXED_BODY
+      "bne 1b\n"
+      : "+l"(n), "+l"(x)
+      : "l"(&cell)
+#if defined(__ARM_FP) && !defined(__ARM_ARCH_6M__)
+      : "cc", "memory", "s15");
+#else
+      : "cc", "memory");
+#endif
+  const std::uint64_t t1 = ticks();
+  return t1 - t0;
+}
+#undef ICOUNT_MIXED_BODY
+
 // "icount cal <loop instructions> <ticks>" for three loop lengths L, 2L, 4L
-// (tools/icount fits ticks = rate * instructions + offset and checks that
-// the third point lies on the line through the first two).
+// (tools/icount fits ticks = rate * instructions + offset through the outer
+// two and checks that the middle one lies on the line), then the mixed loop.
 // First "icount source dwt|systick": the counter the port picked.
 inline void calibrate(std::uint32_t iterations) {
   static_cast<void>(ticks());  // the port picks its counter on the first call
@@ -80,6 +136,19 @@ inline void calibrate(std::uint32_t iterations) {
     print_u(t);
     print("\n");
   }
+  // "icount mix <instructions per iteration> <iterations> <ticks> <ticks
+  // at twice the iterations>"
+  const std::uint64_t m1 = time_mixed(iterations);
+  const std::uint64_t m2 = time_mixed(2U * iterations);
+  print("icount mix ");
+  print_u(kMixedPerIteration);
+  print(" ");
+  print_u(iterations);
+  print(" ");
+  print_u(m1);
+  print(" ");
+  print_u(m2);
+  print("\n");
 }
 
 // Instructions from ticks with the firmware's own fit of its calibration

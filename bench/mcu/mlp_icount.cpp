@@ -175,7 +175,8 @@ Run train_library(handwritten::Shape s) {
 
 Run train_handwritten(handwritten::Shape s) {
   const std::size_t params = handwritten::parameters(s);
-  float* const w = reinterpret_cast<float*>(g_arena);  // BT-DEV-012-style arena reuse: floats only
+  // The arena is reused as floats once the library trainer is done with it.
+  float* const w = reinterpret_cast<float*>(g_arena);
   float* const g = w + params;
   float* const work = g + params;
   std::memcpy(w, g_initial, params * sizeof(float));
