@@ -203,8 +203,8 @@ Run train_handwritten(handwritten::Shape s) {
 
 int main() {
   icount::print("burtorch-mlp-icount: ReLU MLP, FP32, SGD, batch 8 one sample at a time\n");
-  icount::calibrate(20000U);
-  const icount::Rate rate = icount::own_rate(20000U);
+  icount::calibrate(100000U);
+  const icount::Rate rate = icount::own_rate(100000U);
   bool ok = true;
   for (const handwritten::Shape& s : kShapes) {
     make_data(s);
@@ -236,11 +236,17 @@ int main() {
     icount::print_u(s.hidden);
     icount::print("-");
     icount::print_u(s.out);
+    const double hand_step = std::floor(static_cast<double>(hand.ticks) / per_step);
+    const double lib_step = std::floor(static_cast<double>(lib.ticks) / per_step);
     icount::print(": instructions per step hand-written ");
-    icount::print_d(std::floor(static_cast<double>(hand.ticks) / per_step));
-    icount::print(", library ");
-    icount::print_d(std::floor(static_cast<double>(lib.ticks) / per_step));
-    icount::print("; last loss ");
+    icount::print_d(hand_step);
+    icount::print(" (");
+    icount::print_d(std::floor((10.0 * hand_step) / static_cast<double>(macs)) / 10.0);
+    icount::print(" per MAC), library ");
+    icount::print_d(lib_step);
+    icount::print(" (");
+    icount::print_d(std::floor((10.0 * lib_step) / static_cast<double>(macs)) / 10.0);
+    icount::print(" per MAC); last loss ");
     icount::print_d(static_cast<double>(hand.last));
     icount::print(" vs ");
     icount::print_d(static_cast<double>(lib.last));

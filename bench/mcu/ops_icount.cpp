@@ -207,7 +207,7 @@ void make_operands() {
 
 int main() {
   icount::print("burtorch-ops-icount: record and backward per op, FP32\n");
-  icount::calibrate(20000U);
+  icount::calibrate(100000U);
   make_operands();
   measure_loop(kK1, kK2);
   measure_loop(kWideK1, kWideK2);
