@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: Apache-2.0
+// Instructions per training step of a ReLU MLP (in -> hidden -> out, FP32,
+// softmax cross-entropy, plain SGD, batch 8 run one sample at a time),
+// trained by the library (nn::Linear, nn::cross_entropy, nn::serial_batch,
+// nn::Optimizer with SGD) and by the hand-written reference trainer
+// (handwritten_mlp.hpp): same initial weights, same synthetic data (drawn
+// here from a fixed seed), same number of steps. Measured by tools/icount
+// under qemu-system-arm -icount (icount.hpp).
+//
+// Exits 1 unless both trainers end at the same mean loss of the last batch
+// to 6 significant digits (relative difference at most kParity) and below
+// the loss of their first batch.
+//
+// Output per model: "icount mlp <in> <hidden> <out> <steps> <batch> <MACs
+// per step> <hand ticks> <hand first loss> <hand last loss> <library
+// ticks> <library first loss> <library last loss>"; ticks cover all steps.
+// MACs per step: batch * (forward in*hidden + hidden*out, the same again
+// for the weight gradients, hidden*out for the hidden layer's gradient).
+//
+// The two trainers run one after the other in one static arena (the 16 KiB
+// board has no room for both at once).
+#include <burtorch/burtorch.hpp>
+#include <burtorch/nn/nn.hpp>
+#include <burtorch/port/port.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#include "handwritten_mlp.hpp"
+#include "icount.hpp"
+
+namespace bt = burtorch;
+namespace nn = burtorch::nn;
+
+namespace {
+
+constexpr std::size_t kBatch = 8U;
+constexpr float kLr = 0.1F;
+constexpr double kParity = 5e-6;
+constexpr std::uint64_t kDataSeed = 2024U;
+constexpr std::uint64_t kInitSeed = 7U;
+
+constexpr handwritten::Shape kSmall{16U, 32U, 4U};
+constexpr handwritten::Shape kLarge{64U, 128U, 10U};
+
+#if ICOUNT_SMALL_BOARD
+// 16 KiB of RAM: the small model only, 16 stored samples.
+constexpr handwritten::Shape kShapes[] = {kSmall};
+constexpr std::size_t kSamples = 16U;
+constexpr std::size_t kMaxIn = kSmall.in;
+constexpr std::uint32_t kSteps = 200U;
+#else
+constexpr handwritten::Shape kShapes[] = {kSmall, kLarge};
+constexpr std::size_t kSamples = 256U;
+constexpr std::size_t kMaxIn = kLarge.in;
+constexpr std::uint32_t kSteps = 200U;
+#endif
+
+constexpr std::size_t plan_nodes(handwritten::Shape s) {
+  return handwritten::parameters(s) + s.in + nn::Linear<float>::nodes(s.hidden, nn::Activation::kRelu) +
+         nn::Linear<float>::nodes(s.out, nn::Activation::kIdentity) + nn::kCrossEntropyNodes;
+}
+constexpr std::size_t plan_slots(handwritten::Shape s) {
+  return nn::Linear<float>::view_slots(s.hidden) + nn::Linear<float>::view_slots(s.out) + 8U;
+}
+constexpr std::size_t tape_bytes(handwritten::Shape s) {
+  return bt::Tape<float>::bytes_required(plan_nodes(s), plan_slots(s), handwritten::parameters(s));
+}
+constexpr std::size_t hand_bytes(handwritten::Shape s) {
+  return ((2U * handwritten::parameters(s)) + handwritten::scratch(s)) * sizeof(float);
+}
+constexpr std::size_t max_of(std::size_t a, std::size_t b) { return (a > b) ? a : b; }
+constexpr std::size_t arena_bytes() {
+  std::size_t m = 0U;
+  for (const handwritten::Shape& s : kShapes) {
+    m = max_of(m, max_of(tape_bytes(s), hand_bytes(s)));
+  }
+  return m;
+}
+constexpr std::size_t max_parameters() {
+  std::size_t m = 0U;
+  for (const handwritten::Shape& s : kShapes) {
+    m = max_of(m, handwritten::parameters(s));
+  }
+  return m;
+}
+
+alignas(32) unsigned char g_arena[arena_bytes()];
+float g_initial[max_parameters()];
+float g_x[kSamples][kMaxIn];
+unsigned g_y[kSamples];
+
+void fail(const char* what) {
+  icount::print("FAIL: ");
+  icount::print(what);
+  icount::print("\n");
+  bt::port::exit(1);
+}
+
+// Inputs uniform in [-1, 1); the class of a sample is the group (inputs j
+// with j % out == c) with the largest sum: learnable, not trivial.
+void make_data(handwritten::Shape s) {
+  nn::Rng rng(kDataSeed);
+  for (std::size_t i = 0U; i < kSamples; ++i) {
+    float sums[16] = {};
+    for (std::size_t k = 0U; k < s.in; ++k) {
+      g_x[i][k] = static_cast<float>(rng.uniform(-1.0, 1.0));
+      sums[k % s.out] += g_x[i][k];
+    }
+    unsigned best = 0U;
+    for (unsigned c = 1U; c < s.out; ++c) {
+      best = (sums[c] > sums[best]) ? c : best;
+    }
+    g_y[i] = best;
+  }
+}
+
+std::size_t sample_index(std::uint32_t step, std::size_t b) { return ((step * kBatch) + b) % kSamples; }
+
+struct Run {
+  std::uint64_t ticks = 0U;
+  float first = 0.0F;
+  float last = 0.0F;
+};
+
+Run train_library(handwritten::Shape s) {
+  const std::size_t params = handwritten::parameters(s);
+  bt::Tape<float> tape(g_arena, sizeof(g_arena), plan_nodes(s), plan_slots(s), params);
+  nn::Rng rng(kInitSeed);
+  nn::Linear<float> l1;
+  nn::Linear<float> l2;
+  const bool made = l1.create(tape, static_cast<bt::Index>(s.in), static_cast<bt::Index>(s.hidden), true,
+                              nn::Activation::kRelu, nn::Init::fan_in_uniform(nn::kGainRelu),
+                              nn::Init::uniform(-0.1, 0.1), rng) &&
+                    l2.create(tape, static_cast<bt::Index>(s.hidden), static_cast<bt::Index>(s.out), true,
+                              nn::Activation::kIdentity, nn::Init::fan_in_uniform(nn::kGainLinear),
+                              nn::Init::uniform(-0.1, 0.1), rng);
+  // The hand-written trainer reads the same layout: W1, b1, W2, b2.
+  if (!made || (l1.weight != 0U) || (l1.bias != (s.in * s.hidden)) || (l2.weight != (l1.bias + s.hidden)) ||
+      (l2.bias != (l2.weight + (s.hidden * s.out))) || (tape.size() != params)) {
+    fail("library model creation");
+  }
+  std::memcpy(g_initial, tape.values(), params * sizeof(float));
+  nn::OptimizerConfig<float> oc;
+  oc.kind = nn::OptimizerKind::kSgd;
+  oc.lr = kLr;
+  nn::Optimizer<float> opt(oc, nullptr, params);
+  Run run;
+  std::uint32_t step = 0U;
+  const auto sample_loss = [&](bt::Tape<float>& tp, std::size_t b) {
+    const std::size_t i = sample_index(step, b);
+    const bt::Index first = static_cast<bt::Index>(tp.size());
+    for (std::size_t k = 0U; k < s.in; ++k) {
+      static_cast<void>(tp.leaf(g_x[i][k]));
+    }
+    const nn::View h = l1.forward(tp, nn::View{first, static_cast<bt::Index>(s.in)});
+    const nn::View z = l2.forward(tp, h);
+    return nn::cross_entropy(tp, z, static_cast<bt::Index>(g_y[i]));
+  };
+  const std::uint64_t t0 = icount::ticks();
+  for (step = 0U; step < kSteps; ++step) {
+    const float loss = nn::serial_batch(tape, 0U, params, kBatch, sample_loss);
+    opt.step(tape.values(), tape.grads());
+    run.first = (step == 0U) ? loss : run.first;
+    run.last = loss;
+  }
+  run.ticks = icount::ticks() - t0;
+  if (tape.status() != bt::Status::kOk) {
+    icount::print(bt::status_name(tape.status()));
+    fail(": library training");
+  }
+  return run;
+}
+
+Run train_handwritten(handwritten::Shape s) {
+  const std::size_t params = handwritten::parameters(s);
+  // The arena is reused as floats once the library trainer is done with it.
+  float* const w = reinterpret_cast<float*>(g_arena);
+  float* const g = w + params;
+  float* const work = g + params;
+  std::memcpy(w, g_initial, params * sizeof(float));
+  handwritten::Mlp mlp(s, w, g, work);
+  Run run;
+  const float* xb[kBatch];
+  unsigned yb[kBatch];
+  const std::uint64_t t0 = icount::ticks();
+  for (std::uint32_t step = 0U; step < kSteps; ++step) {
+    for (std::size_t b = 0U; b < kBatch; ++b) {
+      const std::size_t i = sample_index(step, b);
+      xb[b] = g_x[i];
+      yb[b] = g_y[i];
+    }
+    const float loss = mlp.step(xb, yb, kBatch, kLr);
+    run.first = (step == 0U) ? loss : run.first;
+    run.last = loss;
+  }
+  run.ticks = icount::ticks() - t0;
+  return run;
+}
+
+}  // namespace
+
+int main() {
+  icount::print("burtorch-mlp-icount: ReLU MLP, FP32, SGD, batch 8 one sample at a time\n");
+  icount::calibrate(100000U);
+  const icount::Rate rate = icount::own_rate(100000U);
+  bool ok = true;
+  for (const handwritten::Shape& s : kShapes) {
+    make_data(s);
+    const Run lib = train_library(s);
+    const Run hand = train_handwritten(s);
+    const std::uint64_t macs = kBatch * ((2U * ((s.in * s.hidden) + (s.hidden * s.out))) + (s.hidden * s.out));
+    icount::print("icount mlp ");
+    const std::uint64_t fields[] = {s.in, s.hidden, s.out, kSteps, kBatch, macs};
+    for (const std::uint64_t v : fields) {
+      icount::print_u(v);
+      icount::print(" ");
+    }
+    icount::print_u(hand.ticks);
+    icount::print(" ");
+    icount::print_d(static_cast<double>(hand.first));
+    icount::print(" ");
+    icount::print_d(static_cast<double>(hand.last));
+    icount::print(" ");
+    icount::print_u(lib.ticks);
+    icount::print(" ");
+    icount::print_d(static_cast<double>(lib.first));
+    icount::print(" ");
+    icount::print_d(static_cast<double>(lib.last));
+    icount::print("\n");
+    const double per_step = static_cast<double>(kSteps) * rate.ticks_per_instruction;
+    icount::print("  ");
+    icount::print_u(s.in);
+    icount::print("-");
+    icount::print_u(s.hidden);
+    icount::print("-");
+    icount::print_u(s.out);
+    const double hand_step = std::floor(static_cast<double>(hand.ticks) / per_step);
+    const double lib_step = std::floor(static_cast<double>(lib.ticks) / per_step);
+    icount::print(": instructions per step hand-written ");
+    icount::print_d(hand_step);
+    icount::print(" (");
+    icount::print_d(std::floor((10.0 * hand_step) / static_cast<double>(macs)) / 10.0);
+    icount::print(" per MAC), library ");
+    icount::print_d(lib_step);
+    icount::print(" (");
+    icount::print_d(std::floor((10.0 * lib_step) / static_cast<double>(macs)) / 10.0);
+    icount::print(" per MAC); last loss ");
+    icount::print_d(static_cast<double>(hand.last));
+    icount::print(" vs ");
+    icount::print_d(static_cast<double>(lib.last));
+    icount::print("\n");
+    const double a = static_cast<double>(hand.last);
+    const double b = static_cast<double>(lib.last);
+    const double scale = (std::fabs(a) > std::fabs(b)) ? std::fabs(a) : std::fabs(b);
+    const bool same = std::fabs(a - b) <= (kParity * scale);
+    const bool learned = (hand.last < hand.first) && (lib.last < lib.first);
+    if (!same) {
+      icount::print("FAIL: final losses differ beyond 6 significant digits\n");
+    }
+    if (!learned) {
+      icount::print("FAIL: the loss did not go down\n");
+    }
+    ok = ok && same && learned;
+  }
+  icount::print(ok ? "icount end\n" : "icount failed\n");
+  bt::port::exit(ok ? 0 : 1);
+}
