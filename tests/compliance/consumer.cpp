@@ -8,6 +8,7 @@
 // tools/burtorch-compliance on it; it must report no unsuppressed finding.
 // The program also runs: it returns 0 when every graph recorded and every
 // call succeeded.
+#include <array>
 #include <cstddef>
 #include <cstdint>
 
@@ -34,7 +35,7 @@ constexpr std::size_t kN = 6U;
 // Every recording op on one tape. Returns true when the tape stayed kOk.
 template <class T>
 bool record_ops(bt::Tape<T>& tape) {
-  bt::Value<T> xs[kN];
+  std::array<bt::Value<T>, kN> xs{};
   for (std::size_t i = 0U; i < kN; ++i) {
     xs[i] = tape.leaf(static_cast<T>(i + 1U) * T(0.25));
   }
@@ -60,8 +61,8 @@ bool record_ops(bt::Tape<T>& tape) {
   y = y + bt::inv(b) + bt::sqr(a) + bt::pow3(a) + bt::sqrt(b) + bt::inv_sqrt(b) + bt::mul_by_const(a, T(3));
   y = y + bt::mean(a, b) + bt::add_squares(a, b) + bt::mean_squares(a, b) + bt::negative_mean(a, b);
   // Reductions over a range (contiguous nodes) and over a list (scattered nodes).
-  const bt::Value<T> list[3U] = {xs[4U], xs[0U], xs[2U]};
-  const bt::Value<T>* const forms[2U] = {xs, list};
+  const std::array<bt::Value<T>, 3U> list = {xs[4U], xs[0U], xs[2U]};
+  const std::array<const bt::Value<T>*, 2U> forms = {xs.data(), list.data()};
   for (const bt::Value<T>* const v : forms) {
     y = y + bt::reduce_sum(v, 3U) + bt::reduce_sub(v, 3U) + bt::reduce_mul(v, 3U) + bt::reduce_mean(v, 3U);
     y = y + bt::reduce_sum_of_squares(v, 3U) + bt::reduce_mean_squares(v, 3U) + bt::reduce_negative_mean(v, 3U);
@@ -71,8 +72,8 @@ bool record_ops(bt::Tape<T>& tape) {
     y = y + bt::inner_product(v, &xs[3U], 3U) + bt::inner_product_with_bias(v, &xs[3U], 3U, b);
   }
   // Segment form: a weight range against a list of runs.
-  const bt::Segment runs[2U] = {{0U, 2U}, {3U, 2U}};
-  const bt::SegmentList segs = tape.segments(runs, 2U);
+  const std::array<bt::Segment, 2U> runs = {bt::Segment{0U, 2U}, bt::Segment{3U, 2U}};
+  const bt::SegmentList segs = tape.segments(runs.data(), runs.size());
   y = y + bt::inner_product_segments(xs[1U], segs) + bt::inner_product_segments_with_bias(xs[1U], segs, a);
   const bt::Value<T> row = tape.matvec(0U, 1U, segs, bt::kNoIndex);
   const bt::Value<T> shifted = tape.scale_shift(0U, 1U, 2U, 2U);
@@ -102,24 +103,24 @@ bool train_layers(bt::Tape<T>& tape) {
                               bt::nn::Init::uniform(-0.1, 0.1), rng);
   const bt::Index first = 0U;
   const std::size_t count = tape.size();
-  const T target[4U] = {T(0), T(1), T(0), T(1)};
+  const std::array<T, 4U> target = {T(0), T(1), T(0), T(1)};
   const T mean_loss = bt::nn::serial_batch(tape, first, count, 2U, [&](bt::Tape<T>& t, std::size_t i) {
     const bt::nn::View x = embedding.row(static_cast<bt::Index>(i));
     const bt::nn::View h = bt::nn::add(t, linear.forward(t, x), x);
-    const bt::nn::View steps[2U] = {norm.forward(t, h), h};
-    bt::nn::View attended[2U] = {bt::nn::kNoView, bt::nn::kNoView};
-    static_cast<void>(attention.forward(t, steps, 2U, attended));
+    const std::array<bt::nn::View, 2U> steps = {norm.forward(t, h), h};
+    std::array<bt::nn::View, 2U> attended = {bt::nn::kNoView, bt::nn::kNoView};
+    static_cast<void>(attention.forward(t, steps.data(), 2U, attended.data()));
     const bt::Value<T> ce = bt::nn::cross_entropy(t, attended[1U], 1U);
-    return ce + bt::nn::mse(t, attended[0U], target);
+    return ce + bt::nn::mse(t, attended[0U], target.data());
   });
   ok = ok && (mean_loss >= T(0));  // false for NaN
-  T state[2U * kNodes] = {};
-  const bt::nn::OptimizerKind kinds[4U] = {bt::nn::OptimizerKind::kSgd, bt::nn::OptimizerKind::kMomentum,
+  static std::array<T, 2U * kNodes> state{};
+  const std::array<bt::nn::OptimizerKind, 4U> kinds = {bt::nn::OptimizerKind::kSgd, bt::nn::OptimizerKind::kMomentum,
                                            bt::nn::OptimizerKind::kAdam, bt::nn::OptimizerKind::kAdamW};
   for (const bt::nn::OptimizerKind kind : kinds) {
     bt::nn::OptimizerConfig<T> config;
     config.kind = kind;
-    bt::nn::Optimizer<T> optimizer(config, state, count);
+    bt::nn::Optimizer<T> optimizer(config, state.data(), count);
     optimizer.set_lr(T(0.01));
     static_cast<void>(bt::nn::clip_gradient_norm(tape.grads(), count, T(1)));
     optimizer.step(tape.values(), tape.grads());
@@ -151,17 +152,23 @@ template <class T>
 bool build_models() {
   constexpr bt::nn::MemoryPlan kMlp = bt::nn::MakemoreMlp<T>::plan(mlp_config(), bt::nn::OptimizerKind::kAdam);
   constexpr bt::nn::MemoryPlan kGpt = bt::nn::Gpt<T>::plan(gpt_config(), bt::nn::OptimizerKind::kSgd);
-  static bt::FixedTape<T, kMlp.nodes, kMlp.slots, kMlp.parameters> mlp_tape;
-  static bt::FixedTape<T, kGpt.nodes, kGpt.slots, kGpt.parameters> gpt_tape;
+  constexpr std::size_t kMlpNodes = kMlp.nodes;
+  constexpr std::size_t kMlpSlots = kMlp.slots;
+  constexpr std::size_t kMlpParams = kMlp.parameters;
+  constexpr std::size_t kGptNodes = kGpt.nodes;
+  constexpr std::size_t kGptSlots = kGpt.slots;
+  constexpr std::size_t kGptParams = kGpt.parameters;
+  static bt::FixedTape<T, kMlpNodes, kMlpSlots, kMlpParams> mlp_tape;
+  static bt::FixedTape<T, kGptNodes, kGptSlots, kGptParams> gpt_tape;
   bt::nn::Rng rng(3U);
   bt::nn::MakemoreMlp<T> mlp;
-  const std::uint8_t context[3U] = {1U, 2U, 3U};
+  const std::array<std::uint8_t, 3U> context = {1U, 2U, 3U};
   const bool mlp_ok = mlp.create(mlp_tape, mlp_config(), rng);
-  const bt::Value<T> mlp_loss = mlp.loss(mlp_tape, context, 4U);
+  const bt::Value<T> mlp_loss = mlp.loss(mlp_tape, context.data(), 4U);
   bt::nn::Gpt<T> gpt;
-  const std::uint8_t targets[3U] = {2U, 3U, 4U};
+  const std::array<std::uint8_t, 3U> targets = {2U, 3U, 4U};
   const bool gpt_ok = gpt.create(gpt_tape, gpt_config(), rng);
-  const bt::Value<T> gpt_loss = gpt.loss(gpt_tape, context, targets, 3U);
+  const bt::Value<T> gpt_loss = gpt.loss(gpt_tape, context.data(), targets.data(), 3U);
   return mlp_ok && gpt_ok && (mlp_tape.backward(mlp_loss) == bt::Status::kOk) &&
          (gpt_tape.backward(gpt_loss) == bt::Status::kOk) && (gpt.parameter_count() != 0U) &&
          (mlp.parameter_count() != 0U);
@@ -170,18 +177,19 @@ bool build_models() {
 // Checkpoint of a tape's nodes, and the Graphviz export.
 template <class T>
 bool save_and_export(bt::Tape<T>& tape) {
-  static std::uint8_t bytes[1U << 16U];
-  bt::MemoryStream stream{bytes, sizeof(bytes), 0U, 0U};
+  static std::array<std::uint8_t, 65536U> bytes{};
+  bt::MemoryStream stream{bytes.data(), bytes.size(), 0U, 0U};
   const bt::Index n = static_cast<bt::Index>(tape.size());
   bool ok = bt::save_nodes(tape, 0U, n, true, bt::memory_sink(&stream)) == bt::Status::kOk;
   ok = ok && (bt::load_nodes(tape, 0U, n, true, bt::memory_source(&stream)) == bt::Status::kOk);
-  const bt::Section sections[2U] = {bt::node_values(tape, 0U, n), bt::node_grads(tape, 0U, n)};
-  bt::MemoryStream second{bytes, sizeof(bytes), 0U, 0U};
-  ok = ok && (bt::save_checkpoint(bt::memory_sink(&second), bt::ScalarKindOf<T>::value, sections, 2U) ==
+  const std::array<bt::Section, 2U> sections = {bt::node_values(tape, 0U, n), bt::node_grads(tape, 0U, n)};
+  bt::MemoryStream second{bytes.data(), bytes.size(), 0U, 0U};
+  ok = ok && (bt::save_checkpoint(bt::memory_sink(&second), bt::ScalarKindOf<T>::value, sections.data(),
+                                  sections.size()) == bt::Status::kOk);
+  ok = ok && (bt::verify_checkpoint(bt::memory_source(&second), bt::ScalarKindOf<T>::value, sections.data(),
+                                    sections.size()) ==
               bt::Status::kOk);
-  ok = ok && (bt::verify_checkpoint(bt::memory_source(&second), bt::ScalarKindOf<T>::value, sections, 2U) ==
-              bt::Status::kOk);
-  bt::MemoryStream dot{bytes, sizeof(bytes), 0U, 0U};
+  bt::MemoryStream dot{bytes.data(), bytes.size(), 0U, 0U};
   const bt::Value<T> root(&tape, n - 1U);
   ok = ok && (bt::write_dot(tape, root, bt::memory_sink(&dot)) == bt::Status::kOk);
   return ok;
