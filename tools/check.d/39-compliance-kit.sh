@@ -24,6 +24,12 @@ kit=tools/burtorch-compliance
 echo "== deviation record: JSON and Markdown agree"
 tools/render-deviations --check
 
+for unit in consumer planted; do
+  rm -rf "$out/$unit"
+  cmake -S tests/compliance -B "$out/$unit" -DBURTORCH_SOURCE_DIR="$PWD" \
+    -DBURTORCH_COMPLIANCE_UNIT="$unit.cpp" >"$out/$unit-configure.log"
+done
+
 echo "== usage errors exit 2"
 expect_rc() {
   local want=$1
@@ -42,21 +48,16 @@ expect_rc() {
 expect_rc 2 "$kit"
 expect_rc 2 "$kit" -p "$out/no-such-dir"
 expect_rc 2 "$kit" -p . --no-such-flag
-expect_rc 2 "$kit" -p "$out" --cppcheck no-such-cppcheck-binary
+expect_rc 2 "$kit" -p "$out/consumer" --cppcheck no-such-cppcheck-binary
+expect_rc 2 "$kit" -p "$out/consumer" --clang-tidy no-such-clang-tidy-binary
 expect_rc 0 "$kit" --help
 
 echo "== consumer: builds with the library and runs"
 mapfile -t sources < <(find lib -name '*.cpp' | sort)
 g++ -std=c++17 -O1 -fno-exceptions -fno-rtti -Wall -Wextra -Wpedantic -Wconversion -Wsign-conversion \
-  -Wshadow -Werror -I include -I lib tests/compliance/consumer.cpp "${sources[@]}" -o "$out/consumer"
-"$out/consumer"
+  -Wshadow -Werror -I include -I lib tests/compliance/consumer.cpp "${sources[@]}" -o "$out/consumer-bin"
+"$out/consumer-bin"
 echo "consumer ran: exit 0"
-
-for unit in consumer planted; do
-  rm -rf "$out/$unit"
-  cmake -S tests/compliance -B "$out/$unit" -DBURTORCH_SOURCE_DIR="$PWD" \
-    -DBURTORCH_COMPLIANCE_UNIT="$unit.cpp" >"$out/$unit-configure.log"
-done
 
 echo "== consumer: the kit must pass"
 SECONDS=0
