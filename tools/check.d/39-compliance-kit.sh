@@ -83,6 +83,26 @@ PY
 expect_rc 1 "$kit" -p "$out/planted" --sarif "$out/planted-greedy.sarif" --deviations "$out/greedy.json"
 python3 tests/compliance/check_sarif.py planted "$out/planted-greedy.sarif" tests/compliance/planted.cpp
 
+echo "== a deviation applies only at its documented site"
+# A copy of the headers in which FixedTape's constructor no longer carries its
+# BT-DEV-012 comment: cppcheck's uninitMemberVar there must come back.
+rm -rf "$out/unmarked"
+mkdir -p "$out/unmarked"
+cp -r include "$out/unmarked/include"
+sed -i 's|// BT-DEV-012: storage_|// (no ID): storage_|' "$out/unmarked/include/burtorch/tape.hpp"
+cmake -S tests/compliance -B "$out/unmarked/build" -DBURTORCH_SOURCE_DIR="$PWD/$out/unmarked" \
+  -DBURTORCH_COMPLIANCE_UNIT=planted.cpp >"$out/unmarked-configure.log"
+expect_rc 1 "$kit" -p "$out/unmarked/build" --only cppcheck --sarif "$out/unmarked.sarif"
+python3 - "$out/unmarked.sarif" <<'PY'
+import json, sys
+runs = json.load(open(sys.argv[1]))["runs"]
+hits = [r for run in runs for r in run["results"]
+        if r["ruleId"] == "uninitMemberVar" and r["properties"].get("burtorchPath") == "include/burtorch/tape.hpp"]
+if not hits or any(r.get("suppressions") for r in hits):
+    sys.exit("FAIL: uninitMemberVar in tape.hpp without its BT-DEV-012 comment was not reported unsuppressed")
+print(f"uninitMemberVar in tape.hpp without its BT-DEV-012 comment: reported, unsuppressed ({len(hits)})")
+PY
+
 if [ "$consumer_ok" -ne 1 ]; then
   echo "FAILED: the kit reports unsuppressed findings on tests/compliance/consumer.cpp (see above)"
   exit 1
