@@ -13,7 +13,8 @@
 #     an uninitialised member next to a BT-DEV comment, in the user's code):
 #     the kit must exit 1 with each planted (line, rule) in the SARIF and none
 #     of them suppressed, also with a deviation record that tries to
-#     suppress everything everywhere;
+#     suppress everything everywhere, and with relative paths in the
+#     compile command;
 #  5. a deviation applies only at its site: with the BT-DEV-012 comment
 #     removed from a copy of the headers, its finding is reported.
 # About 1 minute on 2 cores (cppcheck's MISRA addon on the consumer is most of it).
@@ -84,6 +85,17 @@ json.dump(d, open(sys.argv[1], "w"))
 PY
 expect_rc 1 "$kit" -p "$out/planted" --sarif "$out/planted-greedy.sarif" --deviations "$out/greedy.json"
 python3 tests/compliance/check_sarif.py planted "$out/planted-greedy.sarif" tests/compliance/planted.cpp
+
+echo "== planted violations, compile command with relative paths (as bear writes them)"
+rm -rf "$out/relative"
+mkdir -p "$out/relative"
+cat >"$out/relative/compile_commands.json" <<JSON
+[{"directory": "$PWD/$out/relative",
+  "command": "c++ -std=c++17 -isystem ../../../include -c ../../../tests/compliance/planted.cpp -o planted.o",
+  "file": "../../../tests/compliance/planted.cpp"}]
+JSON
+expect_rc 1 "$kit" -p "$out/relative" --sarif "$out/relative.sarif"
+python3 tests/compliance/check_sarif.py planted "$out/relative.sarif" tests/compliance/planted.cpp
 
 echo "== a deviation applies only at its documented site"
 # A copy of the headers in which FixedTape's constructor no longer carries its
