@@ -29,6 +29,11 @@ template class burtorch::Tape<LanesD>;
 
 namespace {
 
+void on_fault(bt::Status status, void* context) noexcept {
+  static_cast<void>(status);
+  static_cast<void>(context);
+}
+
 constexpr std::size_t kNodes = 4096U;
 constexpr std::size_t kN = 6U;
 
@@ -79,12 +84,23 @@ bool record_ops(bt::Tape<T>& tape) {
   const bt::Value<T> shifted = tape.scale_shift(0U, 1U, 2U, 2U);
   const bt::Value<T> ranged = tape.dot_ranges(0U, 2U, 3U, nullptr);
   y = y + row + shifted + ranged;
+  // Read-only accessors and the status protocol.
+  tape.set_fault_hook(&on_fault, nullptr);
+  const bt::Index last = static_cast<bt::Index>(tape.size()) - 1U;
+  const bool described = (tape.op(last) != bt::Op::kCount) && (tape.arg_a(last) != bt::kNoIndex) &&
+                         (tape.slot(0U) != bt::kNoIndex) && (tape.name(0U) == nullptr) &&
+                         (tape.slot_capacity() >= tape.slots_used()) && (tape.param_capacity() == 0U);
+  static_cast<void>(tape.arg_b(last));
+  static_cast<void>(tape.constant(last));
+  static_cast<void>(tape.value(last));
+  static_cast<void>(tape.grad(last));
+  tape.clear_status();
   const bt::Mark before = tape.mark();
   const bt::Value<T> scratch = y * y;
   const bool scratch_ok = scratch.valid() && (tape.rewind(before) == bt::Status::kOk);
   tape.zero_grad();
   const bool ok = scratch_ok && (tape.backward(y) == bt::Status::kOk) && tape.all_finite();
-  return ok && (tape.status() == bt::Status::kOk);
+  return described && ok && (tape.status() == bt::Status::kOk);
 }
 
 // Layers, losses, models, optimizers and a serial batch.
@@ -182,6 +198,10 @@ bool save_and_export(bt::Tape<T>& tape) {
   const bt::Index n = static_cast<bt::Index>(tape.size());
   bool ok = bt::save_nodes(tape, 0U, n, true, bt::memory_sink(&stream)) == bt::Status::kOk;
   ok = ok && (bt::load_nodes(tape, 0U, n, true, bt::memory_source(&stream)) == bt::Status::kOk);
+  static std::array<std::uint8_t, 65536U> scratch{};
+  stream.position = 0U;
+  ok = ok && (bt::load_nodes(tape, 0U, n, true, bt::memory_source(&stream), scratch.data(), scratch.size()) ==
+              bt::Status::kOk);
   const std::array<bt::Section, 2U> sections = {bt::node_values(tape, 0U, n), bt::node_grads(tape, 0U, n)};
   bt::MemoryStream second{bytes.data(), bytes.size(), 0U, 0U};
   ok = ok && (bt::save_checkpoint(bt::memory_sink(&second), bt::ScalarKindOf<T>::value, sections.data(),
@@ -189,6 +209,13 @@ bool save_and_export(bt::Tape<T>& tape) {
   ok = ok && (bt::verify_checkpoint(bt::memory_source(&second), bt::ScalarKindOf<T>::value, sections.data(),
                                     sections.size()) ==
               bt::Status::kOk);
+  second.position = 0U;
+  ok = ok && (bt::load_checkpoint(bt::memory_source(&second), bt::ScalarKindOf<T>::value, sections.data(),
+                                  sections.size(), scratch.data(), scratch.size()) == bt::Status::kOk);
+  second.position = 0U;
+  ok = ok && (bt::load_checkpoint(bt::memory_source(&second), bt::ScalarKindOf<T>::value, sections.data(),
+                                  sections.size()) == bt::Status::kOk);
+  ok = ok && (bt::checkpoint_bytes(sections.data(), sections.size()) == second.size);
   bt::MemoryStream dot{bytes.data(), bytes.size(), 0U, 0U};
   const bt::Value<T> root(&tape, n - 1U);
   ok = ok && (bt::write_dot(tape, root, bt::memory_sink(&dot)) == bt::Status::kOk);
@@ -211,9 +238,17 @@ bool exercise_lanes() {
   return record_ops<L>(tape);
 }
 
+// Lanes from one value per sample, and their sum.
+bool lanes_from_samples() {
+  const LanesF f = LanesF::of({1.0F, 2.0F, 3.0F, 4.0F});
+  const LanesD d = LanesD::of({1.0, 2.0});
+  return (f.sum() > 9.5F) && (d.sum() > 2.5);
+}
+
 }  // namespace
 
 int main() {
-  const bool ok = exercise<float>() && exercise<double>() && exercise_lanes<LanesF>() && exercise_lanes<LanesD>();
+  const bool ok = exercise<float>() && exercise<double>() && exercise_lanes<LanesF>() && exercise_lanes<LanesD>() &&
+                  lanes_from_samples();
   return ok ? 0 : 1;
 }
