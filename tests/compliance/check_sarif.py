@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Checks a SARIF file written by tools/burtorch-compliance.
+
+  check_sarif.py clean FILE DEVIATIONS_JSON
+      structure; no unsuppressed result; every suppression names a deviation
+      of the record and sits in a file of ours; our headers were analysed
+      (results suppressed by at least two deviations, in include/burtorch/
+      and in lib/)
+  check_sarif.py planted FILE PLANTED_CPP
+      structure; every rule listed after a `PLANTED:` marker in PLANTED_CPP is
+      reported, unsuppressed, at that line; nothing in PLANTED_CPP is
+      suppressed
+Exit 0 when every check holds, 1 otherwise. Standard library only.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+
+def fail(msg: str) -> None:
+    print(f"check_sarif: FAIL: {msg}")
+    sys.exit(1)
+
+
+def load(path: str) -> list[dict]:
+    doc = json.loads(Path(path).read_text())
+    if doc.get("version") != "2.1.0":
+        fail(f"version is {doc.get('version')!r}, not '2.1.0'")
+    if "sarif" not in str(doc.get("$schema", "")):
+        fail("no SARIF $schema")
+    runs = doc.get("runs")
+    if not isinstance(runs, list) or not runs:
+        fail("no runs")
+    names = []
+    results = []
+    for run in runs:
+        name = run.get("tool", {}).get("driver", {}).get("name")
+        if not name:
+            fail("a run without tool.driver.name")
+        names.append(name)
+        rules = {r["id"] for r in run["tool"]["driver"].get("rules", [])}
+        for r in run.get("results", []):
+            if not r.get("ruleId") or r["ruleId"] not in rules:
+                fail(f"result without a ruleId of its driver's rules: {r.get('ruleId')}")
+            if r.get("level") not in ("error", "warning", "note", "none"):
+                fail(f"bad level {r.get('level')!r}")
+            if not r.get("message", {}).get("text"):
+                fail("result without message text")
+            locs = r.get("locations")
+            if not locs:
+                fail(f"{r['ruleId']}: no locations")
+            phys = locs[0].get("physicalLocation", {})
+            uri = phys.get("artifactLocation", {}).get("uri", "")
+            line = phys.get("region", {}).get("startLine")
+            if not uri.startswith("file://") or not isinstance(line, int) or line < 1:
+                fail(f"{r['ruleId']}: bad location {uri}:{line}")
+            for s in r.get("suppressions", []):
+                if s.get("kind") != "external" or not s.get("justification"):
+                    fail(f"{r['ruleId']}: suppression without kind 'external' and a justification")
+            r["_tool"] = name
+            r["_path"] = unquote(urlparse(uri).path)
+            r["_line"] = line
+            results.append(r)
+    if sorted(names) != ["clang-tidy", "cppcheck"]:
+        fail(f"runs are {names}, expected cppcheck and clang-tidy")
+    return results
+
+
+def check_clean(sarif: str, record: str) -> None:
+    results = load(sarif)
+    ids = {d["id"] for d in json.loads(Path(record).read_text())["deviations"]}
+    open_ = [r for r in results if not r.get("suppressions")]
+    for r in open_:
+        print(f"  unsuppressed: {r['_path']}:{r['_line']}: {r['ruleId']}: {r['message']['text']}")
+    if open_:
+        fail(f"{len(open_)} unsuppressed results")
+    used = {}
+    for r in results:
+        just = r["suppressions"][0]["justification"]
+        m = re.match(r"^(BT-DEV-\d{3}): ", just)
+        if not m or m.group(1) not in ids:
+            fail(f"suppression justification {just[:60]!r} names no deviation of the record")
+        if r.get("properties", {}).get("origin") != "ours":
+            fail(f"suppressed result outside our files: {r['_path']}")
+        used.setdefault(m.group(1), set()).add(r["properties"]["burtorchPath"].split("/")[0])
+    where = set().union(*used.values()) if used else set()
+    if len(used) < 2 or where != {"include", "lib"}:
+        fail(f"our headers do not look analysed: suppressions {sorted(used)} in {sorted(where)}")
+    print(f"check_sarif: {sarif}: {len(results)} results, all suppressed by "
+          + ", ".join(f"{k} ({len([r for r in results if r['suppressions'][0]['justification'].startswith(k)])})"
+                      for k in sorted(used)))
+
+
+def check_planted(sarif: str, planted: str) -> None:
+    results = load(sarif)
+    src = Path(planted).resolve()
+    mine = [r for r in results if Path(r["_path"]).resolve() == src]
+    bad = [r for r in mine if r.get("suppressions")]
+    if bad:
+        fail(f"{len(bad)} results in {src.name} suppressed, e.g. {bad[0]['ruleId']} at line {bad[0]['_line']}")
+    missing = []
+    n = 0
+    for i, text in enumerate(src.read_text().splitlines(), 1):
+        m = re.search(r"//\s*PLANTED:\s*(.*)$", text)
+        if not m:
+            continue
+        for rule in m.group(1).split():
+            n += 1
+            if not any(r["ruleId"] == rule and r["_line"] == i for r in mine):
+                missing.append(f"{src.name}:{i}: {rule}")
+    if n == 0:
+        fail(f"no PLANTED markers in {src}")
+    if missing:
+        fail("planted violations not reported: " + ", ".join(missing))
+    print(f"check_sarif: {sarif}: all {n} planted (line, rule) pairs reported, none suppressed; "
+          f"{len(mine)} results in {src.name}")
+
+
+def main() -> int:
+    if len(sys.argv) != 4 or sys.argv[1] not in ("clean", "planted"):
+        print(__doc__)
+        return 2
+    if sys.argv[1] == "clean":
+        check_clean(sys.argv[2], sys.argv[3])
+    else:
+        check_planted(sys.argv[2], sys.argv[3])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: Apache-2.0
+// A user's translation unit, as a compliance kit sees one: it instantiates
+// every public template of libburtorch for float and double (every op in its
+// two-operand, range, list and segment forms, Tape and FixedTape, every
+// layer, loss, model and optimizer, checkpoints, the Graphviz export) and a
+// tape of lanes, so static analysis of this file covers the template code a
+// product compiles from our headers. tools/check.d/39-compliance-kit.sh runs
+// tools/burtorch-compliance on it; it must report no unsuppressed finding.
+// The program also runs: it returns 0 when every graph recorded and every
+// call succeeded.
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+#include "burtorch/burtorch.hpp"
+#include "burtorch/lanes.hpp"
+#include "burtorch/nn/nn.hpp"
+#include "burtorch/simd.hpp"
+// A tape of lanes needs the tape's out-of-line members: this file is the one
+// translation unit that instantiates them (see lanes.hpp).
+#include "tape_impl.hpp"
+
+namespace bt = burtorch;
+
+using LanesF = bt::Lanes<float, 4U>;
+using LanesD = bt::Lanes<double, 2U>;
+template class burtorch::Tape<LanesF>;
+template class burtorch::Tape<LanesD>;
+
+namespace {
+
+void on_fault(bt::Status status, void* context) noexcept {
+  static_cast<void>(status);
+  static_cast<void>(context);
+}
+
+constexpr std::size_t kNodes = 4096U;
+constexpr std::size_t kN = 6U;
+
+// Every recording op on one tape. Returns true when the tape stayed kOk.
+template <class T>
+bool record_ops(bt::Tape<T>& tape) {
+  std::array<bt::Value<T>, kN> xs{};
+  for (std::size_t i = 0U; i < kN; ++i) {
+    xs[i] = tape.leaf(static_cast<T>(i + 1U) * T(0.25));
+  }
+  const bt::Value<T> a = xs[0U];
+  const bt::Value<T> b = xs[1U];
+  // Two operands, one operand, one constant (both sides).
+  bt::Value<T> y = (a + b) - (a * b);
+  y = y / b;
+  y = -y;
+  y = (y + T(1)) + (T(2) + y);
+  y = (y - T(1)) - (T(3) - y);
+  y = (y * T(2)) * (T(0.5) * y);
+  y = (y / T(4)) + (T(1) / b);
+  y += a;
+  y -= b;
+  y *= a;
+  y /= b;
+  y += T(1);
+  y -= T(1);
+  y *= T(2);
+  y /= T(2);
+  y = bt::relu(y) + bt::tanh(a) + bt::exp(a) + bt::log(b) + bt::neg_log(b) + bt::sigmoid(a);
+  y = y + bt::inv(b) + bt::sqr(a) + bt::pow3(a) + bt::sqrt(b) + bt::inv_sqrt(b) + bt::mul_by_const(a, T(3));
+  y = y + bt::mean(a, b) + bt::add_squares(a, b) + bt::mean_squares(a, b) + bt::negative_mean(a, b);
+  // Reductions over a range (contiguous nodes) and over a list (scattered nodes).
+  const std::array<bt::Value<T>, 3U> list = {xs[4U], xs[0U], xs[2U]};
+  const std::array<const bt::Value<T>*, 2U> forms = {xs.data(), list.data()};
+  for (const bt::Value<T>* const v : forms) {
+    y = y + bt::reduce_sum(v, 3U) + bt::reduce_sub(v, 3U) + bt::reduce_mul(v, 3U) + bt::reduce_mean(v, 3U);
+    y = y + bt::reduce_sum_of_squares(v, 3U) + bt::reduce_mean_squares(v, 3U) + bt::reduce_negative_mean(v, 3U);
+    y = y + bt::variance(v, 3U) + bt::variance_biased(v, 3U) + bt::log_sum_exp(v, 3U);
+    const bt::MeanAndMeanSquares<T> mm = bt::reduce_mean_and_mean_squares(v, 3U);
+    y = y + mm.mean + mm.mean_squares;
+    y = y + bt::inner_product(v, &xs[3U], 3U) + bt::inner_product_with_bias(v, &xs[3U], 3U, b);
+  }
+  // Segment form: a weight range against a list of runs.
+  const std::array<bt::Segment, 2U> runs = {bt::Segment{0U, 2U}, bt::Segment{3U, 2U}};
+  const bt::SegmentList segs = tape.segments(runs.data(), runs.size());
+  y = y + bt::inner_product_segments(xs[1U], segs) + bt::inner_product_segments_with_bias(xs[1U], segs, a);
+  const bt::Value<T> row = tape.matvec(0U, 1U, segs, bt::kNoIndex);
+  const bt::Value<T> shifted = tape.scale_shift(0U, 1U, 2U, 2U);
+  const bt::Value<T> ranged = tape.dot_ranges(0U, 2U, 3U, nullptr);
+  y = y + row + shifted + ranged;
+  // Read-only accessors and the status protocol.
+  tape.set_fault_hook(&on_fault, nullptr);
+  const bt::Index last = static_cast<bt::Index>(tape.size()) - 1U;
+  const bool described = (tape.op(last) != bt::Op::kCount) && (tape.arg_a(last) != bt::kNoIndex) &&
+                         (tape.slot(0U) != bt::kNoIndex) && (tape.name(0U) == nullptr) &&
+                         (tape.slot_capacity() >= tape.slots_used()) && (tape.param_capacity() == 0U);
+  static_cast<void>(tape.arg_b(last));
+  static_cast<void>(tape.constant(last));
+  static_cast<void>(tape.value(last));
+  static_cast<void>(tape.grad(last));
+  tape.clear_status();
+  const bt::Mark before = tape.mark();
+  const bt::Value<T> scratch = y * y;
+  const bool scratch_ok = scratch.valid() && (tape.rewind(before) == bt::Status::kOk);
+  tape.zero_grad();
+  const bool ok = scratch_ok && (tape.backward(y) == bt::Status::kOk) && tape.all_finite();
+  return described && ok && (tape.status() == bt::Status::kOk);
+}
+
+// Layers, losses, models, optimizers and a serial batch.
+template <class T>
+bool train_layers(bt::Tape<T>& tape) {
+  bt::nn::Rng rng(7U);
+  bt::nn::Linear<T> linear;
+  bt::nn::Embedding<T> embedding;
+  bt::nn::LayerNorm<T> norm;
+  bt::nn::CausalSelfAttention<T> attention;
+  bool ok = embedding.create(tape, 5U, 4U, bt::nn::Init::normal(0.0, 1.0), rng, "emb");
+  ok = ok && linear.create(tape, 4U, 4U, true, bt::nn::Activation::kTanh, bt::nn::Init::fan_in_uniform(bt::nn::kGainTanh),
+                           bt::nn::Init::zeros(), rng, "w", "b");
+  ok = ok && norm.create(tape, 4U, T(1e-5), rng);
+  ok = ok && attention.create(tape, 4U, 2U, bt::nn::Init::fan_in_normal(bt::nn::kGainLinear),
+                              bt::nn::Init::uniform(-0.1, 0.1), rng);
+  const bt::Index first = 0U;
+  const std::size_t count = tape.size();
+  const std::array<T, 4U> target = {T(0), T(1), T(0), T(1)};
+  const T mean_loss = bt::nn::serial_batch(tape, first, count, 2U, [&](bt::Tape<T>& t, std::size_t i) {
+    const bt::nn::View x = embedding.row(static_cast<bt::Index>(i));
+    const bt::nn::View h = bt::nn::add(t, linear.forward(t, x), x);
+    const std::array<bt::nn::View, 2U> steps = {norm.forward(t, h), h};
+    std::array<bt::nn::View, 2U> attended = {bt::nn::kNoView, bt::nn::kNoView};
+    static_cast<void>(attention.forward(t, steps.data(), 2U, attended.data()));
+    const bt::Value<T> ce = bt::nn::cross_entropy(t, attended[1U], 1U);
+    return ce + bt::nn::mse(t, attended[0U], target.data());
+  });
+  ok = ok && (mean_loss >= T(0));  // false for NaN
+  static std::array<T, 2U * kNodes> state{};
+  const std::array<bt::nn::OptimizerKind, 4U> kinds = {bt::nn::OptimizerKind::kSgd, bt::nn::OptimizerKind::kMomentum,
+                                           bt::nn::OptimizerKind::kAdam, bt::nn::OptimizerKind::kAdamW};
+  for (const bt::nn::OptimizerKind kind : kinds) {
+    bt::nn::OptimizerConfig<T> config;
+    config.kind = kind;
+    bt::nn::Optimizer<T> optimizer(config, state.data(), count);
+    optimizer.set_lr(T(0.01));
+    static_cast<void>(bt::nn::clip_gradient_norm(tape.grads(), count, T(1)));
+    optimizer.step(tape.values(), tape.grads());
+    ok = ok && optimizer.ready() && (optimizer.steps() == 1U) && (bt::nn::gradient_norm(tape.grads(), count) >= T(0));
+  }
+  return ok && (tape.status() == bt::Status::kOk);
+}
+
+constexpr bt::nn::MlpConfig mlp_config() {
+  bt::nn::MlpConfig c;
+  c.vocab = 5U;
+  c.context = 3U;
+  c.embed = 4U;
+  c.hidden = 8U;
+  return c;
+}
+
+constexpr bt::nn::GptConfig gpt_config() {
+  bt::nn::GptConfig c;
+  c.vocab = 5U;
+  c.block = 3U;
+  c.width = 4U;
+  c.heads = 2U;
+  c.layers = 1U;
+  return c;
+}
+
+template <class T>
+bool build_models() {
+  constexpr bt::nn::MemoryPlan kMlp = bt::nn::MakemoreMlp<T>::plan(mlp_config(), bt::nn::OptimizerKind::kAdam);
+  constexpr bt::nn::MemoryPlan kGpt = bt::nn::Gpt<T>::plan(gpt_config(), bt::nn::OptimizerKind::kSgd);
+  constexpr std::size_t kMlpNodes = kMlp.nodes;
+  constexpr std::size_t kMlpSlots = kMlp.slots;
+  constexpr std::size_t kMlpParams = kMlp.parameters;
+  constexpr std::size_t kGptNodes = kGpt.nodes;
+  constexpr std::size_t kGptSlots = kGpt.slots;
+  constexpr std::size_t kGptParams = kGpt.parameters;
+  static bt::FixedTape<T, kMlpNodes, kMlpSlots, kMlpParams> mlp_tape;
+  static bt::FixedTape<T, kGptNodes, kGptSlots, kGptParams> gpt_tape;
+  bt::nn::Rng rng(3U);
+  bt::nn::MakemoreMlp<T> mlp;
+  const std::array<std::uint8_t, 3U> context = {1U, 2U, 3U};
+  const bool mlp_ok = mlp.create(mlp_tape, mlp_config(), rng);
+  const bt::Value<T> mlp_loss = mlp.loss(mlp_tape, context.data(), 4U);
+  bt::nn::Gpt<T> gpt;
+  const std::array<std::uint8_t, 3U> targets = {2U, 3U, 4U};
+  const bool gpt_ok = gpt.create(gpt_tape, gpt_config(), rng);
+  const bt::Value<T> gpt_loss = gpt.loss(gpt_tape, context.data(), targets.data(), 3U);
+  return mlp_ok && gpt_ok && (mlp_tape.backward(mlp_loss) == bt::Status::kOk) &&
+         (gpt_tape.backward(gpt_loss) == bt::Status::kOk) && (gpt.parameter_count() != 0U) &&
+         (mlp.parameter_count() != 0U);
+}
+
+// Checkpoint of a tape's nodes, and the Graphviz export.
+template <class T>
+bool save_and_export(bt::Tape<T>& tape) {
+  static std::array<std::uint8_t, 65536U> bytes{};
+  bt::MemoryStream stream{bytes.data(), bytes.size(), 0U, 0U};
+  const bt::Index n = static_cast<bt::Index>(tape.size());
+  bool ok = bt::save_nodes(tape, 0U, n, true, bt::memory_sink(&stream)) == bt::Status::kOk;
+  ok = ok && (bt::load_nodes(tape, 0U, n, true, bt::memory_source(&stream)) == bt::Status::kOk);
+  static std::array<std::uint8_t, 65536U> scratch{};
+  stream.position = 0U;
+  ok = ok && (bt::load_nodes(tape, 0U, n, true, bt::memory_source(&stream), scratch.data(), scratch.size()) ==
+              bt::Status::kOk);
+  const std::array<bt::Section, 2U> sections = {bt::node_values(tape, 0U, n), bt::node_grads(tape, 0U, n)};
+  bt::MemoryStream second{bytes.data(), bytes.size(), 0U, 0U};
+  ok = ok && (bt::save_checkpoint(bt::memory_sink(&second), bt::ScalarKindOf<T>::value, sections.data(),
+                                  sections.size()) == bt::Status::kOk);
+  ok = ok && (bt::verify_checkpoint(bt::memory_source(&second), bt::ScalarKindOf<T>::value, sections.data(),
+                                    sections.size()) ==
+              bt::Status::kOk);
+  second.position = 0U;
+  ok = ok && (bt::load_checkpoint(bt::memory_source(&second), bt::ScalarKindOf<T>::value, sections.data(),
+                                  sections.size(), scratch.data(), scratch.size()) == bt::Status::kOk);
+  second.position = 0U;
+  ok = ok && (bt::load_checkpoint(bt::memory_source(&second), bt::ScalarKindOf<T>::value, sections.data(),
+                                  sections.size()) == bt::Status::kOk);
+  ok = ok && (bt::checkpoint_bytes(sections.data(), sections.size()) == second.size);
+  bt::MemoryStream dot{bytes.data(), bytes.size(), 0U, 0U};
+  const bt::Value<T> root(&tape, n - 1U);
+  ok = ok && (bt::write_dot(tape, root, bt::memory_sink(&dot)) == bt::Status::kOk);
+  return ok;
+}
+
+template <class T>
+bool exercise() {
+  static bt::FixedTape<T, kNodes> tape;
+  bool ok = record_ops<T>(tape);
+  ok = save_and_export<T>(tape) && ok;
+  tape.reset();
+  ok = train_layers<T>(tape) && ok;
+  return build_models<T>() && ok;
+}
+
+template <class L>
+bool exercise_lanes() {
+  static bt::FixedTape<L, 512U> tape;
+  return record_ops<L>(tape);
+}
+
+// Lanes from one value per sample, and their sum.
+bool lanes_from_samples() {
+  const LanesF f = LanesF::of({1.0F, 2.0F, 3.0F, 4.0F});
+  const LanesD d = LanesD::of({1.0, 2.0});
+  return (f.sum() > 9.5F) && (d.sum() > 2.5);
+}
+
+}  // namespace
+
+int main() {
+  const bool ok = exercise<float>() && exercise<double>() && exercise_lanes<LanesF>() && exercise_lanes<LanesD>() &&
+                  lanes_from_samples();
+  return ok ? 0 : 1;
+}
