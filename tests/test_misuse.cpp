@@ -9,6 +9,7 @@
 // the gradients are those of the graph the root reaches (closed forms).
 // Runs on every target (32-bit size_t on armv7 and every Cortex-M).
 #include <burtorch/burtorch.hpp>
+#include <burtorch/nn/nn.hpp>
 
 #include <cmath>
 #include <cstdint>
@@ -523,7 +524,28 @@ void ieee_relu_and_log_sum_exp(bt_test::Context& t) {
   BT_CHECK(t, std::isnan(up[0].grad()) && (up[1].grad() == 0.0) && (up[2].grad() == 0.0));
 }
 
+// Layers used before create() (or after a failed one) report an error;
+// attention with no heads once divided by zero (SIGFPE).
+void layers_before_create(bt_test::Context& t) {
+  static bt::FixedTape<double, 32, 32> tape;
+  tape.reset();
+  const bt::Value<double> xs[4] = {tape.leaf(1.0), tape.leaf(2.0), tape.leaf(3.0), tape.leaf(4.0)};
+  static_cast<void>(xs);
+  const bt::nn::CausalSelfAttention<double> attention;
+  const bt::nn::View in[1] = {bt::nn::View{0U, 4U}};
+  bt::nn::View out[1] = {bt::nn::kNoView};
+  BT_CHECK(t, !attention.forward(tape, in, 1U, out));
+  BT_CHECK(t, tape.status() == bt::Status::kInvalidArgument);
+  tape.reset();
+  static_cast<void>(tape.leaf(1.0));
+  const bt::nn::Linear<double> linear;
+  const bt::nn::View y = linear.forward(tape, bt::nn::View{0U, 1U});
+  BT_CHECK(t, y.count == 0U);
+  BT_CHECK(t, tape.status() != bt::Status::kOk);
+}
+
 const bt_test::TestCase kCases[] = {
+    {"layers_before_create", layers_before_create},
     {"stale_mark_is_rejected", stale_mark_is_rejected},
     {"foreign_and_forged_marks", foreign_and_forged_marks},
     {"valid_marks_stay_valid", valid_marks_stay_valid},

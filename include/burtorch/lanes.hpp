@@ -37,6 +37,7 @@ struct Lanes {
   static constexpr std::size_t kLanes = N;  ///< the number of lanes
   T lane[N];                                ///< the values, one per lane
 
+  // BT-DEV-012: `lane` stays uninitialised; the type must stay trivial (the tape copies constants with memcpy).
   Lanes() noexcept = default;  ///< trivial: the tape copies constants with memcpy
   /// Every lane set to x (T(0), T(0.5), static_cast<T>(n) in the library).
   template <class U>
@@ -47,7 +48,7 @@ struct Lanes {
   }
   /// Lane i set to values[i].
   static Lanes of(const T (&values)[N]) noexcept {
-    Lanes r;
+    Lanes r(T(0));
     for (std::size_t i = 0U; i < N; ++i) {
       r.lane[i] = values[i];
     }

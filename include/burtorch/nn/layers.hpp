@@ -305,7 +305,7 @@ struct CausalSelfAttention {
   template <class T2 = T>
   static constexpr std::size_t slots(std::size_t d, std::size_t h, std::size_t steps) noexcept {
     return (3U * steps)                                         // one-run list per input position
-           + (2U * 4U * steps)                                  // q and k: a matvec per position
+           + (2U * (4U * steps))                                // q and k: a matvec per position
            + (3U * d * steps)                                   // v: an inner product per output
            + (constant_slots<T2>() * d * steps)                 // q * scale
            + (h * ((3U * steps * (steps + 1U)) / 2U))           // scores
@@ -337,8 +337,9 @@ struct CausalSelfAttention {
   /// x[0..steps): views of `width` nodes; out[0..steps) receives the outputs.
   // NOLINTNEXTLINE(readability-function-cognitive-complexity): attention's loops, kept in one place
   bool forward(Tape<T>& tape, const View* x, Index steps, View* out) const noexcept {
-    const Index hs = width / heads;
-    if ((steps == 0U) || (steps > kMaxSteps) || (hs > kMaxHeadSize) || (heads > kMaxHeads)) {
+    // heads == 0: create() never ran (or failed); no division by it.
+    const Index hs = (heads != 0U) ? (width / heads) : 0U;
+    if ((heads == 0U) || (steps == 0U) || (steps > kMaxSteps) || (hs > kMaxHeadSize) || (heads > kMaxHeads)) {
       static_cast<void>(tape.segments(nullptr, 0U));  // records kInvalidArgument
       return false;
     }
