@@ -524,7 +524,7 @@ void lane_tape_equals_scalar_tapes(bt_test::Context& t) {
     }
     BT_CHECK(t, mismatches == 0);
     if (small == 0) {
-      // Lane 0 is the paper's tiny graph: closed form of the issue text.
+      // Lane 0 is the paper's tiny graph: closed form (the paper's worked example).
       BT_CHECK(t, lg.value().lane[0] == 612.5);
       BT_CHECK(t, la.grad().lane[0] == -35.0);
       BT_CHECK(t, lb.grad().lane[0] == 1050.0);

@@ -53,7 +53,7 @@ def main():
     default_iterations = 100000 if graph == "tiny" else 20000
     iterations = flag("--iterations", default_iterations, int)
     runs = flag("--runs", 3, int)
-    # The values are those of the C++ side (and of the issue text).
+    # The values are those of the C++ side (and of the paper's worked example).
     expected = -35.0 if graph == "tiny" else 138.83381924198252
     got = float(build())
     if abs(got - expected) > 1e-9 * abs(expected):

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-# nn golden data (issue 5): tools/golden/nn/*.py, run with PyTorch now,
+# nn golden data: tools/golden/nn/*.py, run with PyTorch now,
 # reproduce the committed headers tests/test_nn_golden.hpp and
 # tests/test_nn_trajectory_golden.hpp (to 1e-12: BLAS builds may differ in
 # the last bits). Skips (exit 0) without python3-torch. About 30 s.

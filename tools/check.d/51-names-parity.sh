@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-# names.txt parity (issue 5): burtorch-makemore (e=64, 10,000 SGD steps of
+# names.txt parity: burtorch-makemore (e=64, 10,000 SGD steps of
 # batch 32, lr 0.1) reaches a validation loss within 0.05 of the PyTorch
 # reference trained with the same settings (tools/golden/nn/names_parity.py
 # prints both). Only when ../shared/data/names.txt and python3-torch exist;
