@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The project's own training data, generated (no file, no network, no
-// ../shared): pronounceable names from a seeded syllable grammar for the
+// download): pronounceable names from a seeded syllable grammar for the
 // makemore MLP, and English-like prose from a small seeded sentence grammar
 // for the GPT-like model. Header-only, heap-free and deterministic: the host
 // trainers, the firmware and the tests all get the same words and text.
