@@ -63,7 +63,7 @@ import json, sys
 r = [json.loads(l) for l in sys.stdin if l.startswith("{")][-1]
 b = r.get("blas") or {}
 assert b.get("name") and b.get("source"), r
-assert b.get("torch_threads") == 1, b
+assert b.get("torch_threads") == 1 and b.get("threads") in (None, 1), b
 print("  mlp.py record: blas", b["name"], b.get("version"), b.get("kernel"), "threads", b.get("threads"))
 '
 # threadpoolctl and the /proc/self/maps fallback agree.
