@@ -1,16 +1,25 @@
 # SPDX-License-Identifier: Apache-2.0
 """Shared helpers of the PyTorch side of the benchmarks (bench/torch/*.py).
 
-Every script runs with torch.set_num_threads(1) (one core, as libburtorch),
-prints READY once initialisation is over (tools/bench timestamps it) and
-then one JSON line with its results, in the same fields as the C++ side.
+Every script runs with torch.set_num_threads(1) (one core, as libburtorch;
+tools/bench also sets OPENBLAS_NUM_THREADS, OMP_NUM_THREADS and
+MKL_NUM_THREADS to 1), prints READY once initialisation is over (tools/bench
+timestamps it) and then one JSON line with its results, in the same fields
+as the C++ side, plus "blas": the BLAS this very process runs on.
 """
+import ctypes
 import json
+import os
+import re
 import statistics
 import sys
 import time
 
-import torch
+# One BLAS thread, as tools/bench sets them (read when torch loads the BLAS).
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import torch  # noqa: E402 (after the environment above)
 
 torch.set_num_threads(1)
 torch.set_num_interop_threads(1)
@@ -53,10 +62,117 @@ def peak_rss_bytes():
     return 0
 
 
+_BLAS = None
+
+
+def _blas_from_maps():
+    """The BLAS library mapped into this process, from /proc/self/maps:
+    (name, path). Debian's reference BLAS is .../blas/libblas.so.3; the
+    alternatives (OpenBLAS, BLIS, MKL) map a library with their own name."""
+    try:
+        with open("/proc/self/maps") as f:
+            paths = sorted({line.split()[-1] for line in f if "/" in line})
+    except OSError:
+        return None, None
+    for path in paths:
+        base = os.path.basename(path)
+        for pattern, name in ((r"^libopenblas", "openblas"), (r"^libmkl_rt|^libmkl_core", "mkl"),
+                              (r"^libblis", "blis"), (r"^libflexiblas", "flexiblas")):
+            if re.search(pattern, base):
+                return name, path
+    for path in paths:
+        if re.search(r"^lib(c)?blas\.so", os.path.basename(path)):
+            real = os.path.realpath(path)
+            # libblas.so.3 of another implementation lives in its own directory
+            # (Debian: openblas-pthread/, blis-openmp/, ...); blas/ is netlib's.
+            if _is_reference(real):
+                return "reference", real
+            return os.path.basename(os.path.dirname(real)), real
+    return None, None
+
+
+class _DlInfo(ctypes.Structure):
+    _fields_ = [("dli_fname", ctypes.c_char_p), ("dli_fbase", ctypes.c_void_p), ("dli_sname", ctypes.c_char_p),
+                ("dli_saddr", ctypes.c_void_p)]
+
+
+def _sgemm_provider():
+    """The library whose sgemm_ torch's CPU library binds to (dlsym in
+    libtorch_cpu's scope, then dladdr): with OpenBLAS only mapped through
+    liblapack.so.3, libblas.so.3 may still be the reference one."""
+    try:
+        with open("/proc/self/maps") as f:
+            torch_cpu = sorted({line.split()[-1] for line in f if "libtorch_cpu" in line})
+        if not torch_cpu:
+            return None
+        addr = ctypes.cast(ctypes.CDLL(torch_cpu[0]).sgemm_, ctypes.c_void_p).value
+        info = _DlInfo()
+        if ctypes.CDLL(None).dladdr(ctypes.c_void_p(addr), ctypes.byref(info)) == 0 or not info.dli_fname:
+            return None
+        return os.path.realpath(info.dli_fname.decode())
+    except (OSError, AttributeError):
+        return None
+
+
+def _is_reference(path):
+    """Debian's netlib BLAS: .../blas/libblas.so.3*."""
+    return bool(path) and os.path.basename(os.path.dirname(path)) == "blas" and \
+        os.path.basename(path).startswith("libblas.so")
+
+
+def blas_info():
+    """Which BLAS this process's torch calls, and how: name (openblas, mkl,
+    blis, reference, ...), version, kernel (the core type OpenBLAS chose),
+    threads, library path, and how it was found (threadpoolctl, or this
+    process's own mappings when threadpoolctl is missing or does not know the
+    library, as for the reference BLAS). Cached per process."""
+    global _BLAS
+    if _BLAS is not None:
+        return _BLAS
+    torch.mm(torch.ones(2, 2), torch.ones(2, 2))  # make sure the BLAS is loaded
+    info = {"name": None, "version": None, "kernel": None, "threads": None, "library": None, "source": None}
+    if not os.environ.get("BURTORCH_BENCH_NO_THREADPOOLCTL"):
+        try:
+            from threadpoolctl import threadpool_info
+            for m in threadpool_info():
+                if m.get("user_api") == "blas":
+                    info.update(name=m.get("internal_api"), version=m.get("version"), kernel=m.get("architecture"),
+                                threads=m.get("num_threads"), library=m.get("filepath"), source="threadpoolctl")
+                    break
+        except ImportError:
+            pass
+    if info["name"] is None:
+        name, path = _blas_from_maps()
+        info.update(name=name, library=path, source="/proc/self/maps")
+        if name == "openblas" and path:
+            m = re.search(r"-r(\d+(?:\.\d+)+)", os.path.basename(path))
+            info["version"] = m.group(1) if m else None
+            try:
+                lib = ctypes.CDLL(path)
+                lib.openblas_get_corename.restype = ctypes.c_char_p
+                info["kernel"] = lib.openblas_get_corename().decode()
+                info["threads"] = int(lib.openblas_get_num_threads())
+            except (OSError, AttributeError):
+                pass
+    # What sgemm_ resolves to decides; a BLAS that is only mapped does not.
+    info["sgemm"] = _sgemm_provider()
+    if _is_reference(info["sgemm"]) or (info["sgemm"] is None and _is_reference(info["library"])):
+        if info["name"] not in (None, "reference"):
+            info["note"] = "%s is mapped, but sgemm_ is the reference BLAS's" % info["name"]
+        info.update(name="reference", version=None, kernel=None, threads=1, library=info["sgemm"] or info["library"],
+                    source="dladdr of sgemm_" if info["sgemm"] else info["source"])
+    info["torch_threads"] = torch.get_num_threads()
+    info["env"] = {k: os.environ[k] for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
+                                               "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE") if k in os.environ}
+    _BLAS = info
+    return info
+
+
 def emit(record):
     record.setdefault("impl", "pytorch")
     record.setdefault("peak_rss_bytes", peak_rss_bytes())
     record.setdefault("torch", torch.__version__)
+    record.setdefault("blas", blas_info())
     print(json.dumps(record), flush=True)
 
 

@@ -12,6 +12,7 @@ Usage: gpt.py --batch B [--steps N] [--warmup W] [--data FILE] [--lr X]
 """
 import math
 
+import common  # noqa: F401 (first: one BLAS thread before torch loads the BLAS)
 import torch
 import torch.nn as nn
 import torch.nn.functional as F

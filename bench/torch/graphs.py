@@ -11,6 +11,7 @@ Usage: graphs.py --graph tiny|small [--iterations N] [--runs R] [--callgrind LIB
 """
 import ctypes
 
+import common  # noqa: F401 (first: one BLAS thread before torch loads the BLAS)
 import torch
 
 from common import emit, flag, now, ready, timing

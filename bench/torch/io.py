@@ -7,6 +7,7 @@ Usage: io.py --file PATH [--iterations N] [--runs R]
 """
 import os
 
+import common  # noqa: F401 (first: one BLAS thread before torch loads the BLAS)
 import torch
 
 from common import emit, flag, now, quantiles, ready, timing

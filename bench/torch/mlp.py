@@ -8,6 +8,7 @@ set_to_none. Same initialisation scheme as the C++ side (makemore's).
 
 Usage: mlp.py --hidden E --batch B [--steps N] [--warmup W] [--data FILE] [--lr X]
 """
+import common  # noqa: F401 (first: one BLAS thread before torch loads the BLAS)
 import torch
 import torch.nn.functional as F
 

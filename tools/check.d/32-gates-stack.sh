@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-# Gate 3 (issue 4): worst stack depth of every public entry point per target
+# Gate 3: worst stack depth of every public entry point per target
 # and optimisation level against tools/gates/stack-budget.txt. Full table:
 # build/gates/stack-report.md. ~5 s (reuses stage 30's build).
 set -eu

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
-# Gate 4b (issue 4): clang-tidy with the checked-in .clang-tidy profile
+# Gate 4b: clang-tidy with the checked-in .clang-tidy profile
 # (bugprone, cert, clang-analyzer, cppcoreguidelines, hicpp, misc incl.
-# misc-no-recursion, performance, portability, readability) on lib/ and every
+# misc-no-recursion, performance, portability, readability) with the host
+# preset's compile commands on lib/ and every
 # public header. Zero findings. ~15 s on 2 cores.
 set -eu
 cd "$(dirname "$0")/../.."

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-# Gate 5a (issue 4): ThreadSanitizer. tests/tsan/tsan_train.cpp trains one
+# Gate 5a: ThreadSanitizer. tests/tsan/tsan_train.cpp trains one
 # small MLP per thread, each on its own tape, concurrently; TSan must stay
 # silent and every thread must match its single-threaded run bit for bit.
 # Negative control: the same program with every thread on ONE tape must be

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-# Gate 5b (issue 4): valgrind memcheck on the host demo built by the `demo`
+# Gate 5b: valgrind memcheck on the host demo built by the `demo`
 # preset (build/demo/targets/host/burtorch-demo): no invalid access, no use
 # of uninitialised values, no leak of any kind. ~30 s (the demo's timing loop
 # runs under valgrind).

@@ -1,11 +1,21 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""libburtorch compliance gates (issue 4).
+"""libburtorch compliance gates.
 
-Compiles every translation unit of the library (lib/**/*.cpp, found anew on
-each run) directly with each target's compiler and explicit flags, at -O0,
--O2 and -Os, with -fstack-usage and -fcallgraph-info=su, then checks:
+Analyses the library exactly as the CMake presets build it. For each preset
+(host, aarch64-linux, armv7-linux, cortex-m0/m4/m7/m33/m55) it configures
+build/gates/<preset>/cmake with `cmake --preset <preset>
+-DBURTORCH_ANALYSIS=ON` (which adds -fstack-usage -fcallgraph-info=su to the
+library target and changes nothing else) and builds the `burtorch` target:
+that archive, at the preset's own optimisation level, is one variant. The
+others (-O0, -O2, -Os where the preset ships another level) recompile the
+same translation units with the preset's own compile commands
+(compile_commands.json) in which only -O is replaced. Then it checks:
 
+  flags      the library's compile command in the gates' build equals the
+             one in the preset's own build (build/<preset>), modulo -O and
+             the analysis flags: nothing the gates check can drift from
+             what ships
   symbols    no heap, exceptions, RTTI, guards, atexit, libc I/O, time or
              process control referenced or defined by libburtorch.a, and no
              writable static data (.data/.bss) defined in it
@@ -18,7 +28,8 @@ each run) directly with each target's compiler and explicit flags, at -O0,
              tools/gates/stack-budget.txt
   records    every BT-DEV ID used at a site is in docs/misra/deviations.md
              and every ID in the record is used somewhere
-  compdb     writes build/gates/compdb/compile_commands.json (clang-tidy)
+  compdb     writes build/gates/compdb/compile_commands.json (clang-tidy:
+             the host preset's library commands)
 
 Only the Python standard library is used. Usage:
   tools/gates/gates.py [--targets a,b] [--opts=-O0,-O2] COMMAND
@@ -34,6 +45,7 @@ import hashlib
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -45,18 +57,18 @@ OUT = ROOT / "build" / "gates"
 GATES_DIR = ROOT / "tools" / "gates"
 JOBS = 2  # the machine has 2 shared cores
 
-COMMON_FLAGS = [
-    "-std=c++17", "-fno-exceptions", "-fno-rtti", "-fno-threadsafe-statics",
-    "-ffunction-sections", "-fdata-sections",
-    # The design card's warning set: every target must be clean, not just the host.
-    "-Wall", "-Wextra", "-Wpedantic", "-Wconversion", "-Wsign-conversion", "-Wshadow", "-Werror",
-    "-I", "include", "-I", "lib",
-]
+# What the CMake option BURTORCH_ANALYSIS adds to the library target.
 ANALYSIS_FLAGS = ["-fstack-usage", "-fcallgraph-info=su"]
+OPT_RE = re.compile(r"^-O([0-3sgz]|fast)?$")
 
 # What is built and where; `selftest` points these at tools/gates/selftest.
 SRC_DIR = ROOT / "lib"
 BUILD_ROOT = OUT
+# The self-test compiles deliberately bad code: warnings off (-w).
+SELFTEST = False
+# Stage 30 (symbols, which also runs the flags check) configures every preset
+# afresh; the stages after it reuse that configuration.
+REUSE_CONFIGURATION = False
 # Every finding that fails a gate, as (category, text): the self-test checks
 # that each category of violation is caught.
 FOUND: list[tuple[str, str]] = []
@@ -68,29 +80,22 @@ def found(category: str, text: str) -> None:
 
 @dataclass
 class Target:
+    """A CMake preset, as configured by `configure`."""
     name: str
-    prefix: str  # binutils/compiler prefix ("" for the host)
-    flags: list[str] = field(default_factory=list)
-
-    @property
-    def cxx(self) -> str:
-        return self.prefix + "g++"
+    cmake_dir: Path = Path()
+    # source (path relative to ROOT) -> (argv, directory, object path) of the library target
+    commands: dict = field(default_factory=dict)
+    shipped_opt: str = ""  # the -O level of the preset's own build
+    tools: dict = field(default_factory=dict)  # ar, nm, objdump
 
     def tool(self, name: str) -> str:
-        return self.prefix + name
+        return self.tools[name]
 
 
-TARGETS = [
-    Target("x86_64", "", []),
-    Target("aarch64", "aarch64-linux-gnu-", ["-march=armv8-a"]),
-    Target("armv7-neon", "arm-linux-gnueabihf-", ["-march=armv7-a", "-mfpu=neon", "-mfloat-abi=hard"]),
-    Target("cortex-m0", "arm-none-eabi-", ["-mcpu=cortex-m0", "-mthumb", "-mfloat-abi=soft"]),
-    Target("cortex-m4", "arm-none-eabi-", ["-mcpu=cortex-m4", "-mthumb", "-mfpu=fpv4-sp-d16", "-mfloat-abi=hard"]),
-    Target("cortex-m7", "arm-none-eabi-", ["-mcpu=cortex-m7", "-mthumb", "-mfpu=fpv5-d16", "-mfloat-abi=hard"]),
-    Target("cortex-m33", "arm-none-eabi-", ["-mcpu=cortex-m33", "-mthumb", "-mfpu=fpv5-sp-d16", "-mfloat-abi=hard"]),
-    # -mcpu=cortex-m55 enables MVE with floating point (mve.fp) and fp.dp.
-    Target("cortex-m55", "arm-none-eabi-", ["-mcpu=cortex-m55", "-mthumb", "-mfpu=auto", "-mfloat-abi=hard"]),
-]
+# Every preset of CMakePresets.json that builds the library for a target.
+TARGETS = [Target(n) for n in ("host", "aarch64-linux", "armv7-linux", "cortex-m0", "cortex-m4", "cortex-m7",
+                               "cortex-m33", "cortex-m55")]
+# Optimisation levels analysed besides the preset's own (Release: -O3, MinSizeRel: -Os).
 OPTS = ["-O0", "-O2", "-Os"]
 
 
@@ -102,8 +107,216 @@ def rel(p: Path) -> str:
     return p.relative_to(ROOT).as_posix()
 
 
+def run(cmd: list[str], cwd: Path = ROOT) -> subprocess.CompletedProcess:
+    return subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def read_compdb(build: Path) -> dict:
+    """The library target's entries of build/compile_commands.json:
+    source relative to ROOT -> (argv, directory, object as written)."""
+    out = {}
+    path = build / "compile_commands.json"
+    if not path.exists():
+        return out
+    for e in json.loads(path.read_text()):
+        argv = shlex.split(e["command"]) if "command" in e else list(e["arguments"])
+        obj = argv[argv.index("-o") + 1] if "-o" in argv else ""
+        if "/burtorch.dir/" not in "/" + obj:
+            continue
+        src = Path(e["file"]).resolve()
+        if ROOT in src.parents:
+            out[rel(src)] = (argv, Path(e["directory"]), obj)
+    return out
+
+
+def cache_value(build: Path, key: str) -> str | None:
+    cache = build / "CMakeCache.txt"
+    if not cache.exists():
+        return None
+    for line in cache.read_text(errors="replace").splitlines():
+        if line.startswith(key + ":") or line.startswith(key + "="):
+            return line.split("=", 1)[1]
+    return None
+
+
+def build_library(t: Target, jobs: int = JOBS) -> subprocess.CompletedProcess:
+    """Builds the preset's library target: the shipped archive plus .su/.ci files."""
+    return run(["cmake", "--build", str(t.cmake_dir), "--target", "burtorch", f"-j{jobs}"])
+
+
+def configure(t: Target, build_lib: bool = True) -> bool:
+    """cmake --preset <t> into build/gates/<t>/cmake with the analysis option;
+    with build_lib, also builds the library target. With REUSE_CONFIGURATION
+    an existing configuration newer than CMakePresets.json is kept (make
+    re-runs CMake itself when a CMake file or toolchain file changed)."""
+    t.cmake_dir = OUT / t.name / "cmake"
+    cache = t.cmake_dir / "CMakeCache.txt"
+    if REUSE_CONFIGURATION and cache.exists() and (t.cmake_dir / "compile_commands.json").exists() and \
+            cache.stat().st_mtime > (ROOT / "CMakePresets.json").stat().st_mtime:
+        res = subprocess.CompletedProcess([], 0, "", "")
+    else:
+        res = run(["cmake", "--preset", t.name, "-B", str(t.cmake_dir), "-DBURTORCH_ANALYSIS=ON"])
+    if res.returncode != 0:
+        log(f"gates: cmake --preset {t.name} failed:\n{res.stdout[-2000:]}{res.stderr[-2000:]}")
+        return False
+    t.commands = read_compdb(t.cmake_dir)
+    if "lib/tape.cpp" not in t.commands:
+        log(f"gates: {t.name}: no compile command for lib/tape.cpp in {rel(t.cmake_dir)}/compile_commands.json")
+        return False
+    argv = t.commands["lib/tape.cpp"][0]
+    missing = [f for f in ANALYSIS_FLAGS if f not in argv]
+    if missing:
+        log(f"gates: {t.name}: BURTORCH_ANALYSIS=ON did not add {' '.join(missing)} to the library")
+        return False
+    opts = [a for a in argv if OPT_RE.match(a)]
+    t.shipped_opt = opts[-1] if opts else "-O0"
+    nm = cache_value(t.cmake_dir, "CMAKE_NM") or "nm"
+    t.tools = {"nm": nm, "objdump": cache_value(t.cmake_dir, "CMAKE_OBJDUMP") or "objdump",
+               "ar": cache_value(t.cmake_dir, "CMAKE_AR") or re.sub(r"nm$", "ar", nm)}
+    if build_lib:
+        res = build_library(t)
+        if res.returncode != 0:
+            log(f"gates: building the library of preset {t.name} failed:\n{res.stdout[-3000:]}{res.stderr[-3000:]}")
+            return False
+    return True
+
+
+def target_opts(t: Target, opts: list[str] | None) -> list[str]:
+    """The variants of a target: `opts` as given, or OPTS plus the preset's own level."""
+    if opts:
+        return opts
+    levels = OPTS + ([t.shipped_opt] if t.shipped_opt and t.shipped_opt not in OPTS else [])
+    return sorted(levels, key=lambda o: ["-O0", "-O1", "-O2", "-O3", "-Os"].index(o) if o in
+                  ["-O0", "-O1", "-O2", "-O3", "-Os"] else 9)
+
+
+def configs(targets: list[Target], opts: list[str] | None) -> list[tuple[Target, str]]:
+    return [(t, o) for t in targets for o in target_opts(t, opts)]
+
+
+def is_shipped(t: Target, opt: str) -> bool:
+    """The preset's own build (cmake --build) is this variant: no recompilation."""
+    return not SELFTEST and opt == t.shipped_opt
+
+
+def build_dir(t: Target, opt: str) -> Path:
+    """Where the variant's libburtorch.a and its objects (.o, .su, .ci) are."""
+    if is_shipped(t, opt):
+        return t.cmake_dir
+    return BUILD_ROOT / t.name / opt.lstrip("-")
+
+
+def objects_dir(t: Target, opt: str) -> Path:
+    if is_shipped(t, opt):
+        return t.cmake_dir / "CMakeFiles" / "burtorch.dir"
+    return build_dir(t, opt) / "obj"
+
+
 def lib_sources() -> list[Path]:
     return sorted(p for p in SRC_DIR.rglob("*.cpp") if p.is_file())
+
+
+def obj_name(src: Path) -> str:
+    return src.relative_to(SRC_DIR).as_posix().replace("/", "__")[: -len(".cpp")]
+
+
+def variant_cmd(t: Target, opt: str, src: Path, obj: Path) -> tuple[list[str], Path]:
+    """The preset's compile command of `src` (or, for the self-test's sources,
+    of lib/tape.cpp) with only -O replaced, writing `obj`."""
+    key = rel(src)
+    argv, cwd, _ = t.commands.get(key) or t.commands["lib/tape.cpp"]
+    out: list[str] = []
+    skip = False
+    for i, a in enumerate(argv):
+        if skip:
+            skip = False
+            continue
+        if a == "-o":
+            out += ["-o", str(obj)]
+            skip = True
+        elif a == "-c":
+            out += ["-c", str(src)]
+            skip = True
+        elif OPT_RE.match(a):
+            out.append(opt)
+        elif SELFTEST and a.startswith("-W") and not a.startswith("-Wl,"):
+            continue
+        else:
+            out.append(a)
+    if not any(OPT_RE.match(a) for a in argv):
+        out.insert(1, opt)
+    if SELFTEST:
+        out.insert(1, "-w")
+    return out, cwd
+
+
+def normalised(argv: list[str]) -> list[str]:
+    """A compile command without what the gates may change: -O, the analysis
+    flags, the object path. The source stays (as an absolute path)."""
+    out: list[str] = []
+    skip = False
+    for i, a in enumerate(argv):
+        if skip:
+            skip = False
+            continue
+        if a == "-o":
+            skip = True
+        elif OPT_RE.match(a) or a in ANALYSIS_FLAGS:
+            continue
+        else:
+            out.append(a)
+    return out
+
+
+def flags_differ(name: str, ours: list[str], theirs: list[str]) -> list[str]:
+    """Differences between two compile commands modulo -O/analysis/-o, as text."""
+    a, b = normalised(ours), normalised(theirs)
+    if a == b:
+        return []
+    only_ours = [x for x in a if x not in b]
+    only_theirs = [x for x in b if x not in a]
+    text = [f"{name}: the gates compile lib/tape.cpp with flags that differ from the preset's build"]
+    if only_ours:
+        text.append("    only in the gates' command:  " + " ".join(only_ours))
+    if only_theirs:
+        text.append("    only in the preset's command: " + " ".join(only_theirs))
+    if not only_ours and not only_theirs:
+        text.append("    same flags in another order:\n      gates:  " + " ".join(a) + "\n      preset: " + " ".join(b))
+    return text
+
+
+def gate_flags(targets: list[Target], opts: list[str] | None) -> bool:
+    """Compares, per preset, the compile command of lib/tape.cpp in the preset's
+    own build directory (build/<preset>, configured here with `cmake --preset`)
+    with every command the gates run for it."""
+    ok = True
+    log("flags: lib/tape.cpp as the gates compile it vs. as each preset builds it (modulo -O, "
+        + " ".join(ANALYSIS_FLAGS) + ")")
+    for t in targets:
+        if not t.commands and not configure(t, build_lib=False):
+            return False
+        res = run(["cmake", "--preset", t.name])
+        preset_dir = ROOT / "build" / t.name
+        theirs = read_compdb(preset_dir).get("lib/tape.cpp")
+        if res.returncode != 0 or theirs is None:
+            log(f"  {t.name}: cannot configure the preset itself ({rel(preset_dir)}): {res.stderr[-1000:]}")
+            return False
+        src = ROOT / "lib" / "tape.cpp"
+        variants = [(o, variant_cmd(t, o, src, Path("x.o"))[0]) for o in target_opts(t, opts)]
+        variants.append(("cmake", t.commands["lib/tape.cpp"][0]))
+        bad = []
+        for o, argv in variants:
+            diff = flags_differ(f"{t.name} {o}", argv, theirs[0])
+            if diff:
+                bad += diff
+                found("flags-drift", diff[0])
+        if bad:
+            ok = False
+            for line in bad:
+                log("  " + line)
+        else:
+            log(f"  {t.name:<13} same as {rel(preset_dir)}: " + " ".join(normalised(theirs[0])[1:]))
+    return ok
 
 
 def tree_files() -> list[Path]:
@@ -111,21 +324,10 @@ def tree_files() -> list[Path]:
     return sorted(files)
 
 
-def obj_name(src: Path) -> str:
-    return src.relative_to(SRC_DIR).as_posix().replace("/", "__")[: -len(".cpp")]
-
-
-def build_dir(t: Target, opt: str) -> Path:
-    return BUILD_ROOT / t.name / opt.lstrip("-")
-
-
-def compile_cmd(t: Target, opt: str, src: Path, obj: Path) -> list[str]:
-    return [t.cxx, *t.flags, opt, *COMMON_FLAGS, *ANALYSIS_FLAGS, "-c", rel(src), "-o", str(obj)]
-
-
-def stamp_of(t: Target, opt: str) -> str:
+def stamp_of(t: Target, opt: str, sources: list[Path]) -> str:
     h = hashlib.sha256()
-    h.update(" ".join([t.cxx, *t.flags, opt, *COMMON_FLAGS, *ANALYSIS_FLAGS]).encode())
+    for src in sources:
+        h.update(" ".join(variant_cmd(t, opt, src, Path(obj_name(src) + ".o"))[0]).encode())
     h.update(Path(__file__).read_bytes())
     for p in tree_files():
         h.update(rel(p).encode())
@@ -133,49 +335,67 @@ def stamp_of(t: Target, opt: str) -> str:
     return h.hexdigest()
 
 
-def run(cmd: list[str], cwd: Path = ROOT) -> subprocess.CompletedProcess:
-    return subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-
-def build(targets: list[Target], opts: list[str]) -> bool:
-    """Builds build/gates/<target>/<opt>/libburtorch.a; skips up-to-date configs."""
-    missing = sorted({t.cxx for t in targets if shutil.which(t.cxx) is None})
-    if missing:
-        log("gates: compilers not found: " + " ".join(missing) + " (tools/install-deps)")
-        return False
-    sources = lib_sources()
-    if not sources:
-        log("gates: no lib/**/*.cpp found")
-        return False
-    jobs = []
-    configs = []
+def build(targets: list[Target], opts: list[str] | None) -> bool:
+    """Configures each preset and builds its library (the shipped variant),
+    then build/gates/<preset>/<opt>/libburtorch.a for the other levels;
+    skips up-to-date variants."""
     for t in targets:
-        for opt in opts:
-            d = build_dir(t, opt)
-            stamp = stamp_of(t, opt)
-            stamp_file = d / "stamp"
-            if stamp_file.exists() and stamp_file.read_text() == stamp and (d / "libburtorch.a").exists():
-                continue
-            if d.exists():
-                shutil.rmtree(d)
-            (d / "obj").mkdir(parents=True)
-            configs.append((t, opt, d, stamp))
-            for src in sources:
-                jobs.append((t, opt, src, d / "obj" / (obj_name(src) + ".o")))
+        if not configure(t, build_lib=False):
+            return False
+    if SELFTEST:
+        sources = lib_sources()
+    else:
+        # Exactly the translation units of the library target.
+        sources = sorted({ROOT / s for t in targets for s in t.commands})
+        stray = sorted(set(rel(p) for p in lib_sources()) - {rel(p) for p in sources})
+        if stray:
+            log("gates: lib/ sources that are not in the library target (not analysed, not shipped): "
+                + " ".join(stray))
+    if not sources:
+        log("gates: no sources found")
+        return False
+    # One pool of JOBS workers runs the presets' own builds (one make job
+    # each, first: they are the longest) and the variants' compilations.
+    jobs: list = [] if SELFTEST else [(t, "cmake", None, None) for t in targets]
+    todo = []
+    for t, opt in configs(targets, opts):
+        if is_shipped(t, opt):
+            continue
+        srcs = [s for s in sources if SELFTEST or rel(s) in t.commands]
+        d = build_dir(t, opt)
+        stamp = stamp_of(t, opt, srcs)
+        stamp_file = d / "stamp"
+        if stamp_file.exists() and stamp_file.read_text() == stamp and (d / "libburtorch.a").exists():
+            continue
+        if d.exists():
+            shutil.rmtree(d)
+        (d / "obj").mkdir(parents=True)
+        todo.append((t, opt, d, stamp))
+        for src in srcs:
+            jobs.append((t, opt, src, variant_cmd(t, opt, src, d / "obj" / (obj_name(src) + ".o"))))
     if not jobs:
         return True
-    log(f"gates: compiling {len(sources)} sources for {len(configs)} target/opt configurations")
+    if todo:
+        log(f"gates: compiling {len(sources)} sources for {len(todo)} target/opt variants")
+
+    def work(j):
+        t, what, _src, cmd = j
+        return j, (build_library(t, 1) if what == "cmake" else run(cmd[0], cwd=cmd[1]))
+
     ok = True
     with concurrent.futures.ThreadPoolExecutor(max_workers=JOBS) as pool:
-        results = pool.map(lambda j: (j, run(compile_cmd(j[0], j[1], j[2], j[3]))), jobs)
-        for (t, opt, src, _obj), res in results:
+        for (t, opt, src, _cmd), res in pool.map(work, jobs):
             if res.returncode != 0:
                 ok = False
-                log(f"gates: FAILED to compile {rel(src)} for {t.name} {opt}:")
-                log(res.stderr.rstrip())
+                if opt == "cmake":
+                    log(f"gates: building the library of preset {t.name} failed:")
+                    log((res.stdout[-3000:] + res.stderr[-3000:]).rstrip())
+                else:
+                    log(f"gates: FAILED to compile {rel(src)} for {t.name} {opt}:")
+                    log(res.stderr.rstrip())
     if not ok:
         return False
-    for t, opt, d, stamp in configs:
+    for t, opt, d, stamp in todo:
         objs = sorted(str(p) for p in (d / "obj").glob("*.o"))
         res = run([t.tool("ar"), "rcs", str(d / "libburtorch.a"), *objs])
         if res.returncode != 0:
@@ -183,7 +403,6 @@ def build(targets: list[Target], opts: list[str]) -> bool:
             return False
         (d / "stamp").write_text(stamp)
     return True
-
 
 # --------------------------------------------------------------------------
 # Gate 1: forbidden symbols and writable static data.
@@ -237,59 +456,58 @@ def demangle(names: list[str]) -> dict[str, str]:
     return {n: (out[i] if i < len(out) and out[i] else n) for i, n in enumerate(names)}
 
 
-def gate_symbols(targets: list[Target], opts: list[str]) -> bool:
+def gate_symbols(targets: list[Target], opts: list[str] | None) -> bool:
     if not build(targets, opts):
         return False
     findings = []
     summary = []
-    for t in targets:
-        for opt in opts:
-            d = build_dir(t, opt)
-            lib = d / "libburtorch.a"
-            res = run([t.tool("nm"), "-A", "-P", str(lib)])
-            if res.returncode != 0:
-                log(res.stderr)
-                return False
-            n_undef = 0
-            n_def = 0
-            for line in res.stdout.splitlines():
-                # "lib.a[obj.o]: name type [value size]"
-                m = re.match(r"^(.*?): (\S+) (\S)", line)
-                if not m:
-                    continue
-                member, name, kind = m.group(1), m.group(2), m.group(3)
-                if kind == "U":
-                    n_undef += 1
-                else:
-                    n_def += 1
-                for rx, why in FORBIDDEN_RE:
-                    if rx.search(name):
-                        findings.append((t.name, opt, member, name, "undefined" if kind == "U" else "defined", why))
-                        found("symbol:" + why, f"{t.name} {opt} {member} {name}")
-            # Writable static data: any defined object in .data*/.bss* (not .data.rel.ro).
-            res = run([t.tool("objdump"), "-t", str(lib)])
-            member = "?"
-            n_writable = 0
-            for line in res.stdout.splitlines():
-                mm = re.match(r"^(\S+\.o):\s+file format", line)
-                if mm:
-                    member = mm.group(1)
-                    continue
-                parts = line.split()
-                # "addr flags... section size name"; object symbols have flag 'O'.
-                if len(parts) < 5 or " O " not in f" {line} ":
-                    continue
-                fields = re.match(r"^[0-9a-fA-F]+\s+(.{7})\s+(\S+)\s+[0-9a-fA-F]+\s+(.*)$", line)
-                if not fields:
-                    continue
-                section, name = fields.group(2), fields.group(3).split()[-1]
-                if WRITABLE_SECTION.match(section):
-                    n_writable += 1
-                    findings.append((t.name, opt, f"{lib.name}[{member}]", name, f"in {section}",
-                                     "mutable global or static state"))
-                    found("writable", f"{t.name} {opt} {member} {name} {section}")
-            summary.append(f"  {t.name:<11} {opt}: {n_def:4d} defined, {n_undef:4d} undefined symbols checked, "
-                           f"{n_writable} writable objects")
+    for t, opt in configs(targets, opts):
+        d = build_dir(t, opt)
+        lib = d / "libburtorch.a"
+        res = run([t.tool("nm"), "-A", "-P", str(lib)])
+        if res.returncode != 0:
+            log(res.stderr)
+            return False
+        n_undef = 0
+        n_def = 0
+        for line in res.stdout.splitlines():
+            # "lib.a[obj.o]: name type [value size]"
+            m = re.match(r"^(.*?): (\S+) (\S)", line)
+            if not m:
+                continue
+            member, name, kind = m.group(1), m.group(2), m.group(3)
+            if kind == "U":
+                n_undef += 1
+            else:
+                n_def += 1
+            for rx, why in FORBIDDEN_RE:
+                if rx.search(name):
+                    findings.append((t.name, opt, member, name, "undefined" if kind == "U" else "defined", why))
+                    found("symbol:" + why, f"{t.name} {opt} {member} {name}")
+        # Writable static data: any defined object in .data*/.bss* (not .data.rel.ro).
+        res = run([t.tool("objdump"), "-t", str(lib)])
+        member = "?"
+        n_writable = 0
+        for line in res.stdout.splitlines():
+            mm = re.match(r"^(\S+\.o):\s+file format", line)
+            if mm:
+                member = mm.group(1)
+                continue
+            parts = line.split()
+            # "addr flags... section size name"; object symbols have flag 'O'.
+            if len(parts) < 5 or " O " not in f" {line} ":
+                continue
+            fields = re.match(r"^[0-9a-fA-F]+\s+(.{7})\s+(\S+)\s+[0-9a-fA-F]+\s+(.*)$", line)
+            if not fields:
+                continue
+            section, name = fields.group(2), fields.group(3).split()[-1]
+            if WRITABLE_SECTION.match(section):
+                n_writable += 1
+                findings.append((t.name, opt, f"{lib.name}[{member}]", name, f"in {section}",
+                                 "mutable global or static state"))
+                found("writable", f"{t.name} {opt} {member} {name} {section}")
+        summary.append(f"  {t.name:<13} {opt}{' (preset)' if opt == t.shipped_opt else '         '}: {n_def:4d} defined, {n_undef:4d} undefined symbols checked, "
+                       f"{n_writable} writable objects")
     log("forbidden-symbol gate: libburtorch.a per target and optimisation level")
     for s in summary:
         log(s)
@@ -324,6 +542,14 @@ class Node:
     external: bool = False  # external linkage
 
 
+def ci_files(t: Target, opt: str) -> list[Path]:
+    """The call-graph files (-fcallgraph-info) of a variant's objects."""
+    if is_shipped(t, opt):
+        # GCC names them after the object: CMakeFiles/burtorch.dir/lib/tape.cpp.o -> tape.cpp.ci
+        return sorted((cwd / obj).with_suffix(".ci") for _argv, cwd, obj in t.commands.values())
+    return sorted(objects_dir(t, opt).glob("*.ci"))
+
+
 def external_symbols(t: Target, d: Path) -> set[str]:
     """Symbols with external linkage (global or weak) defined in the library."""
     res = run([t.tool("nm"), "-P", "--defined-only", str(d / "libburtorch.a")])
@@ -335,13 +561,14 @@ def external_symbols(t: Target, d: Path) -> set[str]:
     return out
 
 
-def load_graph(t: Target, d: Path) -> dict[str, Node]:
+def load_graph(t: Target, opt: str) -> dict[str, Node]:
     """Merges every .ci of a build. GCC titles functions it defines as
     "file:symbol"; those with external linkage (inline, template, ordinary)
     are the same function in every translation unit, so they are renamed to
     the bare symbol that calls from other units use. Internal-linkage
     functions (static, anonymous namespace, clones) keep their file prefix."""
-    external = external_symbols(t, d)
+    external = external_symbols(t, build_dir(t, opt))
+    root_prefix = str(ROOT) + "/"
 
     def canon(title: str) -> str:
         if ":" in title:
@@ -351,8 +578,11 @@ def load_graph(t: Target, d: Path) -> dict[str, Node]:
         return title
 
     nodes: dict[str, Node] = {}
-    for ci in sorted((d / "obj").glob("*.ci")):
-        for line in ci.read_text(errors="replace").splitlines():
+    for ci in ci_files(t, opt):
+        if not ci.exists():
+            raise SystemExit(f"gates: {ci} is missing (was the library built with -fcallgraph-info?)")
+        # CMake passes absolute source paths; sites are reported relative to the repository.
+        for line in ci.read_text(errors="replace").replace(root_prefix, "").splitlines():
             m = NODE_RE.match(line)
             if m:
                 title, label = canon(m.group(1)), m.group(2)
@@ -479,7 +709,7 @@ def site_deviation(site: str) -> str | None:
     return None
 
 
-def gate_callgraph(targets: list[Target], opts: list[str]) -> bool:
+def gate_callgraph(targets: list[Target], opts: list[str] | None) -> bool:
     if not build(targets, opts):
         return False
     ok = True
@@ -488,28 +718,27 @@ def gate_callgraph(targets: list[Target], opts: list[str]) -> bool:
     total_cycles = 0
     dynamic = []
     log("recursion gate: call graph merged across translation units (-fcallgraph-info=su)")
-    for t in targets:
-        for opt in opts:
-            nodes = load_graph(t, build_dir(t, opt))
-            defined = [n for n in nodes.values() if n.frame is not None]
-            edges = sum(len(n.callees) for n in nodes.values())
-            cycles = strongly_connected(nodes)
-            n_ind = sum(len(n.indirect_sites) for n in nodes.values())
-            log(f"  {t.name:<11} {opt}: {len(defined):4d} functions, {edges:4d} direct call edges, "
-                f"{len(cycles)} cycles, {n_ind} indirect call edges")
-            total_cycles += len(cycles)
-            for comp in cycles:
-                ok = False
-                found("cycle", " ".join(comp))
-                names = demangle([symbol_of(c) for c in comp])
-                log(f"    CYCLE: " + " -> ".join(names[symbol_of(c)] for c in comp))
-            for n in defined:
-                if n.qualifier.startswith("dynamic") and n.qualifier != "dynamic,bounded":
-                    dynamic.append((t.name, opt, n.title))
-                for s in n.indirect_sites:
-                    entry = sites.setdefault(s or "(no location)", {"callers": set(), "configs": set()})
-                    entry["callers"].add(symbol_of(n.title))
-                    entry["configs"].add(f"{t.name}{opt}")
+    for t, opt in configs(targets, opts):
+        nodes = load_graph(t, opt)
+        defined = [n for n in nodes.values() if n.frame is not None]
+        edges = sum(len(n.callees) for n in nodes.values())
+        cycles = strongly_connected(nodes)
+        n_ind = sum(len(n.indirect_sites) for n in nodes.values())
+        log(f"  {t.name:<13} {opt}: {len(defined):4d} functions, {edges:4d} direct call edges, "
+            f"{len(cycles)} cycles, {n_ind} indirect call edges")
+        total_cycles += len(cycles)
+        for comp in cycles:
+            ok = False
+            found("cycle", " ".join(comp))
+            names = demangle([symbol_of(c) for c in comp])
+            log(f"    CYCLE: " + " -> ".join(names[symbol_of(c)] for c in comp))
+        for n in defined:
+            if n.qualifier.startswith("dynamic") and n.qualifier != "dynamic,bounded":
+                dynamic.append((t.name, opt, n.title))
+            for s in n.indirect_sites:
+                entry = sites.setdefault(s or "(no location)", {"callers": set(), "configs": set()})
+                entry["callers"].add(symbol_of(n.title))
+                entry["configs"].add(f"{t.name}{opt}")
     log(f"cycles: {total_cycles}")
     for tname, opt, title in dynamic:
         ok = False
@@ -578,73 +807,74 @@ def is_entry_point(node: Node, name: str) -> bool:
     return True
 
 
-def gate_stack(targets: list[Target], opts: list[str]) -> bool:
+def gate_stack(targets: list[Target], opts: list[str] | None) -> bool:
     if not build(targets, opts):
         return False
     budgets, externals, default_external = load_budget()
     ok = True
     table: dict[str, dict[str, tuple[int, str]]] = {}  # entry -> config -> (bytes, note)
     over = []
-    for t in targets:
-        for opt in opts:
-            nodes = load_graph(t, build_dir(t, opt))
-            if strongly_connected(nodes):
-                log(f"stack gate: {t.name} {opt} has call cycles; depth is unbounded (see the recursion gate)")
-                found("stack-unbounded", f"{t.name} {opt}")
-                ok = False
-                continue
-            names = demangle(sorted({symbol_of(k) for k in nodes}))
-            memo: dict[str, tuple[int, list[str], bool, bool]] = {}
+    for t, opt in configs(targets, opts):
+        nodes = load_graph(t, opt)
+        if strongly_connected(nodes):
+            log(f"stack gate: {t.name} {opt} has call cycles; depth is unbounded (see the recursion gate)")
+            found("stack-unbounded", f"{t.name} {opt}")
+            ok = False
+            continue
+        names = demangle(sorted({symbol_of(k) for k in nodes}))
+        memo: dict[str, tuple[int, list[str], bool, bool]] = {}
 
-            def ext_cost(title: str) -> int:
-                sym = symbol_of(title)
-                for rx, b in externals:
-                    if rx.search(sym):
-                        return b
-                return default_external
+        def ext_cost(title: str) -> int:
+            sym = symbol_of(title)
+            for rx, b in externals:
+                if rx.search(sym):
+                    return b
+            return default_external
 
-            def depth(title: str) -> tuple[int, list[str], bool, bool]:
-                # Iterative post-order: (bytes, path, reaches a callback, includes an allowance).
-                stack = [(title, False)]
-                while stack:
-                    cur, expanded = stack.pop()
-                    if cur in memo:
-                        continue
-                    node = nodes[cur]
-                    if node.frame is None:
-                        memo[cur] = (ext_cost(cur), [cur + " (outside the library)"], False, True)
-                        continue
-                    if not expanded:
-                        stack.append((cur, True))
-                        stack.extend((c, False) for c in node.callees if c not in memo)
-                        continue
-                    best = (0, [], False, False)
-                    callback = bool(node.indirect_sites)
-                    for c in sorted(node.callees):
-                        sub = memo[c]
-                        callback = callback or sub[2]
-                        if sub[0] > best[0]:
-                            best = sub
-                    memo[cur] = (node.frame + best[0], [cur] + best[1], callback, best[3])
-                return memo[title]
-
-            config = f"{t.name} {opt}"
-            for title, node in nodes.items():
-                if not is_entry_point(node, names.get(symbol_of(title), title)):
+        def depth(title: str) -> tuple[int, list[str], bool, bool]:
+            # Iterative post-order: (bytes, path, reaches a callback, includes an allowance).
+            stack = [(title, False)]
+            while stack:
+                cur, expanded = stack.pop()
+                if cur in memo:
                     continue
-                name = display_name(node)
-                total, path, callback, allowance = depth(title)
-                budget = next((b for b in budgets if fnmatch.fnmatch(t.name, b.target)
-                               and fnmatch.fnmatch(opt, b.opt) and b.entry.search(name)), None)
-                note = ("*" if allowance else "") + (" +cb" if callback else "")
-                table.setdefault(name, {})[config] = (total, note)
-                if budget is None:
-                    over.append(f"{config}: {name}: {total} B, no budget rule matches")
-                elif total > budget.bytes:
-                    chain = " -> ".join(names.get(symbol_of(p.split(' ')[0]), p) for p in path)
-                    over.append(f"{config}: {name}: {total} B > budget {budget.bytes} B; path: {chain}")
-                    found("over-budget", over[-1])
-    configs = [f"{t.name} {o}" for o in opts for t in targets]
+                node = nodes[cur]
+                if node.frame is None:
+                    memo[cur] = (ext_cost(cur), [cur + " (outside the library)"], False, True)
+                    continue
+                if not expanded:
+                    stack.append((cur, True))
+                    stack.extend((c, False) for c in node.callees if c not in memo)
+                    continue
+                best = (0, [], False, False)
+                callback = bool(node.indirect_sites)
+                for c in sorted(node.callees):
+                    sub = memo[c]
+                    callback = callback or sub[2]
+                    if sub[0] > best[0]:
+                        best = sub
+                memo[cur] = (node.frame + best[0], [cur] + best[1], callback, best[3])
+            return memo[title]
+
+        config = f"{t.name} {opt}"
+        for title, node in nodes.items():
+            if not is_entry_point(node, names.get(symbol_of(title), title)):
+                continue
+            name = display_name(node)
+            total, path, callback, allowance = depth(title)
+            budget = next((b for b in budgets if fnmatch.fnmatch(t.name, b.target)
+                           and fnmatch.fnmatch(opt, b.opt) and b.entry.search(name)), None)
+            note = ("*" if allowance else "") + (" +cb" if callback else "")
+            table.setdefault(name, {})[config] = (total, note)
+            if budget is None:
+                over.append(f"{config}: {name}: {total} B, no budget rule matches")
+            elif total > budget.bytes:
+                chain = " -> ".join(names.get(symbol_of(p.split(' ')[0]), p) for p in path)
+                over.append(f"{config}: {name}: {total} B > budget {budget.bytes} B; path: {chain}")
+                found("over-budget", over[-1])
+    levels = sorted({o for _t, o in configs(targets, opts)}, key=lambda o: ["-O0", "-O1", "-O2", "-O3", "-Os"].index(o)
+                    if o in ["-O0", "-O1", "-O2", "-O3", "-Os"] else 9)
+    all_configs = [f"{t.name} {o}" for o in levels for t in targets if o in target_opts(t, opts)]
     # Markdown report: one table per optimisation level.
     md = ["# Worst stack depth per public entry point (bytes)", "",
           "Static sum of -fstack-usage frames along the deepest call path, merged across translation",
@@ -652,7 +882,7 @@ def gate_stack(targets: list[Target], opts: list[str]) -> bool:
           "allowance for that call from tools/gates/stack-budget.txt. `+cb`: the entry point can call a",
           "user callback (byte stream or fault hook, BT-DEV-003) whose own stack is the caller's to",
           "budget. Generated by `python3 tools/gates/gates.py stack`.", ""]
-    for opt in opts:
+    for opt in levels:
         cols = [f"{t.name} {opt}" for t in targets]
         md.append(f"## {opt}")
         md.append("")
@@ -670,9 +900,9 @@ def gate_stack(targets: list[Target], opts: list[str]) -> bool:
     (BUILD_ROOT / "stack-report.md").write_text("\n".join(md) + "\n")
     # Console: worst entry point per config, then the full table for the first opt level.
     log("stack gate: worst stack depth per public entry point (bytes; full table: build/gates/stack-report.md)")
-    for c in configs:
+    for c in all_configs:
         worst = max(((v[c][0], n) for n, v in table.items() if c in v), default=(0, "-"))
-        log(f"  {c:<15} worst {worst[0]:5d} B  {worst[1]}")
+        log(f"  {c:<18} worst {worst[0]:5d} B  {worst[1]}")
     log("")
     log("\n".join(md))
     if over:
@@ -765,16 +995,27 @@ def gate_records() -> bool:
     return ok
 
 
-def write_compdb(extra_sources: list[Path]) -> Path:
+def preset(name: str) -> Target | None:
+    """A configured (not built) preset, for the analysers that read compile commands."""
+    t = Target(name)
+    return t if configure(t, build_lib=False) else None
+
+
+def write_compdb(extra_sources: list[Path], t: Target) -> Path:
+    """The library's compile commands of preset `t` (without the analysis
+    flags, which clang does not know), plus `extra_sources` compiled like
+    lib/tape.cpp: for clang-tidy."""
     d = OUT / "compdb"
     d.mkdir(parents=True, exist_ok=True)
     entries = []
-    for src in lib_sources() + extra_sources:
-        entries.append({
-            "directory": str(ROOT),
-            "file": str(src),
-            "arguments": ["g++", "-O2", *COMMON_FLAGS, "-c", str(src), "-o", "/dev/null"],
-        })
+    items = [(ROOT / src, argv, cwd) for src, (argv, cwd, _obj) in sorted(t.commands.items())]
+    tape_argv, tape_cwd, _ = t.commands["lib/tape.cpp"]
+    for src in extra_sources:
+        argv = [str(src) if a == str(ROOT / "lib" / "tape.cpp") else a for a in tape_argv]
+        items.append((src, argv, tape_cwd))
+    for src, argv, cwd in items:
+        entries.append({"directory": str(cwd), "file": str(src),
+                        "arguments": [a for a in argv if a not in ANALYSIS_FLAGS]})
     (d / "compile_commands.json").write_text(json.dumps(entries, indent=1) + "\n")
     return d
 
@@ -793,14 +1034,15 @@ def write_all_headers_tu() -> Path:
 
 
 def selftest() -> bool:
-    """Builds tools/gates/selftest/*.cpp (code that breaks every rule) and
-    checks that each gate reports each kind of violation: the gates can fail."""
-    global SRC_DIR, BUILD_ROOT, COMMON_FLAGS
+    """Builds tools/gates/selftest/*.cpp (code that breaks every rule) with
+    the presets' compile commands and checks that each gate reports each kind
+    of violation: the gates can fail. Also plants a drifted compile command."""
+    global SRC_DIR, BUILD_ROOT, SELFTEST
     SRC_DIR = GATES_DIR / "selftest"
     BUILD_ROOT = OUT / "selftest"
-    # The bad code is not warning-clean on purpose.
-    COMMON_FLAGS = [f for f in COMMON_FLAGS if not f.startswith("-W")] + ["-w"]
-    targets = [t for t in TARGETS if t.name in ("x86_64", "cortex-m4")]
+    # The bad code is not warning-clean on purpose: -W flags dropped, -w added.
+    SELFTEST = True
+    targets = [Target("host"), Target("cortex-m4")]
     opts = ["-O0", "-O2"]
     FOUND.clear()
     results = {
@@ -808,12 +1050,28 @@ def selftest() -> bool:
         "callgraph": gate_callgraph(targets, opts),
         "stack": gate_stack(targets, opts),
     }
+    # The flags check: the preset's own command modulo -O and the analysis
+    # flags must pass; the drift the gates once had (-mfpu=auto, no -mthumb) must not.
+    argv = targets[1].commands["lib/tape.cpp"][0]
+    same = ["-O0" if OPT_RE.match(a) else a for a in argv if a not in ANALYSIS_FLAGS]
+    if flags_differ("self-test", same, argv):
+        results["flags (false alarm)"] = True
+        log("  the flags check reported a difference in -O / analysis flags only")
+    drifted = ["-mfpu=auto" if a.startswith("-mfpu=") else a for a in argv if a != "-mthumb"]
+    diff = flags_differ("cortex-m4 with -mfpu=auto and without -mthumb", drifted, argv)
+    for line in diff:
+        log(line)
+    if diff:
+        found("flags-drift", diff[0])
+    else:
+        results["flags"] = True
     cats = {c for c, _ in FOUND}
     expected = [
         "symbol:heap", "symbol:operator new", "symbol:operator delete", "symbol:libc stdio",
         "symbol:guarded static initialisation", "symbol:process control / assert / setjmp",
         "symbol:vtable", "symbol:RTTI typeinfo", "symbol:time (port/ only)",
         "writable", "cycle", "indirect-unjustified", "dynamic-frame", "stack-unbounded", "over-budget",
+        "flags-drift",
     ]
     log("")
     log("gates self-test: each violation planted in tools/gates/selftest/ must be reported")
@@ -833,14 +1091,34 @@ def selftest() -> bool:
 # --------------------------------------------------------------------------
 # Gate 4: cppcheck (with the MISRA addon) and clang-tidy.
 
-# cppcheck configurations: the default flags and the smallest build. With -D
-# given, cppcheck analyses exactly that configuration.
+# cppcheck configurations: two presets' own preprocessor flags (-D, -U, -I
+# and -std of their compile command of lib/tape.cpp) plus a platform and the
+# fault hook switch (no CMake option sets it: both values are analysed). With
+# -D given, cppcheck analyses exactly that configuration.
 CPPCHECK_CONFIGS = [
-    ("default flags, 64-bit", ["--platform=unix64", "-DBURTORCH_CONFIG_PARAM_NAMES=1",
-                               "-DBURTORCH_CONFIG_FAULT_HOOK=1"]),
-    ("names and fault hook off, 32-bit", ["--platform=unix32", "-DBURTORCH_CONFIG_PARAM_NAMES=0",
-                                          "-DBURTORCH_CONFIG_FAULT_HOOK=0"]),
+    ("host preset, 64-bit, fault hook on", "host", ["--platform=unix64", "-DBURTORCH_CONFIG_FAULT_HOOK=1"]),
+    ("cortex-m4 preset (parameter names off), 32-bit, fault hook off", "cortex-m4",
+     ["--platform=unix32", "-DBURTORCH_CONFIG_FAULT_HOOK=0"]),
 ]
+
+
+def preprocessor_flags(argv: list[str]) -> list[str]:
+    """-D/-U/-I/-std of a compile command, in cppcheck's spelling; include
+    directories inside the repository relative to it (cppcheck runs there,
+    so reports and suppressions keep their relative paths)."""
+    out = []
+    it = iter(argv[1:])
+    for a in it:
+        if a in ("-D", "-U", "-I"):
+            a += next(it, "")
+        if a.startswith("-I"):
+            p = Path(a[2:])
+            out.append("-I" + (rel(p) if p.is_absolute() and (p == ROOT or ROOT in p.parents) else a[2:]))
+        elif a.startswith(("-D", "-U")):
+            out.append(a)
+        elif a.startswith("-std="):
+            out.append("-" + a)
+    return out
 
 
 def is_template_head(site: str) -> bool:
@@ -862,16 +1140,21 @@ def gate_cppcheck() -> bool:
         return False
     version = run(["cppcheck", "--version"]).stdout.strip()
     tu = write_all_headers_tu()
-    sources = [rel(p) for p in lib_sources()] + [str(tu)]
     findings = []
     dropped = 0
     listed = {line.strip() for line in (GATES_DIR / "cppcheck-suppressions.txt").read_text().splitlines()
               if line.strip() and not line.startswith("#")}
-    for title, flags in CPPCHECK_CONFIGS:
+    sources: list[str] = []
+    for title, preset_name, flags in CPPCHECK_CONFIGS:
+        t = preset(preset_name)
+        if t is None:
+            return False
+        sources = sorted(t.commands) + [str(tu)]
+        flags = flags + preprocessor_flags(t.commands["lib/tape.cpp"][0])
         cache = OUT / "cppcheck" / re.sub(r"[^a-z0-9]+", "-", title)
         cache.mkdir(parents=True, exist_ok=True)
-        cmd = ["cppcheck", "--enable=all", "--inconclusive", "--addon=misra", "--std=c++17", "--language=c++",
-               "--library=std", *flags, "-UBURTORCH_CONFIG_USER_HEADER", "-I", "include", "-I", "lib",
+        cmd = ["cppcheck", "--enable=all", "--inconclusive", "--addon=misra", "--language=c++",
+               "--library=std", *flags, "-UBURTORCH_CONFIG_USER_HEADER",
                "--inline-suppr", f"--suppressions-list={rel(GATES_DIR / 'cppcheck-suppressions.txt')}",
                f"--cppcheck-build-dir={cache}", "--quiet",
                "--template={file}:{line}:{column}: {severity}: {id}: {message}", *sources]
@@ -913,8 +1196,11 @@ def gate_clang_tidy() -> bool:
         return False
     version = run([exe, "--version"]).stdout.strip().splitlines()
     tu = write_all_headers_tu()
-    compdb = write_compdb([tu])
-    sources = [str(p) for p in lib_sources()] + [str(tu)]
+    host = preset("host")
+    if host is None:
+        return False
+    compdb = write_compdb([tu], host)
+    sources = [str(ROOT / s) for s in sorted(host.commands)] + [str(tu)]
     enabled = run([exe, "--list-checks", str(sources[0]), "-p", str(compdb)]).stdout
     n_checks = sum(1 for line in enabled.splitlines() if line.startswith("    "))
 
@@ -926,9 +1212,11 @@ def gate_clang_tidy() -> bool:
     with concurrent.futures.ThreadPoolExecutor(max_workers=JOBS) as pool:
         for src, res in zip(sources, pool.map(tidy, sources)):
             for line in res.stdout.splitlines():
-                m = re.match(r"^(/\S+?):(\d+):(\d+): (warning|error): (.*) \[([\w.,-]+)\]$", line)
+                # Any path: a relative one (an include found through a relative -I)
+                # must not drop the finding.
+                m = re.match(r"^(\S+?):(\d+):(\d+): (warning|error): (.*) \[([\w.,-]+)\]$", line)
                 if m:
-                    path = Path(m.group(1))
+                    path = (ROOT / m.group(1)).resolve()
                     where = rel(path) if ROOT in path.parents else str(path)
                     findings.append(f"{where}:{m.group(2)}:{m.group(3)}: {m.group(5)} [{m.group(6)}]")
             if res.returncode != 0 and "error:" in res.stdout + res.stderr:
@@ -947,26 +1235,37 @@ def gate_clang_tidy() -> bool:
 
 
 def main() -> int:
+    global REUSE_CONFIGURATION
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("command", choices=["build", "symbols", "callgraph", "stack", "records", "compdb", "headers-tu",
-                                        "selftest", "cppcheck", "clang-tidy"])
+    ap.add_argument("command", choices=["build", "flags", "symbols", "callgraph", "stack", "records", "compdb",
+                                        "headers-tu", "selftest", "cppcheck", "clang-tidy"])
     ap.add_argument("--targets", default=os.environ.get("GATES_TARGETS", ""),
-                    help="comma-separated target names (default: all)")
-    ap.add_argument("--opts", default=os.environ.get("GATES_OPTS", ""), help="e.g. -O0,-O2 (default: -O0,-O2,-Os)")
+                    help="comma-separated preset names (default: all: " + ",".join(t.name for t in TARGETS) + ")")
+    ap.add_argument("--opts", default=os.environ.get("GATES_OPTS", ""),
+                    help="e.g. -O0,-O2 (default: -O0,-O2,-Os and the preset's own level)")
     args = ap.parse_args()
     targets = TARGETS
     if args.targets:
         wanted = args.targets.split(",")
+        unknown = sorted(set(wanted) - {t.name for t in TARGETS})
+        if unknown:
+            ap.error("unknown target(s): " + ", ".join(unknown))
         targets = [t for t in TARGETS if t.name in wanted]
-    opts = args.opts.split(",") if args.opts else OPTS
+    opts = args.opts.split(",") if args.opts else None
     OUT.mkdir(parents=True, exist_ok=True)
     if args.command == "build":
         ok = build(targets, opts)
+    elif args.command == "flags":
+        ok = gate_flags(targets, opts)
     elif args.command == "symbols":
-        ok = gate_symbols(targets, opts)
+        # The build the gates analyse must be the one that ships: checked first.
+        ok = build(targets, opts) and gate_flags(targets, opts)
+        ok = gate_symbols(targets, opts) and ok
     elif args.command == "callgraph":
+        REUSE_CONFIGURATION = True
         ok = gate_callgraph(targets, opts)
     elif args.command == "stack":
+        REUSE_CONFIGURATION = True
         ok = gate_stack(targets, opts)
     elif args.command == "records":
         ok = gate_records()
@@ -980,8 +1279,10 @@ def main() -> int:
         print(write_all_headers_tu())
         ok = True
     else:
-        print(write_compdb([write_all_headers_tu()]) / "compile_commands.json")
-        ok = True
+        host = preset("host")
+        ok = host is not None
+        if ok:
+            print(write_compdb([write_all_headers_tu()], host) / "compile_commands.json")
     return 0 if ok else 1
 
 

@@ -305,7 +305,7 @@ struct CausalSelfAttention {
   template <class T2 = T>
   static constexpr std::size_t slots(std::size_t d, std::size_t h, std::size_t steps) noexcept {
     return (3U * steps)                                         // one-run list per input position
-           + (2U * (4U * steps))                                // q and k: a matvec per position
+           + (8U * steps)                                       // q and k: a matvec each (4 slots) per position
            + (3U * d * steps)                                   // v: an inner product per output
            + (constant_slots<T2>() * d * steps)                 // q * scale
            + (h * ((3U * steps * (steps + 1U)) / 2U))           // scores
