@@ -8,8 +8,11 @@ namespace {
 
 Status memory_write(void* context, const std::uint8_t* data, std::size_t size) {
   MemoryStream* s = static_cast<MemoryStream*>(context);
-  if ((size > s->capacity) || (s->size > (s->capacity - size))) {
-    return Status::kIoError;  // full: nothing is written past the buffer
+  if (size == 0U) {
+    return Status::kOk;  // nothing to copy (data and s->data may be null)
+  }
+  if ((s->data == nullptr) || (data == nullptr) || (s->size > s->capacity) || (size > (s->capacity - s->size))) {
+    return Status::kIoError;  // full or unusable: nothing is written past the buffer
   }
   std::memcpy(&s->data[s->size], data, size);  // BT-DEV-010
   s->size += size;
@@ -18,10 +21,15 @@ Status memory_write(void* context, const std::uint8_t* data, std::size_t size) {
 
 Status memory_read(void* context, std::uint8_t* data, std::size_t size, std::size_t* got) {
   MemoryStream* s = static_cast<MemoryStream*>(context);
-  const std::size_t left = s->size - s->position;
+  // An empty, null or inconsistent stream reads as ended: the caller then
+  // reports kTruncated. Nothing is read outside [data, data + size).
+  const bool readable = (s->data != nullptr) && (data != nullptr) && (s->size <= s->capacity) && (s->position < s->size);
+  const std::size_t left = readable ? (s->size - s->position) : 0U;
   const std::size_t n = (size < left) ? size : left;
-  std::memcpy(data, &s->data[s->position], n);  // BT-DEV-010
-  s->position += n;
+  if (n > 0U) {
+    std::memcpy(data, &s->data[s->position], n);  // BT-DEV-010
+    s->position += n;
+  }
   *got = n;
   return Status::kOk;
 }

@@ -36,6 +36,9 @@ const char* status_name(Status status) noexcept {
     case Status::kTruncated:
       text = "truncated";
       break;
+    case Status::kEmptyHandle:
+      text = "empty value (default or from an empty list)";
+      break;
     default:
       break;
   }

@@ -374,13 +374,17 @@ void dot_segments_backward(const T* v, T* grads, Index w, const Index* list, T g
   }
 }
 
-// log(sum(exp(x_i))) = m + log(sum(exp(x_i - m))), m = max x_i.
+// log(sum(exp(x_i))) = m + log(sum(exp(x_i - m))), m = max x_i. An infinite
+// maximum is not subtracted (inf - inf would be NaN): the sum is then
+// exp(+inf) = inf or exp(-inf) + ... = 0, so the result is +inf when any x_i
+// is +inf and -inf when all are -inf; NaN in any x_i gives NaN.
 template <class T, class Operand>
 T log_sum_exp_of(const T* v, Operand at, Index n) noexcept {
   T m = v[at[0U]];
   for (Index i = 1U; i < n; ++i) {
     m = ScalarOps<T>::max(m, v[at[i]]);
   }
+  m = ScalarOps<T>::finite_or_zero(m);
   T s = T(0);
   for (Index i = 0U; i < n; ++i) {
     s += ScalarOps<T>::exp(v[at[i]] - m);
@@ -407,8 +411,8 @@ Tape<T>::Tape(void* buffer, std::size_t bytes, std::size_t nodes, std::size_t sl
   // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): BT-DEV-001
   const std::uintptr_t address = reinterpret_cast<std::uintptr_t>(buffer);  // BT-DEV-001
   const bool aligned = (address % kArrayAlign) == 0U;
-  const bool addressable = (nodes < kNoIndex) && (slots < kNoIndex) && (params <= nodes);
-  if ((buffer == nullptr) || !aligned || !addressable || (bytes < bytes_required(nodes, slots, params))) {
+  const std::size_t required = bytes_required(nodes, slots, params);  // checks counts and overflow
+  if ((buffer == nullptr) || !aligned || (required == kTooLarge) || (bytes < required)) {
     status_ = Status::kInvalidArgument;
     return;
   }
@@ -455,7 +459,15 @@ Value<T> Tape<T>::fail(Status status) noexcept {
 
 template <class T>
 void Tape<T>::reject_from(const Tape<T>* owner) noexcept {
-  static_cast<void>(fail((owner == this) ? Status::kInvalidHandle : Status::kForeignValue));
+  Status why = Status::kForeignValue;
+  if (owner == nullptr) {
+    why = Status::kEmptyHandle;
+  } else if (owner == this) {
+    why = Status::kInvalidHandle;
+  } else {
+    // another tape's handle
+  }
+  static_cast<void>(fail(why));
 }
 
 template <class T>
@@ -469,7 +481,8 @@ void Tape<T>::clear_interior_grads(Index first, Index end) noexcept {
 
 template <class T>
 Value<T> Tape<T>::reject(Value<T> x) noexcept {
-  return fail((x.tape() == this) ? Status::kInvalidHandle : Status::kForeignValue);
+  reject_from(x.tape());
+  return Value<T>(this, kNoIndex);
 }
 
 template <class T>
@@ -498,10 +511,62 @@ void Tape<T>::zero_grad(Index first, Index count) noexcept {
 }
 
 template <class T>
+std::uint64_t Tape<T>::generation_at(std::size_t key) const noexcept {
+  std::uint64_t made = floor_generation_;
+  for (Index k = 0U; k < cuts_; ++k) {
+    if (cut_keys_[k] < key) {
+      made = cut_generations_[k];
+    }
+  }
+  return made;
+}
+
+template <class T>
+Status Tape<T>::rewind_other(Mark m) noexcept {
+  if ((m.tape != this) || (m.nodes > size_) || (m.slots > slots_used_) || (m.generation > generation_)) {
+    return Status::kInvalidArgument;
+  }
+  const std::size_t key = static_cast<std::size_t>(m.nodes) + m.slots;
+  if (generation_at(key) > m.generation) {
+    return Status::kInvalidArgument;  // stale: an earlier rewind discarded this position
+  }
+  if ((m.nodes == size_) && (m.slots == slots_used_)) {
+    return Status::kOk;  // nothing to discard
+  }
+  // What is recorded from here on belongs to a new generation: drop the
+  // remembered targets at or above this one and remember this one.
+  ++generation_;
+  Index kept = 0U;
+  while ((kept < cuts_) && (cut_keys_[kept] < key)) {
+    ++kept;
+  }
+  if (kept == kMarkLevels) {
+    // Forget the oldest target: the positions below it and the step above
+    // it merge into the floor, with the step's (newer) generation. Marks
+    // there may be refused from now on, never wrongly accepted.
+    floor_generation_ = cut_generations_[0];
+    for (Index k = 1U; k < kMarkLevels; ++k) {
+      cut_keys_[k - 1U] = cut_keys_[k];
+      cut_generations_[k - 1U] = cut_generations_[k];
+    }
+    kept = kMarkLevels - 1U;
+  }
+  cut_keys_[kept] = key;
+  cut_generations_[kept] = generation_;
+  cuts_ = kept + 1U;
+  truncate(m.nodes, m.slots);
+  return Status::kOk;
+}
+
+template <class T>
 void Tape<T>::reset() noexcept {
   if (values_ == nullptr) {
     return;  // unusable buffer: keep kInvalidArgument
   }
+  // Every earlier mark is stale: all positions belong to a new generation.
+  ++generation_;
+  floor_generation_ = generation_;
+  cuts_ = 0U;
   size_ = 0U;
   slots_used_ = 0U;
   swept_end_ = 0U;
@@ -563,22 +628,6 @@ Index Tape<T>::take_slots(std::size_t count) noexcept {
 }
 
 template <class T>
-Value<T> Tape<T>::with_constant(Op op, Value<T> x, T c, T result) noexcept {
-  if (!owns(x)) {
-    return reject(x);
-  }
-  if (!room_for_interior()) {
-    return fail(Status::kCapacityExceeded);
-  }
-  const Index slot = take_slots(detail::slots_for_constant<T>());
-  if (slot == kNoIndex) {
-    return Value<T>(this, kNoIndex);
-  }
-  std::memcpy(&args_[slot], &c, sizeof(T));  // BT-DEV-010
-  return push(op, result, x.index(), slot);
-}
-
-template <class T>
 bool Tape<T>::store_operand(const Value<T>* xs, std::size_t n, Index* where, bool* is_range) noexcept {
   // One pass checks ownership and whether the nodes are consecutive.
   bool consecutive = true;
@@ -608,7 +657,7 @@ bool Tape<T>::store_operand(const Value<T>* xs, std::size_t n, Index* where, boo
 
 template <class T>
 Value<T> Tape<T>::reduce(Op range_op, const Value<T>* xs, std::size_t n) noexcept {
-  if ((n == 0U) || (n >= kNoIndex) || !detail::is_reduction(range_op)) {
+  if ((xs == nullptr) || (n == 0U) || (n >= kNoIndex) || !detail::is_range_reduction(range_op)) {
     return fail(Status::kInvalidArgument);
   }
   if (!room_for_interior()) {  // check before taking slots: a failed op takes none
@@ -638,7 +687,7 @@ Value<T> Tape<T>::reduce(Op range_op, const Value<T>* xs, std::size_t n) noexcep
 
 template <class T>
 Value<T> Tape<T>::dot(const Value<T>* w, const Value<T>* x, std::size_t n, const Value<T>* bias) noexcept {
-  if ((n == 0U) || (n >= kNoIndex)) {
+  if ((w == nullptr) || (x == nullptr) || (n == 0U) || (n >= kNoIndex)) {
     return fail(Status::kInvalidArgument);
   }
   const Mark before = mark();
@@ -969,6 +1018,9 @@ Status Tape<T>::backward(Value<T> root) noexcept {
   if (status_ != Status::kOk) {
     return status_;
   }
+  if (root.tape() == nullptr) {
+    return Status::kEmptyHandle;
+  }
   if (root.tape() != this) {
     return Status::kForeignValue;
   }
@@ -1003,6 +1055,13 @@ Status Tape<T>::backward(Value<T> root) noexcept {
   // newer and has already added its share to grads_[i].
   for (Index i = r + 1U; i-- > lowest;) {
     const T g = gr[i];
+    // A node with a zero gradient adds nothing: skipping it keeps nodes the
+    // root does not reach (a logged metric, a side computation) from adding
+    // 0 * (an infinite local derivative) = NaN to their operands, and skips
+    // work (a ReLU that is off, a row whose output gradient is zero).
+    if (ScalarOps<T>::is_zero(g)) {  // BT-DEV-004: exact zero test, not a tolerance
+      continue;
+    }
     const std::uint64_t link = links[i - base];
     const Index a = first_of(link);
     const Index b = second_of(link);

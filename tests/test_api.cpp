@@ -14,7 +14,7 @@ namespace {
 
 #if defined(BURTORCH_TEST_SMALL_TARGET) && BURTORCH_TEST_SMALL_TARGET
 constexpr std::size_t kExampleNodes = 32U;  // micro:bit, 16 KB RAM (the graph needs 30)
-constexpr std::size_t kScratchBytes = 1024U;
+constexpr std::size_t kScratchBytes = 576U;  // bytes_required(16, 16) for double on 32 bits: 544
 #else
 constexpr std::size_t kExampleNodes = 256U;
 constexpr std::size_t kScratchBytes = 4096U;
@@ -177,7 +177,8 @@ void memory_formula(bt_test::Context& t) {
   BT_CHECK(t, (bt::Tape<double>::bytes_required(256U, 256U) == expect));
   BT_CHECK(t, (bt::FixedTape<double, 256>::kBytes == expect));
   BT_CHECK(t, (sizeof(bt::FixedTape<double, 256>) >= expect));
-  BT_CHECK(t, (sizeof(bt::FixedTape<double, 256>) <= expect + 128U));
+  // The tape object itself (pointers, counters, mark history) stays small.
+  BT_CHECK(t, (sizeof(bt::FixedTape<double, 256>) <= expect + 256U));
   // Rounding: 3 nodes occupy one 32-byte block per array.
   constexpr std::size_t small = (2U * 32U) + 32U + 32U + ((names != 0U) ? 32U : 0U) + 32U;
   BT_CHECK(t, (bt::Tape<float>::bytes_required(3U, 3U) == small));
@@ -336,7 +337,13 @@ void parameter_region(bt_test::Context& t) {
   }
   BT_CHECK(t, results[0][5] == 4.0);
   // Rewinding into the region and recording leaves again is fine.
-  BT_CHECK(t, with_region.rewind(bt::Mark{2U, 0U}) == bt::Status::kOk);
+  with_region.reset();
+  static_cast<void>(with_region.param(0.5));
+  static_cast<void>(with_region.param(-1.5));
+  const bt::Mark two_params = with_region.mark();
+  static_cast<void>(with_region.param(2.0));
+  static_cast<void>(with_region.param(0.25));
+  BT_CHECK(t, with_region.rewind(two_params) == bt::Status::kOk);
   auto again = with_region.param(3.0);
   BT_CHECK(t, again.valid() && again.index() == 2U);
   auto not_yet = again + again;  // index 3 is still inside the region

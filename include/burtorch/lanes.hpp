@@ -119,13 +119,13 @@ struct Lanes {
     }
     static Lanes relu(Lanes x) noexcept {
       for (std::size_t i = 0U; i < N; ++i) {
-        x.lane[i] = (x.lane[i] > T(0)) ? x.lane[i] : T(0);
+        x.lane[i] = ((x.lane[i] > T(0)) || std::isnan(x.lane[i])) ? x.lane[i] : T(0);
       }
       return x;
     }
     static Lanes relu_grad(const Lanes& x, Lanes g) noexcept {
       for (std::size_t i = 0U; i < N; ++i) {
-        g.lane[i] = (x.lane[i] > T(0)) ? g.lane[i] : T(0);
+        g.lane[i] = ((x.lane[i] > T(0)) || std::isnan(x.lane[i])) ? g.lane[i] : T(0);
       }
       return g;
     }
@@ -134,6 +134,20 @@ struct Lanes {
         a.lane[i] = (b.lane[i] > a.lane[i]) ? b.lane[i] : a.lane[i];
       }
       return a;
+    }
+    static Lanes finite_or_zero(Lanes x) noexcept {
+      for (std::size_t i = 0U; i < N; ++i) {
+        x.lane[i] = std::isfinite(x.lane[i]) ? x.lane[i] : T(0);
+      }
+      return x;
+    }
+    // True only if every lane is zero (BT-DEV-004: exact zero test).
+    static bool is_zero(const Lanes& x) noexcept {
+      bool zero = true;
+      for (std::size_t i = 0U; i < N; ++i) {
+        zero = zero && (x.lane[i] == T(0));  // BT-DEV-004: exact zero test
+      }
+      return zero;
     }
     static bool finite(const Lanes& x) noexcept {
       bool ok = true;
@@ -185,6 +199,14 @@ template <class T, std::size_t N> struct ScalarOps<Lanes<T, N>> {
   template <class L>
   static bool finite(const L& x) noexcept {
     return L::Ops::finite(x);
+  }
+  template <class L>
+  static L finite_or_zero(L x) noexcept {
+    return L::Ops::finite_or_zero(x);
+  }
+  template <class L>
+  static bool is_zero(const L& x) noexcept {
+    return L::Ops::is_zero(x);
   }
 };
 

@@ -22,17 +22,27 @@ struct Plain {
 template <class T>
 using PlainT = typename Plain<T>::Type;
 
-template <class T>
-inline Value<T> invalid_pair(Value<T> x, Value<T> y) noexcept {
-  return Value<T>((x.tape() != nullptr) ? x.tape() : y.tape(), kNoIndex);
-}
-
-// Records op(x, y) on x's tape; f computes the value from the operands'
-// values after they are checked, so nothing is read through a bad handle.
+// Records op(x, y) on x's tape, or on y's if x is empty (so the misuse is
+// reported whichever side it is on); f computes the value from the
+// operands' values after they are checked, so nothing is read through a bad
+// handle.
 template <class T, class F>
 inline Value<T> binary(Op op, Value<T> x, Value<T> y, F f) noexcept {
-  Tape<T>* tape = x.tape();
-  return (tape != nullptr) ? tape->map2(op, x, y, f) : invalid_pair(x, y);
+  Tape<T>* tape = (x.tape() != nullptr) ? x.tape() : y.tape();
+  return (tape != nullptr) ? tape->map2(op, x, y, f) : Value<T>();
+}
+
+// The tape of the first operand that has one (nullptr if none): an empty
+// handle anywhere in a list is then reported by that tape.
+template <class T>
+inline Tape<T>* first_tape(const Value<T>* xs, std::size_t n) noexcept {
+  Tape<T>* tape = nullptr;
+  if (xs != nullptr) {
+    for (std::size_t i = 0U; (i < n) && (tape == nullptr); ++i) {
+      tape = xs[i].tape();
+    }
+  }
+  return tape;
 }
 
 template <class T, class F>
@@ -216,15 +226,21 @@ inline Value<T> negative_mean(Value<T> x, Value<T> y) noexcept {
 
 // --- varying arity (Tables 8 and 10) ------------------------------------------
 // xs[0..n) must be on one tape. If they are consecutive nodes the node stores
-// only (first, n); otherwise their indices go to n argument slots. n == 0 has
-// no tape to report to and returns an invalid handle.
+// only (first, n); otherwise their indices go to n argument slots. With no
+// operand that has a tape (n == 0, xs null, all empty) there is no tape to
+// report to: the result is an empty handle, and using it in a later op
+// reports kEmptyHandle on that op's tape.
 namespace detail {
 template <class T>
 inline Value<T> reduce(Op range_op, const Value<T>* xs, std::size_t n) noexcept {
-  if ((xs == nullptr) || (n == 0U) || (xs[0].tape() == nullptr)) {
-    return Value<T>();
-  }
-  return xs[0].tape()->reduce(range_op, xs, n);
+  Tape<T>* tape = first_tape(xs, n);
+  return (tape != nullptr) ? tape->reduce(range_op, xs, n) : Value<T>();
+}
+template <class T>
+inline Value<T> dot(const Value<T>* w, const Value<T>* x, std::size_t n, const Value<T>* bias) noexcept {
+  Tape<T>* tape = first_tape(w, n);
+  tape = (tape != nullptr) ? tape : first_tape(x, n);
+  return ((tape != nullptr) && (w != nullptr) && (x != nullptr)) ? tape->dot(w, x, n, bias) : Value<T>();
 }
 }  // namespace detail
 
@@ -285,18 +301,12 @@ inline MeanAndMeanSquares<T> reduce_mean_and_mean_squares(const Value<T>* xs, st
 // consecutive (parameters usually are), else as a list of slots.
 template <class T>
 inline Value<T> inner_product(const Value<T>* w, const Value<T>* x, std::size_t n) noexcept {
-  if ((w == nullptr) || (x == nullptr) || (n == 0U) || (w[0].tape() == nullptr)) {
-    return Value<T>();
-  }
-  return w[0].tape()->dot(w, x, n, nullptr);
+  return detail::dot(w, x, n, static_cast<const Value<T>*>(nullptr));
 }
 template <class T>
 inline Value<T> inner_product_with_bias(const Value<T>* w, const Value<T>* x, std::size_t n,
                                         Value<T> bias) noexcept {
-  if ((w == nullptr) || (x == nullptr) || (n == 0U) || (w[0].tape() == nullptr)) {
-    return Value<T>();
-  }
-  return w[0].tape()->dot(w, x, n, &bias);
+  return detail::dot(w, x, n, &bias);
 }
 
 // sum(w[i] * x[i]) where w is the range of x.total nodes starting at `w` and
@@ -314,10 +324,8 @@ inline Value<T> inner_product_segments_with_bias(Value<T> w, SegmentList x, Valu
 // softmax of xs. Cross-entropy of logits z with target y: log_sum_exp(z) - z[y].
 template <class T>
 inline Value<T> log_sum_exp(const Value<T>* xs, std::size_t n) noexcept {
-  if ((xs == nullptr) || (n == 0U) || (xs[0].tape() == nullptr)) {
-    return Value<T>();
-  }
-  return xs[0].tape()->log_sum_exp(xs, n);
+  Tape<T>* tape = detail::first_tape(xs, n);
+  return (tape != nullptr) ? tape->log_sum_exp(xs, n) : Value<T>();
 }
 
 }  // namespace burtorch

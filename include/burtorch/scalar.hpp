@@ -21,12 +21,18 @@ struct ScalarOps {
   static T log(T x) noexcept { return std::log(x); }
   static T tanh(T x) noexcept { return std::tanh(x); }
   static T sqrt(T x) noexcept { return std::sqrt(x); }
-  // max(x, 0), and g where x > 0 else 0 (the relu's forward and backward).
-  static T relu(T x) noexcept { return (x > T(0)) ? x : T(0); }
-  static T relu_grad(T x, T g) noexcept { return (x > T(0)) ? g : T(0); }
+  // The relu's forward and backward, as PyTorch's: max(x, 0) with NaN passed
+  // through (relu(-0) is +0 here, -0 in PyTorch); the gradient passes where
+  // x > 0 or x is NaN, else 0 (relu'(0) = 0).
+  static T relu(T x) noexcept { return ((x > T(0)) || std::isnan(x)) ? x : T(0); }
+  static T relu_grad(T x, T g) noexcept { return ((x > T(0)) || std::isnan(x)) ? g : T(0); }
   // b if b > a, else a.
   static T max(T a, T b) noexcept { return (b > a) ? b : a; }
   static bool finite(T x) noexcept { return std::isfinite(x); }
+  // x if finite, else 0 (log-sum-exp's shift).
+  static T finite_or_zero(T x) noexcept { return std::isfinite(x) ? x : T(0); }
+  // True if x is zero (every lane, for a lane type): backward skips it.
+  static bool is_zero(T x) noexcept { return x == T(0); }  // BT-DEV-004: exact zero test
 };
 
 }  // namespace burtorch

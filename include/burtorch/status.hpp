@@ -18,6 +18,9 @@ enum class Status : std::uint8_t {
   kBadFormat = 6,         // checkpoint: wrong magic, version, type or size
   kChecksumMismatch = 7,  // checkpoint: payload does not match its CRC
   kTruncated = 8,         // checkpoint: stream ended early
+  kEmptyHandle = 9,       // an operand is an empty handle: default-constructed,
+                          // or the result of a call that had no tape to record
+                          // on (an empty or null operand list)
 };
 
 // A short, stable, human-readable name ("ok", "capacity exceeded", ...).

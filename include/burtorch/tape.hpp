@@ -69,11 +69,37 @@ enum class Op : std::uint8_t {
   kCount
 };
 
+namespace detail {
+// The kind of node each recorder may append. Every recorder checks the op it
+// is given (a constant after inlining, so the check costs nothing on the
+// operators' paths): no call can store operands of one kind under another
+// kind's op code, which the backward sweep would misread.
+constexpr bool is_binary_op(Op op) noexcept { return (op >= Op::kAdd) && (op <= Op::kNegMean2); }
+constexpr bool is_unary_op(Op op) noexcept { return (op >= Op::kNeg) && (op <= Op::kInvSqrt); }
+constexpr bool is_constant_op(Op op) noexcept { return (op == Op::kMulConst) || (op == Op::kDivConst); }
+// The range (R) variants of the reductions: what Tape::reduce accepts.
+constexpr bool is_range_reduction(Op op) noexcept {
+  return (op == Op::kSumR) || (op == Op::kSubR) || (op == Op::kProdR) || (op == Op::kMeanR) ||
+         (op == Op::kSumSqR) || (op == Op::kMeanSqR) || (op == Op::kNegMeanR) || (op == Op::kVarR) ||
+         (op == Op::kVarBiasedR);
+}
+}  // namespace detail
+
 template <class T>
 class Tape;
 
 // A handle to one node: the tape it lives on and its index. Cheap to copy.
 // A default-constructed or failed handle is invalid; reading it gives NaN.
+//
+// Stale handles (the node was discarded by rewind() or reset()): a handle
+// whose index is at or past the tape's end is detected, by valid(), value(),
+// grad() (NaN) and by every op (kInvalidHandle). Once the tape has grown
+// past the index again, the handle names whatever node now sits there and
+// is NOT detected: valid() is true and ops use the new node. Keep handles
+// only for nodes recorded before the mark you rewind to (parameters, a
+// batch's inputs), and re-create per-sample handles after each rewind. The
+// check costs nothing per op; detecting this case would need a generation
+// in every handle and every node (docs/design.md, "Handles and rewind").
 template <class T>
 class Value {
  public:
@@ -101,10 +127,16 @@ class Value {
   Index index_ = kNoIndex;
 };
 
-// A position on the tape to come back to: nodes and argument slots in use.
+// A position on the tape to come back to: nodes and argument slots in use,
+// the tape that took it and the tape's rewind generation at that moment.
+// Only a mark returned by mark() of the same tape is accepted by rewind(),
+// and only while the position it names is still the one it was taken at
+// (see Tape::rewind); a hand-made mark is rejected.
 struct Mark {
-  Index nodes = 0;
-  Index slots = 0;
+  Index nodes = 0U;
+  Index slots = 0U;
+  const void* tape = nullptr;
+  std::uint64_t generation = 0U;
 };
 
 // A run of consecutive nodes [first, first + count): an embedding row, a
@@ -142,23 +174,34 @@ class Tape {
   // false sharing between a tape's values and grads on most cores).
   static constexpr std::size_t kArrayAlign = 32U;
 
+  // Returned by bytes_required for a layout no buffer can hold.
+  static constexpr std::size_t kTooLarge = std::numeric_limits<std::size_t>::max();
+
   // Bytes a buffer needs for `nodes` nodes and `slots` argument slots, given
   // a buffer aligned to kArrayAlign. Use it to static_assert a RAM budget.
   // The first `params` nodes form a parameter region: they can only be
   // leaves, so they store value, gradient (and name) but no op code or
   // operands, 9 bytes less per parameter.
+  // Every step is checked: a count an Index cannot address (nodes or slots
+  // >= kNoIndex), params > nodes, or a total that does not fit in a size_t
+  // (32-bit targets) gives kTooLarge, never a wrapped small number; the
+  // constructor rejects it and a static_assert budget built on it fails.
   static constexpr std::size_t bytes_required(std::size_t nodes, std::size_t slots,
                                               std::size_t params = 0U) noexcept {
-    return round_up(nodes * sizeof(T)) * 2U                              // values, grads
-           + round_up(interior_nodes(nodes, params) * sizeof(Operands))  // a, b per node
-           + round_up(slots * sizeof(Index))                             // argument slots
-           + round_up(nodes * kNameBytes)                                // parameter names
-           + round_up(interior_nodes(nodes, params) * sizeof(Op));       // op codes
+    std::size_t total = 0U;
+    const bool ok = (nodes < kNoIndex) && (slots < kNoIndex) && (params <= nodes) &&
+                    add_array(&total, nodes, sizeof(T)) &&                                 // values
+                    add_array(&total, nodes, sizeof(T)) &&                                 // grads
+                    add_array(&total, interior_nodes(nodes, params), sizeof(Operands)) &&  // a, b
+                    add_array(&total, slots, sizeof(Index)) &&                             // slots
+                    add_array(&total, nodes, kNameBytes) &&                                // names
+                    add_array(&total, interior_nodes(nodes, params), sizeof(Op));          // op codes
+    return ok ? total : kTooLarge;
   }
 
   // Lays the arrays out in `buffer`. If the buffer is null, misaligned or
-  // too small, params > nodes, or a count exceeds what an Index can address,
-  // the tape has capacity 0 and status kInvalidArgument.
+  // too small, params > nodes, or bytes_required(nodes, slots, params) is
+  // kTooLarge, the tape has capacity 0 and status kInvalidArgument.
   Tape(void* buffer, std::size_t bytes, std::size_t nodes, std::size_t slots, std::size_t params = 0U) noexcept;
   Tape(const Tape&) = delete;
   Tape& operator=(const Tape&) = delete;
@@ -186,13 +229,25 @@ class Tape {
   void zero_grad(Index first, Index count) noexcept;
 
   // --- per-sample rewind -----------------------------------------------
-  Mark mark() const noexcept { return Mark{size_, slots_used_}; }
+  Mark mark() const noexcept { return Mark{size_, slots_used_, this, generation_}; }
   // Discards every node and slot recorded after `m`. Nodes before it keep
-  // their values and gradients. A mark from the future is rejected
-  // (kInvalidArgument) and nothing changes. Does not clear the status.
+  // their values and gradients. Does not clear the status.
+  // Rejected with kInvalidArgument, changing nothing: a mark of another
+  // tape or made by hand; a mark past the tape's end; a stale mark, i.e. one
+  // whose position an earlier rewind discarded (even if the tape has grown
+  // past it again: its node and slot counts no longer describe what is
+  // recorded). Marks at or below the target of every later rewind stay valid
+  // however often they are used: the usual per-sample loop rewinds to one
+  // mark again and again, and nested marks work.
+  // The tape remembers the last kMarkLevels distinct rewind targets; with
+  // more levels of nested marks in use, a mark below all of them that is
+  // older than the oldest remembered rewind is rejected too (never wrongly
+  // accepted): take it again.
   Status rewind(Mark m) noexcept;
-  // Empties the tape and clears the status (not after a bad buffer).
+  // Empties the tape and clears the status (not after a bad buffer). Every
+  // earlier mark becomes stale.
   void reset() noexcept;
+  static constexpr Index kMarkLevels = 4U;
 
   // --- state -----------------------------------------------------------
   Status status() const noexcept { return status_; }
@@ -230,17 +285,19 @@ class Tape {
   T constant(Index i) const noexcept;
 
   // --- recording (used by the operators and functions in ops.hpp) -------
-  Value<T> unary(Op op, Value<T> x, T result) noexcept;
-  Value<T> binary(Op op, Value<T> x, Value<T> y, T result) noexcept;
-  Value<T> with_constant(Op op, Value<T> x, T c, T result) noexcept;
+  // Each checks its op kind and operands: a wrong op kind, a null pointer or
+  // an empty list is kInvalidArgument; an operand that is empty (default or
+  // from a call with no tape) kEmptyHandle, of another tape kForeignValue,
+  // not (or no longer) recorded kInvalidHandle.
   // x * c (kMulConst) or x / c (kDivConst), c kept in argument slots.
   Value<T> with_constant(Op op, Value<T> x, T c) noexcept;
-  // The same, computing the result from the operands' values once they are
-  // known to be valid: f(x) / f(x, y). Used by ops.hpp on the hot path.
+  // A unary (binary) op whose result f(x) (f(x, y)) is computed from the
+  // operands' values once they are known to be valid.
   template <class F>
   Value<T> map1(Op op, Value<T> x, F f) noexcept;
   template <class F>
   Value<T> map2(Op op, Value<T> x, Value<T> y, F f) noexcept;
+  // A reduction: `range_op` is the R variant (kSumR, kSubR, ...).
   Value<T> reduce(Op range_op, const Value<T>* xs, std::size_t n) noexcept;
   Value<T> dot(const Value<T>* w, const Value<T>* x, std::size_t n, const Value<T>* bias) noexcept;
   // The same for two runs of n consecutive nodes, given by their first
@@ -273,6 +330,19 @@ class Tape {
   static constexpr std::size_t round_up(std::size_t bytes) noexcept {
     return (bytes + (kArrayAlign - 1U)) & ~(kArrayAlign - 1U);
   }
+  // *total += round_up(count * size) unless that overflows a size_t.
+  static constexpr bool add_array(std::size_t* total, std::size_t count, std::size_t size) noexcept {
+    constexpr std::size_t kMax = std::numeric_limits<std::size_t>::max();
+    if ((size != 0U) && (count > ((kMax - (kArrayAlign - 1U)) / size))) {
+      return false;
+    }
+    const std::size_t bytes = round_up(count * size);
+    if (bytes > (kMax - *total)) {
+      return false;
+    }
+    *total += bytes;
+    return true;
+  }
   static constexpr std::size_t interior_nodes(std::size_t nodes, std::size_t params) noexcept {
     return (params < nodes) ? (nodes - params) : 0U;
   }
@@ -301,7 +371,22 @@ class Tape {
   BURTORCH_COLD Value<T> reject(Value<T> x) noexcept;
   // reject() for the inline paths: takes only the handle's tape, so the
   // handles of a chain of ops need not be kept alive for the cold path.
+  // No tape: kEmptyHandle; this tape: kInvalidHandle; another: kForeignValue.
   BURTORCH_COLD void reject_from(const Tape<T>* owner) noexcept;
+  // The rewind generation in which the state at position key (nodes +
+  // slots) was recorded on the current branch of the tape's history (an
+  // upper bound once more than kMarkLevels rewind targets are remembered).
+  std::uint64_t generation_at(std::size_t key) const noexcept;
+  // rewind() for every case but the per-sample loop's (out of line).
+  Status rewind_other(Mark m) noexcept;
+  // Drops the nodes and slots past these counts (the mark was checked).
+  void truncate(Index nodes, Index slots) noexcept {
+    size_ = nodes;
+    slots_used_ = slots;
+    swept_end_ = (swept_end_ < size_) ? swept_end_ : size_;
+    leading_leaves_ = (leading_leaves_ < size_) ? leading_leaves_ : size_;
+    checked_list_ = kNoIndex;
+  }
   // Zeroes the gradients of the non-leaf nodes in [first, end): stale
   // results of an earlier backward over nodes that are still recorded.
   BURTORCH_COLD void clear_interior_grads(Index first, Index end) noexcept;
@@ -359,6 +444,19 @@ class Tape {
   // same list (every output of a layer) skip the check.
   Index checked_list_ = kNoIndex;
   Index checked_total_ = 0U;
+  // Mark validation. The generation counts rewinds that discarded something.
+  // The positions of the current recording were made in generations that
+  // never decrease along it: a staircase whose steps are the targets of the
+  // remembered rewinds (cut_keys_[k], positions above it made in generation
+  // cut_generations_[k], ascending); positions at or below every remembered
+  // target were made in floor_generation_ or earlier. A mark is valid iff
+  // its position was made in its own generation or an earlier one.
+  std::uint64_t generation_ = 0U;
+  std::uint64_t floor_generation_ = 0U;
+  // Keys are nodes + slots: a size_t holds them (a buffer holds more bytes).
+  std::size_t cut_keys_[kMarkLevels] = {};
+  std::uint64_t cut_generations_[kMarkLevels] = {};
+  Index cuts_ = 0U;
   Status status_ = Status::kOk;
 #if BURTORCH_CONFIG_FAULT_HOOK
   FaultHook fault_hook_ = nullptr;
@@ -373,6 +471,7 @@ template <class T, std::size_t kNodes, std::size_t kSlots = kNodes, std::size_t 
 class FixedTape : public Tape<T> {
  public:
   static constexpr std::size_t kBytes = Tape<T>::bytes_required(kNodes, kSlots, kParams);
+  static_assert(kBytes != Tape<T>::kTooLarge, "FixedTape: these capacities do not fit this target's address space");
   // BT-DEV-012: storage_ stays uninitialised; push() writes a node before anything reads it.
   // cppcheck-suppress uninitMemberVar
   // NOLINTNEXTLINE(cppcoreguidelines-pro-type-member-init,hicpp-member-init)
@@ -437,34 +536,12 @@ inline Value<T> Tape<T>::push_leaf(T x, const char* name) noexcept {
 }
 
 template <class T>
-inline Value<T> Tape<T>::unary(Op op, Value<T> x, T result) noexcept {
-  Index out = kNoIndex;
-  if (BURTORCH_UNLIKELY(!owns(x))) {
-    reject_from(x.tape());
-  } else {
-    out = append(op, result, x.index(), kNoIndex);
-  }
-  return Value<T>(this, out);
-}
-
-template <class T>
-inline Value<T> Tape<T>::binary(Op op, Value<T> x, Value<T> y, T result) noexcept {
-  Index out = kNoIndex;
-  if (BURTORCH_UNLIKELY(!owns(x))) {
-    reject_from(x.tape());
-  } else if (BURTORCH_UNLIKELY(!owns(y))) {
-    reject_from(y.tape());
-  } else {
-    out = append(op, result, x.index(), y.index());
-  }
-  return Value<T>(this, out);
-}
-
-template <class T>
 template <class F>
 inline Value<T> Tape<T>::map1(Op op, Value<T> x, F f) noexcept {
   Index out = kNoIndex;
-  if (BURTORCH_UNLIKELY(!owns(x))) {
+  if (BURTORCH_UNLIKELY(!detail::is_unary_op(op))) {
+    static_cast<void>(fail(Status::kInvalidArgument));
+  } else if (BURTORCH_UNLIKELY(!owns(x))) {
     reject_from(x.tape());
   } else {
     const Index a = x.index();
@@ -477,7 +554,9 @@ template <class T>
 template <class F>
 inline Value<T> Tape<T>::map2(Op op, Value<T> x, Value<T> y, F f) noexcept {
   Index out = kNoIndex;
-  if (BURTORCH_UNLIKELY(!owns(x))) {
+  if (BURTORCH_UNLIKELY(!detail::is_binary_op(op))) {
+    static_cast<void>(fail(Status::kInvalidArgument));
+  } else if (BURTORCH_UNLIKELY(!owns(x))) {
     reject_from(x.tape());
   } else if (BURTORCH_UNLIKELY(!owns(y))) {
     reject_from(y.tape());
@@ -493,7 +572,9 @@ template <class T>
 inline Value<T> Tape<T>::with_constant(Op op, Value<T> x, T c) noexcept {
   constexpr Index kConstantSlots = static_cast<Index>((sizeof(T) + sizeof(Index) - 1U) / sizeof(Index));
   Index out = kNoIndex;
-  if (BURTORCH_UNLIKELY(!owns(x))) {
+  if (BURTORCH_UNLIKELY(!detail::is_constant_op(op))) {
+    static_cast<void>(fail(Status::kInvalidArgument));
+  } else if (BURTORCH_UNLIKELY(!owns(x))) {
     reject_from(x.tape());
   } else if (BURTORCH_UNLIKELY(!room_for_interior() || ((slot_capacity_ - slots_used_) < kConstantSlots))) {
     static_cast<void>(fail(Status::kCapacityExceeded));
@@ -507,17 +588,24 @@ inline Value<T> Tape<T>::with_constant(Op op, Value<T> x, T c) noexcept {
   return Value<T>(this, out);
 }
 
-// Inline: the per-sample loop calls it once per sample.
+// Inline: the per-sample loop calls it once per sample, rewinding to the
+// same mark as last time (the top step of the mark history): a handful of
+// compares. Everything else goes to rewind_other.
 template <class T>
 inline Status Tape<T>::rewind(Mark m) noexcept {
-  if ((m.nodes > size_) || (m.slots > slots_used_)) {
-    return Status::kInvalidArgument;
+  const Index top = cuts_ - 1U;  // wraps when there is no step: cuts_ is checked first
+  const bool same_target = (cuts_ != 0U) && (m.tape == this) && (m.nodes <= size_) && (m.slots <= slots_used_) &&
+                           (cut_keys_[top] == (static_cast<std::size_t>(m.nodes) + m.slots)) &&
+                           (m.generation <= generation_) &&
+                           (((top != 0U) ? cut_generations_[top - 1U] : floor_generation_) <= m.generation);
+  if (!same_target) {
+    return rewind_other(m);
   }
-  size_ = m.nodes;
-  slots_used_ = m.slots;
-  swept_end_ = (swept_end_ < size_) ? swept_end_ : size_;
-  leading_leaves_ = (leading_leaves_ < size_) ? leading_leaves_ : size_;
-  checked_list_ = kNoIndex;
+  // The position was made below the top step; what is recorded above it
+  // from now on belongs to a new generation.
+  ++generation_;
+  cut_generations_[top] = generation_;
+  truncate(m.nodes, m.slots);
   return Status::kOk;
 }
 

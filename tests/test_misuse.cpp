@@ -1,0 +1,542 @@
+// SPDX-License-Identifier: Apache-2.0
+// Misuse of the public API, tried as a hostile caller would: stale and
+// foreign marks, sizes at the limits of size_t and Index, side computations
+// that must not leak into a gradient, recorders called with the wrong op
+// kind, null pointers, empty handles on either side of an operator, and the
+// IEEE corner cases of relu and log-sum-exp. Every case checks that the call
+// reports its documented status and changes nothing it must not change:
+// guard bytes around the caller's buffers stay intact, counts stay put, and
+// the gradients are those of the graph the root reaches (closed forms).
+// Runs on every target (32-bit size_t on armv7 and every Cortex-M).
+#include <burtorch/burtorch.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <initializer_list>
+#include <limits>
+
+#include "harness.hpp"
+
+namespace bt = burtorch;
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr std::size_t kSizeMax = std::numeric_limits<std::size_t>::max();
+
+// A caller buffer with guard bytes on both sides.
+constexpr std::size_t kGuard = 64U;
+constexpr unsigned char kGuardByte = 0xA5U;
+struct Guarded {
+  alignas(64) unsigned char bytes[kGuard + 256U + kGuard];
+  unsigned char* body() { return &bytes[kGuard]; }
+  void fill() { std::memset(bytes, kGuardByte, sizeof(bytes)); }
+  bool intact(std::size_t used) const {
+    for (std::size_t i = 0U; i < kGuard; ++i) {
+      if ((bytes[i] != kGuardByte) || (bytes[kGuard + used + i] != kGuardByte)) {
+        return false;
+      }
+    }
+    return true;
+  }
+};
+Guarded g_buffer;
+
+// --- marks -----------------------------------------------------------------
+
+// The reported defect: a mark taken before an earlier rewind, used once the
+// tape has grown past it again. Its node and slot counts no longer describe
+// what is recorded (a list reduction's slots would be handed out again).
+void stale_mark_is_rejected(bt_test::Context& t) {
+  static bt::FixedTape<double, 24, 24> tape;
+  tape.reset();
+  auto a = tape.param(2.0);
+  auto b = tape.param(3.0);
+  const bt::Mark base = tape.mark();
+  // Sample 1: a list reduction (non-consecutive operands take slots).
+  auto p = a * b;
+  const bt::Value<double> list1[3] = {b, p, a};
+  auto s1 = bt::reduce_sum(list1, 3U);
+  const bt::Mark late = tape.mark();  // after sample 1's nodes and slots
+  BT_CHECK(t, tape.slots_used() == 3U);
+  static_cast<void>(s1 * 2.0);
+  BT_CHECK(t, tape.rewind(base) == bt::Status::kOk);
+  // Sample 2 grows past `late` with another slot pattern.
+  auto q = a + b;
+  auto r = q * a;
+  auto u = r - b;
+  auto v = u * u;
+  const bt::Value<double> list2[2] = {v, a};
+  auto s2 = bt::reduce_sum(list2, 2U);
+  auto loss = s2 * 0.5;
+  BT_CHECK(t, tape.size() > late.nodes);
+  const std::size_t nodes = tape.size();
+  const std::size_t slots = tape.slots_used();
+  BT_CHECK(t, tape.rewind(late) == bt::Status::kInvalidArgument);
+  BT_CHECK(t, (tape.size() == nodes) && (tape.slots_used() == slots));
+  BT_CHECK(t, tape.status() == bt::Status::kOk);  // rewind reports, not sticky
+  // The tape is intact: loss = ((a + b) * a - b)^2 / 2 + a / 2.
+  BT_CHECK(t, tape.backward(loss) == bt::Status::kOk);
+  const double uu = ((2.0 + 3.0) * 2.0) - 3.0;  // 7
+  BT_CHECK(t, loss.value() == ((uu * uu) + 2.0) * 0.5);
+  // d/da = u * (2a + b) + 1/2, d/db = u * (a - 1).
+  BT_CHECK(t, a.grad() == (uu * ((2.0 * 2.0) + 3.0)) + 0.5);
+  BT_CHECK(t, b.grad() == uu * (2.0 - 1.0));
+}
+
+void foreign_and_forged_marks(bt_test::Context& t) {
+  static bt::FixedTape<float, 16> one;
+  static bt::FixedTape<float, 16> other;
+  one.reset();
+  other.reset();
+  auto x = one.leaf(1.0F);
+  static_cast<void>(other.leaf(1.0F));
+  const bt::Mark from_other = other.mark();
+  static_cast<void>(x + x);
+  static_cast<void>(x * x);
+  BT_CHECK(t, one.rewind(from_other) == bt::Status::kInvalidArgument);
+  BT_CHECK(t, one.size() == 3U);
+  // Hand-made marks are not marks of this tape.
+  BT_CHECK(t, one.rewind(bt::Mark{}) == bt::Status::kInvalidArgument);
+  bt::Mark made{};
+  made.nodes = 1U;
+  BT_CHECK(t, one.rewind(made) == bt::Status::kInvalidArgument);
+  // A mark whose generation was tampered with (from the future).
+  bt::Mark forged = one.mark();
+  forged.generation += 1U;
+  BT_CHECK(t, one.rewind(forged) == bt::Status::kInvalidArgument);
+  // A mark past the end.
+  bt::Mark past = one.mark();
+  past.nodes += 1U;
+  BT_CHECK(t, one.rewind(past) == bt::Status::kInvalidArgument);
+  BT_CHECK(t, one.size() == 3U);
+  // reset() makes every earlier mark stale.
+  const bt::Mark before_reset = one.mark();
+  one.reset();
+  static_cast<void>(one.leaf(1.0F));
+  static_cast<void>(one.leaf(1.0F));
+  static_cast<void>(one.leaf(1.0F));
+  BT_CHECK(t, one.rewind(before_reset) == bt::Status::kInvalidArgument);
+}
+
+// Valid marks stay valid: the per-sample loop, nested loops, and a mark at
+// the exact position a rewind went back to.
+void valid_marks_stay_valid(bt_test::Context& t) {
+  static bt::FixedTape<double, 24, 24> tape;
+  tape.reset();
+  auto w = tape.param(0.5);
+  const bt::Mark outer = tape.mark();
+  for (int epoch = 0; epoch < 3; ++epoch) {
+    auto h = w * 3.0;
+    const bt::Mark inner = tape.mark();
+    for (int sample = 0; sample < 20; ++sample) {
+      auto x = tape.leaf(static_cast<double>(sample));
+      const bt::Value<double> xs[3] = {x, h, x};
+      static_cast<void>(bt::reduce_sum(xs, 3U));  // list operands: slots
+      BT_CHECK(t, tape.rewind(inner) == bt::Status::kOk);
+      BT_CHECK(t, (tape.size() == inner.nodes) && (tape.slots_used() == inner.slots));
+    }
+    BT_CHECK(t, tape.rewind(outer) == bt::Status::kOk);
+    BT_CHECK(t, tape.size() == 1U);
+  }
+  // Rewinding to the current position changes nothing and is fine.
+  BT_CHECK(t, tape.rewind(tape.mark()) == bt::Status::kOk);
+}
+
+// More nested levels than the tape remembers: old marks may be refused,
+// but a stale mark is never accepted.
+void deep_nesting_never_accepts_stale(bt_test::Context& t) {
+  static bt::FixedTape<float, 48, 48> tape;
+  tape.reset();
+  constexpr int kLevels = static_cast<int>(bt::Tape<float>::kMarkLevels) + 3;
+  bt::Mark marks[kLevels + 1];
+  auto x = tape.leaf(1.0F);
+  for (int level = 0; level <= kLevels; ++level) {
+    marks[level] = tape.mark();
+    x = x + 1.0F;
+    x = x * 1.0F;
+  }
+  // Rewind from the deepest level up, one level at a time, regrowing each
+  // time: every mark below the current one stays valid, the ones above are
+  // stale.
+  for (int level = kLevels; level >= 1; --level) {
+    BT_CHECK(t, tape.rewind(marks[level]) == bt::Status::kOk);
+    auto y = tape.leaf(2.0F);
+    for (int k = 0; k < (2 * kLevels) + 2; ++k) {
+      y = y * 2.0F;  // grows past every discarded mark again
+    }
+    BT_CHECK(t, tape.size() > marks[kLevels].nodes);
+    for (int above = level + 1; above <= kLevels; ++above) {
+      BT_CHECK(t, tape.rewind(marks[above]) == bt::Status::kInvalidArgument);
+    }
+    BT_CHECK(t, tape.rewind(marks[level]) == bt::Status::kOk);
+  }
+  BT_CHECK(t, tape.rewind(marks[0]) == bt::Status::kOk);
+  BT_CHECK(t, tape.size() == 1U);
+
+  // A stale mark, then more ascending rewind targets than the tape
+  // remembers (its history overflows): the stale mark is still refused.
+  tape.reset();
+  auto z = tape.leaf(1.0F);
+  const bt::Mark low = tape.mark();
+  z = z * 2.0F;
+  z = z * 2.0F;
+  const bt::Mark stale = tape.mark();
+  BT_CHECK(t, tape.rewind(low) == bt::Status::kOk);
+  for (int level = 0; level < kLevels; ++level) {
+    z = tape.leaf(1.0F);
+    z = z + 1.0F;
+    const bt::Mark step = tape.mark();
+    z = z * 3.0F;
+    BT_CHECK(t, tape.rewind(step) == bt::Status::kOk);  // targets ascend
+    BT_CHECK(t, tape.rewind(stale) == bt::Status::kInvalidArgument);
+  }
+  BT_CHECK(t, tape.size() > stale.nodes);
+  BT_CHECK(t, tape.rewind(stale) == bt::Status::kInvalidArgument);
+}
+
+// --- sizes at the limits of size_t and Index ------------------------------
+
+// Exact bytes in 64-bit arithmetic (independent of the library's checks),
+// or UINT64_MAX when some count is out of range.
+template <class T>
+std::uint64_t exact_bytes(std::uint64_t nodes, std::uint64_t slots, std::uint64_t params) {
+  if ((nodes >= bt::kNoIndex) || (slots >= bt::kNoIndex) || (params > nodes)) {
+    return UINT64_MAX;
+  }
+  const auto up = [](std::uint64_t b) { return (b + 31U) / 32U * 32U; };
+  const std::uint64_t names = BURTORCH_CONFIG_PARAM_NAMES ? sizeof(const char*) : 0U;
+  const std::uint64_t interior = nodes - params;
+  return (2U * up(nodes * sizeof(T))) + up(interior * 8U) + up(slots * 4U) + up(nodes * names) + up(interior);
+}
+
+template <class T>
+void check_sizes(bt_test::Context& t) {
+  const std::uint64_t counts[] = {0U,          1U,          3U,          1000U,       (1U << 20U), (1U << 28U),
+                                  (1U << 29U), (1U << 30U), (1U << 30U) + 16U,       (1U << 31U), 0xFFFFFFFEU,
+                                  0xFFFFFFFFU, 0x100000000ULL};
+  for (const std::uint64_t nodes : counts) {
+    for (const std::uint64_t slots : counts) {
+      for (const std::uint64_t params : {std::uint64_t{0U}, nodes / 2U, nodes, nodes + 1U}) {
+        if ((nodes > kSizeMax) || (slots > kSizeMax) || (params > kSizeMax)) {
+          continue;  // not expressible as size_t on this target
+        }
+        const std::uint64_t want = exact_bytes<T>(nodes, slots, params);
+        const std::size_t got = bt::Tape<T>::bytes_required(static_cast<std::size_t>(nodes),
+                                                            static_cast<std::size_t>(slots),
+                                                            static_cast<std::size_t>(params));
+        if ((want == UINT64_MAX) || (want > kSizeMax)) {
+          BT_CHECK(t, got == bt::Tape<T>::kTooLarge);
+        } else {
+          BT_CHECK(t, static_cast<std::uint64_t>(got) == want);
+        }
+      }
+    }
+  }
+}
+
+void size_arithmetic_is_checked(bt_test::Context& t) {
+  check_sizes<float>(t);
+  check_sizes<double>(t);
+  // The reported case: slots = 2^30 + 16 wrapped to 256 bytes on 32 bits.
+  constexpr std::size_t kSlots = (std::size_t{1} << 30U) + 16U;
+  constexpr std::size_t need = bt::Tape<float>::bytes_required(8U, kSlots);
+  static_assert(need > 256U, "bytes_required never wraps to a small number");
+  if (sizeof(std::size_t) == 4U) {
+    BT_CHECK(t, need == bt::Tape<float>::kTooLarge);
+  }
+  // A tape over a 256-byte buffer with those counts is refused, and a list
+  // reduction on it writes nothing (guard bytes intact).
+  g_buffer.fill();
+  bt::Tape<float> tape(g_buffer.body(), 256U, 8U, kSlots);
+  BT_CHECK(t, tape.status() == bt::Status::kInvalidArgument);
+  BT_CHECK(t, tape.capacity() == 0U);
+  bt::Value<float> xs[200];
+  for (auto& x : xs) {
+    x = tape.leaf(1.0F);
+  }
+  static_cast<void>(bt::reduce_sum(xs, 200U));
+  BT_CHECK(t, tape.size() == 0U);
+  BT_CHECK(t, g_buffer.intact(256U));
+  // Claiming a huge buffer does not help when the layout cannot exist.
+  bt::Tape<float> lying(g_buffer.body(), kSizeMax, bt::kNoIndex, 8U);
+  BT_CHECK(t, lying.status() == bt::Status::kInvalidArgument);
+  if (sizeof(std::size_t) == 4U) {
+    bt::Tape<double> wraps(g_buffer.body(), kSizeMax, (std::size_t{1} << 29U), kSlots);
+    BT_CHECK(t, wraps.status() == bt::Status::kInvalidArgument);
+  }
+  BT_CHECK(t, g_buffer.intact(256U));
+}
+
+// --- gradients of the graph the root reaches --------------------------------
+
+void unreachable_nodes_do_not_leak(bt_test::Context& t) {
+  static bt::FixedTape<double, 32, 32> tape;
+  // x = 0; m = sqrt(x) is a logged metric; loss = x * x: d loss/dx = 0.
+  tape.reset();
+  auto x = tape.leaf(0.0);
+  auto metric = bt::sqrt(x);
+  auto loss = x * x;
+  BT_CHECK(t, tape.backward(loss) == bt::Status::kOk);
+  BT_CHECK(t, x.grad() == 0.0);
+  BT_CHECK(t, metric.grad() == 0.0);
+  // log(q) of q = 0 recorded before p * q + p: d/dq = p = 0.5, d/dp = q + 1.
+  tape.reset();
+  auto p = tape.leaf(0.5);
+  auto q = tape.leaf(0.0);
+  auto side = bt::log(q);
+  auto out = (p * q) + p;
+  BT_CHECK(t, tape.backward(out) == bt::Status::kOk);
+  BT_CHECK(t, q.grad() == 0.5);
+  BT_CHECK(t, p.grad() == 1.0);
+  BT_CHECK(t, std::isinf(side.value()));
+  // Unreachable wide ops too: a log-sum-exp over an infinity, a division by
+  // zero, a product with zeros, beside the real loss.
+  tape.reset();
+  auto a = tape.leaf(0.0);
+  auto c = tape.leaf(3.0);
+  const bt::Value<double> pair[2] = {a, c};
+  static_cast<void>(bt::log_sum_exp(pair, 2U) / a);
+  static_cast<void>(bt::inv_sqrt(a));
+  static_cast<void>(bt::reduce_mul(pair, 2U) / a);
+  auto real = c * c + a;
+  BT_CHECK(t, tape.backward(real) == bt::Status::kOk);
+  BT_CHECK(t, a.grad() == 1.0);
+  BT_CHECK(t, c.grad() == 6.0);
+  // Inside the root's own graph, a zero gradient times an infinite local
+  // derivative adds nothing (PyTorch gives NaN here; docs/design.md).
+  tape.reset();
+  auto z = tape.leaf(0.0);
+  auto zero_times = bt::sqrt(z) * 0.0;
+  BT_CHECK(t, tape.backward(zero_times) == bt::Status::kOk);
+  BT_CHECK(t, z.grad() == 0.0);
+  // A non-zero gradient still meets the infinity: d sqrt(z)/dz at 0 = inf.
+  auto root = bt::sqrt(z);
+  BT_CHECK(t, tape.backward(root) == bt::Status::kOk);
+  BT_CHECK(t, std::isinf(z.grad()));
+}
+
+// --- recorders called with inconsistent arguments ---------------------------
+
+void recorders_check_op_kind(bt_test::Context& t) {
+  static bt::FixedTape<double, 16, 16> tape;
+  const auto plus = [](double u) { return u + 4.0; };
+  const auto times = [](double u, double v) { return u * v; };
+  // Each wrong kind: kInvalidArgument, no node, no slot, backward refuses.
+  for (int which = 0; which < 7; ++which) {
+    tape.reset();
+    auto x = tape.leaf(1.5);
+    auto y = tape.leaf(2.5);
+    const bt::Value<double> xs[2] = {y, x};
+    bt::Value<double> out;
+    switch (which) {
+      case 0:
+        out = tape.map1(bt::Op::kAdd, x, plus);
+        break;
+      case 1:
+        out = tape.map1(bt::Op::kMulConst, x, plus);
+        break;
+      case 2:
+        out = tape.map2(bt::Op::kExp, x, y, times);
+        break;
+      case 3:
+        out = tape.with_constant(bt::Op::kAdd, x, 4.0);
+        break;
+      case 4:
+        out = tape.reduce(bt::Op::kSumL, xs, 2U);
+        break;
+      case 5:
+        out = tape.reduce(bt::Op::kDotRR, xs, 2U);
+        break;
+      default:
+        out = tape.map2(bt::Op::kLeaf, x, y, times);
+        break;
+    }
+    BT_CHECK(t, !out.valid());
+    BT_CHECK(t, tape.status() == bt::Status::kInvalidArgument);
+    BT_CHECK(t, (tape.size() == 2U) && (tape.slots_used() == 0U));
+    BT_CHECK(t, tape.backward(x) == bt::Status::kInvalidArgument);
+  }
+}
+
+void null_pointers(bt_test::Context& t) {
+  static bt::FixedTape<float, 16, 16> tape;
+  tape.reset();
+  auto x = tape.leaf(1.0F);
+  const bt::Value<float> xs[2] = {x, x};
+  BT_CHECK(t, !tape.reduce(bt::Op::kSumR, nullptr, 3U).valid());
+  BT_CHECK(t, tape.status() == bt::Status::kInvalidArgument);
+  tape.reset();
+  x = tape.leaf(1.0F);
+  BT_CHECK(t, !tape.dot(nullptr, xs, 2U, nullptr).valid());
+  BT_CHECK(t, tape.status() == bt::Status::kInvalidArgument);
+  tape.reset();
+  x = tape.leaf(1.0F);
+  BT_CHECK(t, !tape.dot(xs, nullptr, 2U, nullptr).valid());
+  BT_CHECK(t, tape.status() == bt::Status::kInvalidArgument);
+  BT_CHECK(t, tape.size() == 1U);
+  // The free functions have no tape to report to: an empty handle.
+  BT_CHECK(t, bt::reduce_sum(static_cast<const bt::Value<float>*>(nullptr), 3U).tape() == nullptr);
+  BT_CHECK(t, bt::inner_product(xs, static_cast<const bt::Value<float>*>(nullptr), 2U).tape() == nullptr);
+  // Loading from an empty memory stream: truncated, nothing written.
+  bt::MemoryStream empty{nullptr, 0U, 0U, 0U};
+  float target[2] = {7.0F, 8.0F};
+  const bt::Section section{target, sizeof(target), bt::make_tag('T', 'E', 'S', 'T')};
+  BT_CHECK(t, bt::load_checkpoint(bt::memory_source(&empty), bt::ScalarKind::kFloat32, &section, 1U) ==
+                  bt::Status::kTruncated);
+  BT_CHECK(t, (target[0] == 7.0F) && (target[1] == 8.0F));
+  // A stream whose position is past its size reads as ended, not past it.
+  std::uint8_t bytes[4] = {1U, 2U, 3U, 4U};
+  bt::MemoryStream odd{bytes, 4U, 2U, 3U};
+  BT_CHECK(t, bt::load_checkpoint(bt::memory_source(&odd), bt::ScalarKind::kFloat32, &section, 1U) ==
+                  bt::Status::kTruncated);
+  // Writing nothing to a null stream is fine; writing something is an error.
+  bt::MemoryStream null_sink{nullptr, 0U, 0U, 0U};
+  BT_CHECK(t, bt::write_bytes(bt::memory_sink(&null_sink), nullptr, 0U) == bt::Status::kOk);
+  BT_CHECK(t, bt::write_bytes(bt::memory_sink(&null_sink), bytes, 1U) != bt::Status::kOk);
+}
+
+// --- each misuse its own status, in either order ----------------------------
+
+enum class Misuse { kEmpty, kEmptyFromCall, kForeign, kStale };
+
+bt::Status status_of(Misuse misuse, bool bad_on_left) {
+  static bt::FixedTape<double, 16, 16> tape;
+  static bt::FixedTape<double, 16, 16> other;
+  tape.reset();
+  other.reset();
+  auto a = tape.leaf(1.0);
+  bt::Value<double> bad;
+  switch (misuse) {
+    case Misuse::kEmpty:
+      break;
+    case Misuse::kEmptyFromCall: {
+      const bt::Value<double> none[1] = {a};
+      bad = bt::reduce_sum(none, 0U);
+      break;
+    }
+    case Misuse::kForeign:
+      bad = other.leaf(2.0);
+      break;
+    case Misuse::kStale: {
+      const bt::Mark m = tape.mark();
+      bad = tape.leaf(2.0);
+      static_cast<void>(tape.rewind(m));
+      break;
+    }
+  }
+  // The op is recorded on the left operand's tape, or on the right one's if
+  // the left is empty: that tape reports the misuse.
+  const bt::Value<double> out = bad_on_left ? (bad + a) : (a + bad);
+  if (out.valid() || (out.tape() == nullptr)) {
+    return bt::Status::kOk;
+  }
+  return out.tape()->status();
+}
+
+void misuse_statuses_either_order(bt_test::Context& t) {
+  for (const bool left : {false, true}) {
+    BT_CHECK(t, status_of(Misuse::kEmpty, left) == bt::Status::kEmptyHandle);
+    BT_CHECK(t, status_of(Misuse::kEmptyFromCall, left) == bt::Status::kEmptyHandle);
+    BT_CHECK(t, status_of(Misuse::kForeign, left) == bt::Status::kForeignValue);
+    BT_CHECK(t, status_of(Misuse::kStale, left) == bt::Status::kInvalidHandle);
+  }
+  // Lists: an empty handle anywhere is reported by the others' tape.
+  static bt::FixedTape<double, 16, 16> tape;
+  tape.reset();
+  auto a = tape.leaf(1.0);
+  const bt::Value<double> list[3] = {bt::Value<double>(), a, a};
+  BT_CHECK(t, !bt::reduce_sum(list, 3U).valid());
+  BT_CHECK(t, tape.status() == bt::Status::kEmptyHandle);
+  tape.reset();
+  a = tape.leaf(1.0);
+  const bt::Value<double> w[3] = {bt::Value<double>(), a, a};
+  const bt::Value<double> x[3] = {a, a, a};
+  BT_CHECK(t, !bt::inner_product(w, x, 3U).valid());
+  BT_CHECK(t, tape.status() == bt::Status::kEmptyHandle);
+  tape.reset();
+  a = tape.leaf(1.0);
+  BT_CHECK(t, !bt::log_sum_exp(list, 3U).valid());
+  BT_CHECK(t, tape.status() == bt::Status::kEmptyHandle);
+  BT_CHECK(t, tape.size() == 1U);
+  // backward reports the kind of its root's problem (not sticky).
+  tape.reset();
+  BT_CHECK(t, tape.backward(bt::Value<double>()) == bt::Status::kEmptyHandle);
+  static bt::FixedTape<double, 4> other;
+  other.reset();
+  BT_CHECK(t, tape.backward(other.leaf(1.0)) == bt::Status::kForeignValue);
+  BT_CHECK(t, std::strcmp(bt::status_name(bt::Status::kEmptyHandle), "unknown status") != 0);
+}
+
+// Stale handles, as docs/design.md states: detected until the tape grows
+// past them again, then they name the new node.
+void stale_handles_as_documented(bt_test::Context& t) {
+  static bt::FixedTape<double, 16, 16> tape;
+  tape.reset();
+  auto a = tape.leaf(2.0);
+  const bt::Mark m = tape.mark();
+  auto e = bt::exp(a);
+  BT_CHECK(t, tape.rewind(m) == bt::Status::kOk);
+  BT_CHECK(t, !e.valid());
+  BT_CHECK(t, std::isnan(e.value()));
+  static_cast<void>(e + a);
+  BT_CHECK(t, tape.status() == bt::Status::kInvalidHandle);
+  tape.clear_status();
+  auto s = bt::sqr(a);
+  BT_CHECK(t, e.valid() && (e.index() == s.index()));  // not detected: documented
+  BT_CHECK(t, e.value() == 4.0);
+}
+
+// --- IEEE corner cases -------------------------------------------------------
+
+void ieee_relu_and_log_sum_exp(bt_test::Context& t) {
+  static bt::FixedTape<double, 32, 32> tape;
+  tape.reset();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  auto n = tape.leaf(nan);
+  auto r = bt::relu(n);
+  BT_CHECK(t, std::isnan(r.value()));  // as PyTorch: NaN passes through
+  BT_CHECK(t, tape.backward(r) == bt::Status::kOk);
+  BT_CHECK(t, n.grad() == 1.0);  // as PyTorch: the gradient passes at NaN
+  BT_CHECK(t, bt::relu(tape.leaf(-3.0)).value() == 0.0);
+  BT_CHECK(t, bt::relu(tape.leaf(3.0)).value() == 3.0);
+
+  tape.reset();
+  const bt::Value<double> up[3] = {tape.leaf(kInf), tape.leaf(0.0), tape.leaf(-1.0)};
+  auto lse_up = bt::log_sum_exp(up, 3U);
+  BT_CHECK(t, lse_up.value() == kInf);
+  const bt::Value<double> down[2] = {tape.leaf(-kInf), tape.leaf(-kInf)};
+  BT_CHECK(t, bt::log_sum_exp(down, 2U).value() == -kInf);
+  const bt::Value<double> both[2] = {tape.leaf(kInf), tape.leaf(-kInf)};
+  BT_CHECK(t, bt::log_sum_exp(both, 2U).value() == kInf);
+  const bt::Value<double> with_nan[3] = {tape.leaf(1.0), tape.leaf(nan), tape.leaf(kInf)};
+  BT_CHECK(t, std::isnan(bt::log_sum_exp(with_nan, 3U).value()));
+  // List operands take the same path.
+  const bt::Value<double> listed[3] = {up[2], up[0], up[1]};
+  BT_CHECK(t, bt::log_sum_exp(listed, 3U).value() == kInf);
+  // Finite inputs: unchanged, log(e^0 + e^0) = log 2.
+  const bt::Value<double> zeros[2] = {tape.leaf(0.0), tape.leaf(0.0)};
+  BT_CHECK(t, bt::log_sum_exp(zeros, 2U).value() == std::log(2.0));
+  // The gradient at +inf is softmax = exp(inf - inf) = NaN, as PyTorch's.
+  BT_CHECK(t, tape.backward(lse_up) == bt::Status::kOk);
+  BT_CHECK(t, std::isnan(up[0].grad()) && (up[1].grad() == 0.0) && (up[2].grad() == 0.0));
+}
+
+const bt_test::TestCase kCases[] = {
+    {"stale_mark_is_rejected", stale_mark_is_rejected},
+    {"foreign_and_forged_marks", foreign_and_forged_marks},
+    {"valid_marks_stay_valid", valid_marks_stay_valid},
+    {"deep_nesting_never_accepts_stale", deep_nesting_never_accepts_stale},
+    {"size_arithmetic_is_checked", size_arithmetic_is_checked},
+    {"unreachable_nodes_do_not_leak", unreachable_nodes_do_not_leak},
+    {"recorders_check_op_kind", recorders_check_op_kind},
+    {"null_pointers", null_pointers},
+    {"misuse_statuses_either_order", misuse_statuses_either_order},
+    {"stale_handles_as_documented", stale_handles_as_documented},
+    {"ieee_relu_and_log_sum_exp", ieee_relu_and_log_sum_exp},
+};
+
+}  // namespace
+
+BT_TEST_MAIN("misuse", kCases)
