@@ -782,7 +782,7 @@ SegmentList Tape<T>::segments(const Segment* parts, std::size_t count) noexcept 
     static_cast<void>(fail(Status::kInvalidArgument));
     return out;
   }
-  std::size_t total = 0U;
+  std::uint64_t total = 0U;  // 64 bits: count < 2^30 runs of < 2^32 nodes each cannot wrap it
   for (std::size_t r = 0U; r < count; ++r) {
     const Index first = parts[r].first;
     const Index n = parts[r].count;
@@ -825,7 +825,9 @@ bool Tape<T>::list_valid(SegmentList x) noexcept {
       static_cast<void>(fail(Status::kInvalidArgument));
       return false;
     }
-    Index total = 0U;
+    // 64-bit sum: the runs of a stale list (its slots reused since) could
+    // otherwise wrap an Index back to x.total.
+    std::uint64_t total = 0U;
     for (Index r = 0U; r < runs; ++r) {
       const Index first = args_[x.slot + 1U + (2U * r)];
       const Index n = args_[x.slot + 2U + (2U * r)];

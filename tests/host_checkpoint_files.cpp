@@ -2,7 +2,10 @@
 // The file matches the independent Python encoder's bytes, a crash in the
 // middle of a save (a child process that dies before commit) keeps the
 // previous checkpoint, and damaged files on disk are rejected with the tape
-// untouched. Usage: host_checkpoint_files WORK_DIR SOURCE_DIR
+// untouched. An atomic save never renames over anything but a regular file
+// and never writes through a symbolic link planted at FILE.tmp; a reader
+// opens only regular files, without waiting on a FIFO.
+// Usage: host_checkpoint_files WORK_DIR SOURCE_DIR
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -196,7 +199,125 @@ void full_disk_is_reported(bt_test::Context& t) {
   BT_CHECK(t, file.commit() == bt::Status::kIoError);
 }
 
+bool is_fifo(const char* path) {
+  struct stat st {};
+  return (::lstat(path, &st) == 0) && S_ISFIFO(st.st_mode);
+}
+
+bool exists(const char* path) {
+  struct stat st {};
+  return ::lstat(path, &st) == 0;
+}
+
+bt::Status save_tiny(const char* path, double offset) {
+  static bt::FixedTape<double, 16> tape;
+  bt::port::FileWriter file;
+  bt::Status s = file.open(path, true);
+  if (s == bt::Status::kOk) {
+    s = bt::save_nodes(leaves(tape, offset), 0U, 7U, false, file.sink());
+  }
+  return (s == bt::Status::kOk) ? file.commit() : s;
+}
+
+void atomic_save_refuses_non_regular_targets(bt_test::Context& t) {
+  char fifo[512];
+  char fifo_tmp[520];
+  path_in(fifo, sizeof(fifo), g_work, "target.fifo");
+  std::snprintf(fifo_tmp, sizeof(fifo_tmp), "%s.tmp", fifo);
+  static_cast<void>(::unlink(fifo));
+  BT_CHECK(t, ::mkfifo(fifo, 0600) == 0);
+  BT_CHECK(t, save_tiny(fifo, 0.0) == bt::Status::kInvalidArgument);
+  BT_CHECK(t, is_fifo(fifo));
+  BT_CHECK(t, !exists(fifo_tmp));
+  // A directory, and a symbolic link (even to a regular file).
+  BT_CHECK(t, save_tiny(g_work, 0.0) == bt::Status::kInvalidArgument);
+  char regular[512];
+  char link[512];
+  path_in(regular, sizeof(regular), g_work, "regular.ckpt");
+  path_in(link, sizeof(link), g_work, "link.ckpt");
+  BT_CHECK(t, save_tiny(regular, 1.0) == bt::Status::kOk);
+  static_cast<void>(::unlink(link));
+  BT_CHECK(t, ::symlink(regular, link) == 0);
+  BT_CHECK(t, save_tiny(link, 2.0) == bt::Status::kInvalidArgument);
+  static bt::FixedTape<double, 16> loaded;
+  BT_CHECK(t, load_file(leaves(loaded, 9.0), regular) == bt::Status::kOk);
+  BT_CHECK(t, holds(loaded, 1.0));
+  // The target replaced by a FIFO between open() and commit(): no rename.
+  char later[512];
+  char later_tmp[520];
+  path_in(later, sizeof(later), g_work, "later.ckpt");
+  std::snprintf(later_tmp, sizeof(later_tmp), "%s.tmp", later);
+  static_cast<void>(::unlink(later));
+  {
+    static bt::FixedTape<double, 16> tape;
+    bt::port::FileWriter file;
+    BT_CHECK(t, file.open(later, true) == bt::Status::kOk);
+    BT_CHECK(t, bt::save_nodes(leaves(tape, 0.0), 0U, 7U, false, file.sink()) == bt::Status::kOk);
+    BT_CHECK(t, ::mkfifo(later, 0600) == 0);
+    BT_CHECK(t, file.commit() == bt::Status::kInvalidArgument);
+  }
+  BT_CHECK(t, is_fifo(later));
+  BT_CHECK(t, !exists(later_tmp));
+}
+
+void temporary_is_created_exclusively(bt_test::Context& t) {
+  char victim[512];
+  char target[512];
+  char temp[520];
+  path_in(victim, sizeof(victim), g_work, "victim.txt");
+  path_in(target, sizeof(target), g_work, "exclusive.ckpt");
+  std::snprintf(temp, sizeof(temp), "%s.tmp", target);
+  static const std::uint8_t kPrecious[9] = {'p', 'r', 'e', 'c', 'i', 'o', 'u', 's', '\n'};
+  BT_CHECK(t, write_file(victim, kPrecious, sizeof(kPrecious)));
+  static_cast<void>(::unlink(target));
+  static_cast<void>(::unlink(temp));
+  // FILE.tmp a symbolic link to the victim: never followed, left alone.
+  BT_CHECK(t, ::symlink(victim, temp) == 0);
+  BT_CHECK(t, save_tiny(target, 0.0) == bt::Status::kInvalidArgument);
+  std::uint8_t back[64] = {};
+  BT_CHECK(t, read_file(victim, back, sizeof(back)) == sizeof(kPrecious));
+  BT_CHECK(t, std::memcmp(back, kPrecious, sizeof(kPrecious)) == 0);
+  BT_CHECK(t, !exists(target));
+  struct stat st {};
+  BT_CHECK(t, (::lstat(temp, &st) == 0) && S_ISLNK(st.st_mode));
+  // A dangling link there is not followed either (O_CREAT would create its target).
+  char dangling_target[512];
+  path_in(dangling_target, sizeof(dangling_target), g_work, "created-through-link.txt");
+  static_cast<void>(::unlink(dangling_target));
+  BT_CHECK(t, ::unlink(temp) == 0);
+  BT_CHECK(t, ::symlink(dangling_target, temp) == 0);
+  BT_CHECK(t, save_tiny(target, 0.0) == bt::Status::kInvalidArgument);
+  BT_CHECK(t, !exists(dangling_target));
+  // A stale regular FILE.tmp (an interrupted save) is replaced.
+  BT_CHECK(t, ::unlink(temp) == 0);
+  BT_CHECK(t, write_file(temp, kPrecious, sizeof(kPrecious)));
+  BT_CHECK(t, save_tiny(target, 3.0) == bt::Status::kOk);
+  BT_CHECK(t, !exists(temp));
+  static bt::FixedTape<double, 16> loaded;
+  BT_CHECK(t, load_file(leaves(loaded, 9.0), target) == bt::Status::kOk);
+  BT_CHECK(t, holds(loaded, 3.0));
+}
+
+void reader_opens_only_regular_files(bt_test::Context& t) {
+  char fifo[512];
+  path_in(fifo, sizeof(fifo), g_work, "reader.fifo");
+  static_cast<void>(::unlink(fifo));
+  BT_CHECK(t, ::mkfifo(fifo, 0600) == 0);
+  bt::port::FileReader from_fifo;  // would block in open() without O_NONBLOCK
+  BT_CHECK(t, from_fifo.open(fifo) == bt::Status::kInvalidArgument);
+  bt::port::FileReader from_zero;  // would never reach an end
+  BT_CHECK(t, from_zero.open("/dev/zero") == bt::Status::kInvalidArgument);
+  bt::port::FileReader from_dir;
+  BT_CHECK(t, from_dir.open(g_work) == bt::Status::kInvalidArgument);
+  static bt::FixedTape<double, 16> loaded;
+  BT_CHECK(t, load_file(leaves(loaded, 7.0), fifo) == bt::Status::kInvalidArgument);
+  BT_CHECK(t, holds(loaded, 7.0));
+}
+
 const bt_test::TestCase kCases[] = {
+    {"atomic_save_refuses_non_regular_targets", atomic_save_refuses_non_regular_targets},
+    {"temporary_is_created_exclusively", temporary_is_created_exclusively},
+    {"reader_opens_only_regular_files", reader_opens_only_regular_files},
     {"file_matches_reference_encoder", file_matches_reference_encoder},
     {"crash_mid_save_keeps_previous", crash_mid_save_keeps_previous},
     {"damaged_files_are_rejected", damaged_files_are_rejected},

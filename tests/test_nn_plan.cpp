@@ -15,6 +15,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <cstring>
 
 #include "harness.hpp"
@@ -631,7 +632,27 @@ void resume_continues_curve(bt_test::Context& t) {
   BT_CHECK(t, std::isfinite(full[5]) && (full[5] != full[2]));
 }
 
+// A plan too large for this target's size_t never wraps to a small number.
+void plan_sizes_saturate(bt_test::Context& t) {
+  constexpr std::size_t kMax = std::numeric_limits<std::size_t>::max();
+  constexpr auto huge = nn::make_plan<float>(kMax / 2U, kMax / 2U + 8U, 16U, nn::OptimizerKind::kAdam);
+  static_assert(huge.bytes == kMax, "a plan that cannot exist is kTooLarge");
+  BT_CHECK(t, (huge.nodes == kMax) && (huge.tape_bytes == kMax) && (huge.bytes == kMax));
+  // Adam's state of 2^30 + 1 FP32 parameters: 8 GiB + 8 bytes, which wraps
+  // on a 32-bit target; exact on a 64-bit one.
+  constexpr std::size_t params = (std::size_t{1} << 30U) + 1U;
+  constexpr auto adam = nn::make_plan<float>(params, 8U, 8U, nn::OptimizerKind::kAdam);
+  if (sizeof(std::size_t) == 4U) {
+    BT_CHECK(t, (adam.optimizer_bytes == kMax) && (adam.bytes == kMax));
+  } else {
+    BT_CHECK(t, static_cast<std::uint64_t>(adam.optimizer_bytes) == (static_cast<std::uint64_t>(params) * 8U));
+    BT_CHECK(t, adam.bytes == (adam.tape_bytes + adam.optimizer_bytes));
+  }
+  static_assert(adam.bytes > 65536U, "never a small number");
+}
+
 const bt_test::TestCase kCases[] = {
+    {"plan_sizes_saturate", plan_sizes_saturate},
     {"plan_mlp", plan_mlp},
 #if !BURTORCH_TEST_SMALL_TARGET
     {"plan_gpt", plan_gpt},

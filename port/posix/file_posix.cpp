@@ -1,6 +1,8 @@
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 
@@ -18,6 +20,37 @@ FileWriter::~FileWriter() {
   }
 }
 
+namespace {
+
+// True if nothing is at `path` or a regular file is (not following a
+// symbolic link: a link, a device, a FIFO or a directory is refused).
+bool absent_or_regular(const char* path) noexcept {
+  struct stat st {};
+  if (::lstat(path, &st) != 0) {
+    return errno == ENOENT;
+  }
+  return S_ISREG(st.st_mode);
+}
+
+// Creates `path` exclusively, never through a symbolic link. A stale
+// regular file left there by an interrupted save is removed first; anything
+// else in its place (a link, a FIFO, a device) is left alone and refused.
+int create_exclusive(const char* path) noexcept {
+  constexpr int kFlags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC;
+  int fd = ::open(path, kFlags, 0644);
+  if ((fd < 0) && (errno == EEXIST)) {
+    struct stat st {};
+    if ((::lstat(path, &st) == 0) && S_ISREG(st.st_mode) && (::unlink(path) == 0)) {
+      fd = ::open(path, kFlags, 0644);
+    } else {
+      errno = EEXIST;
+    }
+  }
+  return fd;
+}
+
+}  // namespace
+
 Status FileWriter::open(const char* path, bool atomic) noexcept {
   const std::size_t length = std::strlen(path);
   if ((fd_ >= 0) || (length + 5U > sizeof(path_))) {
@@ -28,8 +61,20 @@ Status FileWriter::open(const char* path, bool atomic) noexcept {
   std::memcpy(&temp_path_[length], ".tmp", 5U);
   atomic_ = atomic;
   status_ = Status::kOk;
-  fd_ = ::open(atomic ? temp_path_ : path_, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  return (fd_ >= 0) ? Status::kOk : Status::kIoError;
+  if (!atomic) {
+    fd_ = ::open(path_, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    return (fd_ >= 0) ? Status::kOk : Status::kIoError;
+  }
+  // An atomic save replaces a regular file or creates one; it never renames
+  // over a device, a FIFO, a directory or a symbolic link.
+  if (!absent_or_regular(path_)) {
+    return Status::kInvalidArgument;
+  }
+  fd_ = create_exclusive(temp_path_);
+  if (fd_ >= 0) {
+    return Status::kOk;
+  }
+  return (errno == EEXIST) ? Status::kInvalidArgument : Status::kIoError;
 }
 
 Status FileWriter::write_callback(void* context, const std::uint8_t* data, std::size_t size) {
@@ -61,6 +106,11 @@ Status FileWriter::commit() noexcept {
   }
   fd_ = -1;
   if (atomic_) {
+    // Checked again just before the rename: the target may have changed
+    // since open().
+    if ((s == Status::kOk) && !absent_or_regular(path_)) {
+      s = Status::kInvalidArgument;
+    }
     if ((s == Status::kOk) && (std::rename(temp_path_, path_) != 0)) {
       s = Status::kIoError;
     }
@@ -81,8 +131,20 @@ Status FileReader::open(const char* path) noexcept {
   if (fd_ >= 0) {
     return Status::kInvalidArgument;
   }
-  fd_ = ::open(path, O_RDONLY | O_CLOEXEC);
-  return (fd_ >= 0) ? Status::kOk : Status::kIoError;
+  // O_NONBLOCK: opening a FIFO without a writer must not wait; it is then
+  // refused like every other file that is not a regular file (a device such
+  // as /dev/zero has no end, a FIFO or a terminal cannot rewind).
+  fd_ = ::open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd_ < 0) {
+    return Status::kIoError;
+  }
+  struct stat st {};
+  if ((::fstat(fd_, &st) != 0) || !S_ISREG(st.st_mode)) {
+    static_cast<void>(::close(fd_));
+    fd_ = -1;
+    return Status::kInvalidArgument;
+  }
+  return Status::kOk;
 }
 
 Status FileReader::read_callback(void* context, std::uint8_t* data, std::size_t size, std::size_t* got) {

@@ -23,30 +23,45 @@ constexpr const char* kUsage =
     "Trains the GPT-like model (6 layers, 6 heads, block size 8, width 24, feed-forward\n"
     "24-96-24 with ReLU, pre-LayerNorm, vocabulary = the text's characters) with serial\n"
     "batches of sequences; prints 'step <n> loss <x>' lines (mean training loss since\n"
-    "the previous line), a progress line on stderr, the validation loss and a sample.\n"
-    "  --steps N          optimizer steps (default 500)\n"
+    "the previous line) on stdout, a progress line on stderr when it is a terminal, the\n"
+    "validation loss and a sample. Exit status 2: bad flags, data, files or checkpoint;\n"
+    "1: training diverged.\n"
+    "  --steps N          train up to step N, counted from the start of training, also\n"
+    "                     with --resume (default 500)\n"
     "  --batch B          sequences per step (default 16)\n"
-    "  --hidden E         model width (default 24; a multiple of the 6 heads)\n"
+    "  --hidden E         model width, a multiple of the 6 heads from 6 to 126 (default 24)\n"
     "  --lr X             learning rate (default 0.001 for adam/adamw, 0.1 for sgd/momentum)\n"
     "  --optimizer K      sgd | momentum | adam | adamw (default adam)\n"
     "  --seed S           seed of initialisation and batches (default 42)\n"
-    "  --data FILE        training text (default: generated prose)\n"
+    "  --data FILE        training text, a regular file of at most 16 MiB with at most\n"
+    "                     128 distinct bytes (default: generated prose)\n"
     "  --print-every K    steps per 'step' line and CSV row (default 50)\n"
     "  --csv FILE         loss curve CSV (default gpt_loss.csv; none: no CSV)\n"
     "  --plot FILE        matplotlib script plotting the CSV (default: next to the CSV;\n"
     "                     none: no script)\n"
     "  --save FILE        checkpoint at the end (parameters, optimizer, step, PRNG)\n"
-    "  --resume FILE      continue from a checkpoint up to --steps\n"
+    "  --resume FILE      continue from a checkpoint up to step --steps (the same text: the\n"
+    "                     checkpoint records its characters); the CSV keeps its rows up\n"
+    "                     to the checkpoint's step and is appended to\n"
     "  --samples N        characters to sample at the end (default 300)\n"
     "  --eval-samples N   validation sequences to evaluate (default 200)\n"
     "  --clip X           clip gradients to global norm X (default off)\n"
     "  --fp32             train in float (default double)\n"
     "  --help             this text\n";
 
+constexpr const char* kDefaultCsv = "gpt_loss.csv";
 constexpr std::size_t kDefaultSentences = 3000U;
+
+// Widths the model supports: a multiple of the heads, a layer norm gathers
+// at most nn::kMaxGather values and a head is at most nn::kMaxHeadSize wide.
+constexpr long kHeads = 6L;
+constexpr long kWidthCap = std::min(static_cast<long>(nn::kMaxGather), static_cast<long>(nn::kMaxHeadSize) * kHeads);
+constexpr trainer::HiddenRule kHidden = {kHeads, (kWidthCap / kHeads) * kHeads, kHeads,
+                                         "6 heads, a layer norm over at most 128 values, heads at most 64 wide"};
 
 struct Corpus {
   std::vector<char> chars;            // id -> character
+  std::uint64_t vocabulary[4] = {};   // bit c: byte c is a character of the text
   std::vector<std::uint8_t> train;    // token ids
   std::vector<std::uint8_t> val;
 };
@@ -59,8 +74,8 @@ Corpus load(const trainer::Options& o) {
       default_data::sentence(i, buffer);
       text += buffer;
     }
-  } else if (!trainer::read_file(o.data, text)) {
-    trainer::fail(kProgram, "cannot read data file '" + o.data + "'");
+  } else {
+    trainer::read_file(kProgram, o.data, trainer::kMaxDataBytes, text);
   }
   bool seen[256] = {};
   for (char ch : text) {
@@ -72,6 +87,7 @@ Corpus load(const trainer::Options& o) {
     if (seen[ch]) {
       id_of[ch] = static_cast<std::uint8_t>(c.chars.size());
       c.chars.push_back(static_cast<char>(ch));
+      c.vocabulary[ch / 64] |= std::uint64_t{1} << static_cast<unsigned>(ch % 64);
     }
   }
   if (c.chars.size() > nn::kMaxGather) {
@@ -94,9 +110,7 @@ int run(const trainer::Options& o) {
   nn::GptConfig config;
   config.vocab = static_cast<bt::Index>(corpus.chars.size());
   config.width = static_cast<bt::Index>(o.hidden);
-  if ((config.width % config.heads) != 0U) {
-    trainer::fail(kProgram, "--hidden must be a multiple of 6 (the number of heads)");
-  }
+  config.heads = static_cast<bt::Index>(kHeads);
   const bt::Index block = config.block;
   const nn::MemoryPlan plan = nn::Gpt<T>::plan(config, o.optimizer);
   std::printf("GPT-like model: %u layers, %u heads, block size %u, width %u, vocabulary %u, %s, %s\n", config.layers,
@@ -107,7 +121,7 @@ int run(const trainer::Options& o) {
               o.data.empty() ? "generated prose" : o.data.c_str(), corpus.train.size(), corpus.val.size());
   trainer::print_plan(plan, "sequence");
 
-  trainer::Arena arena(plan.tape_bytes);
+  trainer::Arena arena(kProgram, plan.tape_bytes);
   bt::Tape<T> tape(arena.data(), plan.tape_bytes, plan.nodes, plan.slots, plan.parameters);
   static nn::Gpt<T> model;
   trainer::create_model(kProgram, model, tape, config, o.seed);
@@ -117,8 +131,14 @@ int run(const trainer::Options& o) {
   const std::uint64_t model_id = 0x475054000000ULL + static_cast<std::uint64_t>(o.hidden) * 16U +
                                  static_cast<std::uint64_t>(o.optimizer) + ((sizeof(T) == 8U) ? 0x100000000ULL : 0U) +
                                  (static_cast<std::uint64_t>(config.vocab) << 36U);
-  trainer::Session<T> session(kProgram, "gpt", "gpt_loss.csv", o, tape, first, n, model_id,
-                              "model, data, --optimizer, --seed or precision");
+  trainer::Identity identity{model_id,
+                             {},
+                             "--hidden, --optimizer, --seed or precision",
+                             "--hidden, --optimizer, precision or number of distinct characters in the data",
+                             o.data.empty() ? std::string("the generated prose") : "'" + o.data + "'",
+                             false};
+  std::copy(corpus.vocabulary, corpus.vocabulary + 4, identity.vocabulary);
+  trainer::Session<T> session(kProgram, "gpt", kDefaultCsv, o, tape, first, n, identity);
   session.train(static_cast<std::uint32_t>(corpus.train.size() - block), [&](bt::Tape<T>& tp, std::uint32_t k) {
     const std::uint8_t* x = &corpus.train[k];
     return model.loss(tp, x, x + 1, block);
@@ -136,7 +156,7 @@ int run(const trainer::Options& o) {
   }
   std::printf("val loss %.6f (%zu sequences)\n", (n_eval > 0U) ? val_total / static_cast<double>(n_eval) : 0.0,
               n_eval);
-  std::printf("trained %ld steps in %.2f s\n", o.steps, session.elapsed());
+  session.print_summary();
   session.save_if_asked();
 
   if (o.samples > 0) {
@@ -172,6 +192,11 @@ int main(int argc, char** argv) {
   o.optimizer = nn::OptimizerKind::kAdam;
   o.print_every = 50;
   o.samples = 300;
-  trainer::parse(argc, argv, o, kProgram, kUsage);
-  return o.fp32 ? run<float>(o) : run<double>(o);
+  trainer::parse(argc, argv, o, kProgram, kUsage, kHidden);
+  trainer::check_files(kProgram, o, kDefaultCsv);
+  try {
+    return o.fp32 ? run<float>(o) : run<double>(o);
+  } catch (const std::bad_alloc&) {
+    trainer::fail(kProgram, "out of memory");
+  }
 }

@@ -20,27 +20,36 @@ constexpr const char* kProgram = "burtorch-makemore";
 constexpr const char* kUsage =
     "usage: burtorch-makemore [flags]\n"
     "Trains the makemore MLP (vocabulary 27, context 16, embedding 64, tanh hidden layer\n"
-    "of width e; d = 1,755 + 1,052 e parameters) with serial batches; prints\n"
-    "'step <n> loss <x>' lines (mean training loss since the previous line), a progress\n"
-    "line on stderr, the validation loss, and sampled words.\n"
-    "  --steps N          optimizer steps (default 1000)\n"
+    "of width e; d = 1755 + 1052 e parameters) with serial batches; prints\n"
+    "'step <n> loss <x>' lines (mean training loss since the previous line) on stdout,\n"
+    "a progress line on stderr when it is a terminal, the validation loss, and sampled\n"
+    "words. Exit status 2: bad flags, data, files or checkpoint; 1: training diverged.\n"
+    "  --steps N          train up to step N, counted from the start of training, also\n"
+    "                     with --resume (default 1000)\n"
     "  --batch B          samples per step (default 32)\n"
-    "  --hidden E         hidden width e (default 64)\n"
+    "  --hidden E         hidden width e, 1 to 65536 (default 64)\n"
     "  --lr X             learning rate (default 0.1 for sgd/momentum, 0.001 for adam/adamw)\n"
     "  --optimizer K      sgd | momentum | adam | adamw (default sgd)\n"
     "  --seed S           seed of initialisation, data split and batches (default 42)\n"
-    "  --data FILE        word list, one word per line (default: generated names)\n"
+    "  --data FILE        word list, one word per line, a regular file of at most 16 MiB\n"
+    "                     (default: generated names)\n"
     "  --print-every K    steps per 'step' line and CSV row (default 100)\n"
     "  --csv FILE         loss curve CSV (default makemore_loss.csv; none: no CSV)\n"
     "  --plot FILE        matplotlib script plotting the CSV (default: next to the CSV;\n"
     "                     none: no script)\n"
     "  --save FILE        checkpoint at the end (parameters, optimizer, step, PRNG)\n"
-    "  --resume FILE      continue from a checkpoint up to --steps\n"
+    "  --resume FILE      continue from a checkpoint up to step --steps; the CSV keeps its\n"
+    "                     rows up to the checkpoint's step and is appended to\n"
     "  --samples N        words to sample at the end (default 10)\n"
     "  --eval-samples N   validation samples to evaluate (default all)\n"
     "  --clip X           clip gradients to global norm X (default off)\n"
     "  --fp32             train in float (default double)\n"
     "  --help             this text\n";
+
+constexpr const char* kDefaultCsv = "makemore_loss.csv";
+// The MLP has no structural limit on its width; memory is checked when the
+// tape is allocated.
+constexpr trainer::HiddenRule kHidden = {1L, 65536L, 1L, ""};
 
 constexpr std::uint32_t kVocab = 27U;
 constexpr std::uint8_t kBoundary = 0U;  // '.', token 0; 'a'..'z' are 1..26
@@ -75,9 +84,7 @@ std::vector<std::string> load_words(const trainer::Options& o) {
     return words;
   }
   std::string text;
-  if (!trainer::read_file(o.data, text)) {
-    trainer::fail(kProgram, "cannot read data file '" + o.data + "'");
-  }
+  trainer::read_file(kProgram, o.data, trainer::kMaxDataBytes, text);
   std::size_t line = 0U;
   std::size_t at = 0U;
   while (at < text.size()) {
@@ -127,12 +134,12 @@ int run(const trainer::Options& o) {
   const nn::MemoryPlan plan = nn::MakemoreMlp<T>::plan(config, o.optimizer);
   std::printf("makemore MLP: vocabulary %u, context %zu, embedding %u, hidden %ld, %s, %s\n", kVocab, kContext,
               config.embed, o.hidden, (sizeof(T) == 8U) ? "FP64" : "FP32", trainer::optimizer_name(o.optimizer));
-  std::printf("  parameters %zu (1,755 + 1,052 e = %ld)\n", plan.parameters, 1755L + (1052L * o.hidden));
+  std::printf("  parameters %zu = 1755 + 1052 * %ld\n", plan.parameters, o.hidden);
   std::printf("  data: %s, %zu words (%zu training samples, %zu validation)\n",
               o.data.empty() ? "generated names" : o.data.c_str(), words.size(), train.size(), val.size());
   trainer::print_plan(plan, "sample");
 
-  trainer::Arena arena(plan.tape_bytes);
+  trainer::Arena arena(kProgram, plan.tape_bytes);
   bt::Tape<T> tape(arena.data(), plan.tape_bytes, plan.nodes, plan.slots, plan.parameters);
   static nn::MakemoreMlp<T> model;
   trainer::create_model(kProgram, model, tape, config, o.seed);
@@ -141,8 +148,17 @@ int run(const trainer::Options& o) {
 
   const std::uint64_t model_id = 0x4D4C50000000ULL + static_cast<std::uint64_t>(o.hidden) * 16U +
                                  static_cast<std::uint64_t>(o.optimizer) + ((sizeof(T) == 8U) ? 0x100000000ULL : 0U);
-  trainer::Session<T> session(kProgram, "makemore", "makemore_loss.csv", o, tape, first, n, model_id,
-                              "--hidden, --optimizer, --seed or precision");
+  trainer::Identity identity{model_id,
+                             {},
+                             "--hidden, --optimizer, --seed or precision",
+                             "--hidden, --optimizer or precision",
+                             o.data.empty() ? std::string("the generated names") : "'" + o.data + "'",
+                             true};
+  identity.vocabulary[0] = std::uint64_t{1} << static_cast<unsigned>('.');  // the boundary token, then a-z
+  for (char ch = 'a'; ch <= 'z'; ++ch) {
+    identity.vocabulary[1] |= std::uint64_t{1} << static_cast<unsigned>(ch - 64);
+  }
+  trainer::Session<T> session(kProgram, "makemore", kDefaultCsv, o, tape, first, n, identity);
   session.train(static_cast<std::uint32_t>(train.size()), [&](bt::Tape<T>& tp, std::uint32_t k) {
     return model.loss(tp, &train.contexts[k * kContext], train.targets[k]);
   });
@@ -158,7 +174,7 @@ int run(const trainer::Options& o) {
   }
   std::printf("val loss %.6f (%zu samples)\n", (n_eval > 0U) ? val_total / static_cast<double>(n_eval) : 0.0,
               n_eval);
-  std::printf("trained %ld steps in %.2f s\n", o.steps, session.elapsed());
+  session.print_summary();
   session.save_if_asked();
 
   if (o.samples > 0) {
@@ -189,6 +205,11 @@ int run(const trainer::Options& o) {
 
 int main(int argc, char** argv) {
   trainer::Options o;
-  trainer::parse(argc, argv, o, kProgram, kUsage);
-  return o.fp32 ? run<float>(o) : run<double>(o);
+  trainer::parse(argc, argv, o, kProgram, kUsage, kHidden);
+  trainer::check_files(kProgram, o, kDefaultCsv);
+  try {
+    return o.fp32 ? run<float>(o) : run<double>(o);
+  } catch (const std::bad_alloc&) {
+    trainer::fail(kProgram, "out of memory");
+  }
 }

@@ -1,6 +1,6 @@
 # A trainer writes its loss-curve CSV and, next to it, a matplotlib script
 # that draws the CSV; run the script with Debian's python3-matplotlib and
-# check the PNG (skipped, exit 77, when matplotlib is not installed).
+# check the PNG (skipped, printing "SKIPPED: ", when matplotlib is not installed).
 # cmake -DPROGRAM=<trainer> -DWORK=<dir> "-DARGS=<flags>" -P plot_check.cmake
 file(REMOVE_RECURSE "${WORK}")
 file(MAKE_DIRECTORY "${WORK}")
@@ -22,9 +22,9 @@ if(n LESS 7)
 endif()
 execute_process(COMMAND /usr/bin/python3 -c "import matplotlib" RESULT_VARIABLE has_mpl OUTPUT_QUIET ERROR_QUIET)
 if(NOT has_mpl EQUAL 0)
-  message("python3-matplotlib not installed: skipping the render")
-  execute_process(COMMAND ${CMAKE_COMMAND} -E false)
-  cmake_language(EXIT 77)
+  # cmake_language(EXIT) needs CMake 3.29: the test skips on this line instead.
+  message("SKIPPED: python3-matplotlib not installed")
+  return()
 endif()
 execute_process(COMMAND /usr/bin/python3 "${WORK}/loss.py" WORKING_DIRECTORY "${WORK}" RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)

@@ -13,21 +13,32 @@
 #include <burtorch/port/plot.hpp>
 #include <burtorch/port/port.hpp>
 
+#include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace trainer {
 
 namespace bt = burtorch;
 namespace nn = burtorch::nn;
+
+// Largest --steps (and the largest step a checkpoint may record).
+constexpr long kMaxSteps = 1000000000L;
+// --data files larger than this are refused (the trainers hold the text and
+// its samples in memory).
+constexpr std::size_t kMaxDataBytes = std::size_t{16} << 20U;
 
 struct Options {
   long steps = 1000;
@@ -49,6 +60,15 @@ struct Options {
   bool fp32 = false;
 };
 
+// The values --hidden accepts: [lo, hi], a multiple of `multiple`; `why`
+// says where the limits come from.
+struct HiddenRule {
+  long lo;
+  long hi;
+  long multiple;
+  const char* why;
+};
+
 inline const char* optimizer_name(nn::OptimizerKind k) {
   switch (k) {
     case nn::OptimizerKind::kMomentum:
@@ -62,15 +82,25 @@ inline const char* optimizer_name(nn::OptimizerKind k) {
   }
 }
 
+// Bad flags, data, files or checkpoints: one line on stderr, exit status 2.
 [[noreturn]] inline void fail(const char* program, const std::string& message) {
+  std::fflush(stdout);
   std::fprintf(stderr, "%s: %s\n", program, message.c_str());
   std::exit(2);
 }
 
+// Training diverged (a non-finite loss or parameter): exit status 1.
+[[noreturn]] inline void diverged(const char* program, const std::string& message) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "%s: %s\n", program, message.c_str());
+  std::exit(1);
+}
+
 inline long parse_long(const char* program, const char* flag, const char* text, long lo, long hi) {
   char* end = nullptr;
+  errno = 0;
   const long v = std::strtol(text, &end, 10);
-  if ((end == text) || (*end != '\0') || (v < lo) || (v > hi)) {
+  if ((end == text) || (*end != '\0') || (errno != 0) || (v < lo) || (v > hi)) {
     fail(program, std::string("bad value for ") + flag + ": '" + text + "' (want an integer in [" +
                       std::to_string(lo) + ", " + std::to_string(hi) + "])");
   }
@@ -86,9 +116,26 @@ inline double parse_double(const char* program, const char* flag, const char* te
   return v;
 }
 
+inline long parse_hidden(const char* program, const char* text, const HiddenRule& rule) {
+  char* end = nullptr;
+  errno = 0;
+  const long v = std::strtol(text, &end, 10);
+  if ((end == text) || (*end != '\0') || (errno != 0) || (v < rule.lo) || (v > rule.hi) ||
+      ((v % rule.multiple) != 0)) {
+    const std::string range = "[" + std::to_string(rule.lo) + ", " + std::to_string(rule.hi) + "]";
+    fail(program, std::string("bad value for --hidden: '") + text + "' (want " +
+                      ((rule.multiple > 1) ? "a multiple of " + std::to_string(rule.multiple) + " in "
+                                           : std::string("an integer in ")) +
+                      range + (((rule.why != nullptr) && (rule.why[0] != '\0')) ? std::string(": ") + rule.why : "") +
+                      ")");
+  }
+  return v;
+}
+
 // Parses argv into o; prints `usage` and exits 0 for --help; one-line error
-// and exit 2 for anything else it does not know.
-inline void parse(int argc, char** argv, Options& o, const char* program, const char* usage) {
+// and exit 2 for anything else it does not know or any value out of range.
+inline void parse(int argc, char** argv, Options& o, const char* program, const char* usage,
+                  const HiddenRule& hidden) {
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
     if ((flag == "--help") || (flag == "-h")) {
@@ -104,11 +151,11 @@ inline void parse(int argc, char** argv, Options& o, const char* program, const 
     }
     const char* v = argv[++i];
     if (flag == "--steps") {
-      o.steps = parse_long(program, "--steps", v, 0, 1000000000L);
+      o.steps = parse_long(program, "--steps", v, 0, kMaxSteps);
     } else if (flag == "--batch") {
       o.batch = parse_long(program, "--batch", v, 1, 1000000L);
     } else if (flag == "--hidden") {
-      o.hidden = parse_long(program, "--hidden", v, 1, 65536L);
+      o.hidden = parse_hidden(program, v, hidden);
     } else if (flag == "--lr") {
       o.lr = parse_double(program, "--lr", v);
       o.lr_given = true;
@@ -130,7 +177,7 @@ inline void parse(int argc, char** argv, Options& o, const char* program, const 
     } else if (flag == "--data") {
       o.data = v;
     } else if (flag == "--print-every") {
-      o.print_every = parse_long(program, "--print-every", v, 1, 1000000000L);
+      o.print_every = parse_long(program, "--print-every", v, 1, kMaxSteps);
     } else if (flag == "--save") {
       o.save = v;
     } else if (flag == "--resume") {
@@ -142,7 +189,7 @@ inline void parse(int argc, char** argv, Options& o, const char* program, const 
     } else if (flag == "--samples") {
       o.samples = parse_long(program, "--samples", v, 0, 100000L);
     } else if (flag == "--eval-samples") {
-      o.eval_samples = parse_long(program, "--eval-samples", v, 0, 1000000000L);
+      o.eval_samples = parse_long(program, "--eval-samples", v, 0, kMaxSteps);
     } else if (flag == "--clip") {
       o.clip = parse_double(program, "--clip", v);
     } else {
@@ -151,50 +198,200 @@ inline void parse(int argc, char** argv, Options& o, const char* program, const 
   }
 }
 
-// Writes the matplotlib script that plots the loss CSV: next to the CSV by
-// default (makemore_loss.csv -> makemore_loss.py, drawing makemore_loss.png),
-// or at --plot FILE; --plot none (or --csv none) writes none.
-inline void write_plot_script(const char* program, const Options& o, const std::string& csv_path) {
-  if ((csv_path == "none") || (o.plot == "none")) {
+// --- files --------------------------------------------------------------------
+
+// The loss CSV's path ("none": no CSV).
+inline std::string csv_path(const Options& o, const char* default_csv) {
+  return o.csv.empty() ? std::string(default_csv) : o.csv;
+}
+
+// The plot script's path: next to the CSV by default (makemore_loss.csv ->
+// makemore_loss.py), or --plot FILE; empty when none is written.
+inline std::string plot_script_path(const Options& o, const std::string& csv) {
+  if ((csv == "none") || (o.plot == "none")) {
+    return std::string();
+  }
+  if (!o.plot.empty()) {
+    return o.plot;
+  }
+  const bool has_suffix = (csv.size() > 4U) && (csv.compare(csv.size() - 4U, 4U, ".csv") == 0);
+  return (has_suffix ? csv.substr(0U, csv.size() - 4U) : csv) + ".py";
+}
+
+// Writes the matplotlib script that plots the loss CSV (drawing STEM.png
+// next to it, or FILE.png for --plot FILE).
+inline void write_plot_script(const char* program, const Options& o, const std::string& csv) {
+  const std::string script = plot_script_path(o, csv);
+  if (script.empty()) {
     return;
   }
-  const std::string stem = (csv_path.size() > 4U) && (csv_path.compare(csv_path.size() - 4U, 4U, ".csv") == 0)
-                               ? csv_path.substr(0U, csv_path.size() - 4U)
-                               : csv_path;
-  const std::string script = o.plot.empty() ? (stem + ".py") : o.plot;
-  const std::string png = o.plot.empty() ? (stem + ".png") : (o.plot + ".png");
-  if (bt::port::write_loss_plot_script(csv_path.c_str(), png.c_str(), script.c_str()) != bt::Status::kOk) {
+  const std::string png = o.plot.empty() ? (script.substr(0U, script.size() - 3U) + ".png") : (o.plot + ".png");
+  if (bt::port::write_loss_plot_script(csv.c_str(), png.c_str(), script.c_str()) != bt::Status::kOk) {
     fail(program, "cannot write '" + script + "'");
   }
 }
 
-inline bool read_file(const std::string& path, std::string& out) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) {
-    return false;
+inline const char* file_kind(mode_t mode) {
+  if (S_ISDIR(mode)) {
+    return "a directory";
   }
+  if (S_ISFIFO(mode)) {
+    return "a FIFO";
+  }
+  if (S_ISCHR(mode)) {
+    return "a character device";
+  }
+  if (S_ISBLK(mode)) {
+    return "a block device";
+  }
+  if (S_ISSOCK(mode)) {
+    return "a socket";
+  }
+  if (S_ISLNK(mode)) {
+    return "a symbolic link";
+  }
+  return "not a regular file";
+}
+
+// An input file (--data, --resume) must be a regular file: a device such as
+// /dev/zero never ends, a FIFO blocks. `max_bytes` 0: no size limit.
+inline void check_input(const char* program, const char* flag, const std::string& path, std::size_t max_bytes) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    fail(program, std::string("cannot read ") + flag + " file '" + path + "': " + std::strerror(errno));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    fail(program, std::string(flag) + " '" + path + "' is " + file_kind(st.st_mode) + ", not a regular file");
+  }
+  if ((max_bytes > 0U) && (static_cast<std::uint64_t>(st.st_size) > max_bytes)) {
+    fail(program, std::string(flag) + " '" + path + "' is " + std::to_string(st.st_size) + " bytes; at most " +
+                      std::to_string(max_bytes) + " are read");
+  }
+}
+
+// True if both paths name the same existing file (device and inode, so a
+// hard link, a symbolic link or another spelling of the name counts).
+inline bool same_file(const std::string& a, const std::string& b) {
+  struct stat sa {};
+  struct stat sb {};
+  return !a.empty() && !b.empty() && (::stat(a.c_str(), &sa) == 0) && (::stat(b.c_str(), &sb) == 0) &&
+         (sa.st_dev == sb.st_dev) && (sa.st_ino == sb.st_ino);
+}
+
+// Every check of the command line's files, before anything is read, written
+// or trained: inputs are regular files (--data at most kMaxDataBytes); no
+// output (--csv, the plot script, --save) is an input (--save may be the
+// --resume file: it is replaced atomically at the end); --save can be
+// written (its temporary file is created and removed again now).
+inline void check_files(const char* program, const Options& o, const char* default_csv) {
+  if (!o.data.empty()) {
+    check_input(program, "--data", o.data, kMaxDataBytes);
+  }
+  if (!o.resume.empty()) {
+    check_input(program, "--resume", o.resume, 0U);
+  }
+  const std::string csv = csv_path(o, default_csv);
+  struct Output {
+    const char* flag;
+    std::string path;
+  };
+  const Output outputs[3] = {
+      {"--csv", (csv == "none") ? std::string() : csv}, {"--plot", plot_script_path(o, csv)}, {"--save", o.save}};
+  for (const Output& out : outputs) {
+    if (same_file(out.path, o.data)) {
+      fail(program, std::string(out.flag) + " '" + out.path + "' is the --data file '" + o.data +
+                        "'; refusing to overwrite the training data");
+    }
+    if ((std::strcmp(out.flag, "--save") != 0) && same_file(out.path, o.resume)) {
+      fail(program, std::string(out.flag) + " '" + out.path + "' is the --resume checkpoint '" + o.resume +
+                        "'; refusing to overwrite it");
+    }
+  }
+  if (!o.save.empty()) {
+    struct stat st {};
+    if ((::lstat(o.save.c_str(), &st) == 0) && !S_ISREG(st.st_mode)) {
+      fail(program, "--save '" + o.save + "' is " + file_kind(st.st_mode) +
+                        "; a checkpoint replaces only a regular file");
+    }
+    const std::string temp = o.save + ".tmp";
+    if ((::lstat(temp.c_str(), &st) == 0) && !S_ISREG(st.st_mode)) {
+      fail(program, "'" + temp + "' (the temporary file of --save) exists and is " + file_kind(st.st_mode) +
+                        "; remove it");
+    }
+    bt::port::FileWriter probe;
+    const bt::Status s = probe.open(o.save.c_str(), true);
+    if (s != bt::Status::kOk) {
+      fail(program, "cannot write --save '" + o.save + "' (creating '" + temp + "': " +
+                        ((s == bt::Status::kIoError) ? std::strerror(errno) : bt::status_name(s)) + ")");
+    }
+  }  // the probe's destructor removes the temporary file
+}
+
+// Reads the whole of a regular file of at most `max_bytes`.
+inline void read_file(const char* program, const std::string& path, std::size_t max_bytes, std::string& out) {
+  bt::port::FileReader file;
+  const bt::Status s = file.open(path.c_str());
+  if (s == bt::Status::kInvalidArgument) {
+    fail(program, "--data '" + path + "' is not a regular file");
+  }
+  if (s != bt::Status::kOk) {
+    fail(program, "cannot read data file '" + path + "'");
+  }
+  const bt::ByteSource source = file.source();
   char buffer[65536];
-  std::size_t n = 0U;
-  while ((n = std::fread(buffer, 1U, sizeof(buffer), f)) > 0U) {
-    out.append(buffer, n);
+  for (;;) {
+    std::size_t got = 0U;
+    if (source.read(source.context, reinterpret_cast<std::uint8_t*>(buffer), sizeof(buffer), &got) !=
+        bt::Status::kOk) {
+      fail(program, "cannot read data file '" + path + "'");
+    }
+    if (got == 0U) {
+      break;
+    }
+    if (got > (max_bytes - out.size())) {
+      fail(program, "--data '" + path + "' has more than " + std::to_string(max_bytes) + " bytes");
+    }
+    out.append(buffer, got);
   }
-  const bool ok = std::ferror(f) == 0;
-  std::fclose(f);
-  return ok;
+}
+
+// --- memory -------------------------------------------------------------------
+
+// `count` value-initialised T from the heap, or a one-line error (never an
+// exception): checked against the machine's memory first, then allocated
+// without throwing.
+template <class T>
+std::unique_ptr<T[]> allocate(const char* program, std::size_t count, const char* what) {
+  const std::size_t limit = static_cast<std::size_t>(-1) / sizeof(T);
+  const long pages = ::sysconf(_SC_PHYS_PAGES);
+  const long page_size = ::sysconf(_SC_PAGESIZE);
+  const double physical = ((pages > 0) && (page_size > 0)) ? static_cast<double>(pages) * static_cast<double>(page_size) : 0.0;
+  const double bytes = static_cast<double>(count) * static_cast<double>(sizeof(T));
+  if ((count > limit) || ((physical > 0.0) && (bytes > physical))) {
+    fail(program, std::string("the ") + what + " needs " + std::to_string(static_cast<unsigned long long>(bytes)) +
+                      " bytes, more than this machine's " +
+                      std::to_string(static_cast<unsigned long long>(physical)) + " bytes of memory");
+  }
+  std::unique_ptr<T[]> p(new (std::nothrow) T[(count > 0U) ? count : 1U]());
+  if (p == nullptr) {
+    fail(program, std::string("cannot allocate ") + std::to_string(count * sizeof(T)) + " bytes for the " + what);
+  }
+  return p;
 }
 
 // The model's memory: one buffer aligned for the tape, sized by its plan.
 class Arena {
  public:
-  explicit Arena(std::size_t bytes) : storage_(bytes + 64U) {
-    void* at = storage_.data();
-    std::size_t space = storage_.size();
+  Arena(const char* program, std::size_t bytes)
+      : storage_(allocate<unsigned char>(program, bytes + 64U, "model's tape")) {
+    void* at = storage_.get();
+    std::size_t space = bytes + 64U;
     data_ = std::align(64U, bytes, at, space);
   }
   void* data() { return data_; }
 
  private:
-  std::vector<unsigned char> storage_;
+  std::unique_ptr<unsigned char[]> storage_;
   void* data_ = nullptr;
 };
 
@@ -202,27 +399,41 @@ inline double seconds_now() {
   return static_cast<double>(bt::port::ticks()) / static_cast<double>(bt::port::ticks_per_second());
 }
 
-// Progress display on stderr (one updating line on a terminal) and the
-// machine-readable "step <n> loss <x>" lines on stdout.
+// --- output -------------------------------------------------------------------
+
+// The machine-readable "step <n> loss <x>" lines go to stdout, one per
+// report. On a terminal, stderr also shows one progress line (step, loss,
+// samples/s, ETA) that is rewritten in place and erased before anything else
+// is printed, so it never runs into other lines; when stderr is not a
+// terminal (a pipe, a log, CTest) nothing is printed for it: the step lines
+// are the record.
 class Progress {
  public:
   Progress(const char* name, long total, long first_step, long batch)
       : name_(name), total_(total), first_(first_step), batch_(batch), tty_(isatty(2) != 0), t0_(seconds_now()) {}
 
   void report(long step, double mean_loss) {
+    erase();
     std::printf("step %ld loss %.10g\n", step, mean_loss);
     std::fflush(stdout);
+    if (!tty_) {
+      return;
+    }
     const double elapsed = seconds_now() - t0_;
     const double done = static_cast<double>(step - first_);
     const double rate = (elapsed > 0.0) ? (done * static_cast<double>(batch_) / elapsed) : 0.0;
     const double eta = (done > 0.0) ? (elapsed / done * static_cast<double>(total_ - step)) : 0.0;
-    std::fprintf(stderr, "%s[%s] step %ld/%ld  loss %.4f  %.0f samples/s  ETA %.0fs%s", tty_ ? "\r" : "", name_, step,
-                 total_, mean_loss, rate, eta, tty_ ? "   " : "\n");
+    const int n = std::fprintf(stderr, "[%s] step %ld/%ld  loss %.4g  %.0f samples/s  ETA %.0f s", name_, step,
+                               total_, mean_loss, rate, eta);
+    shown_ = (n > 0) ? n : 0;
     std::fflush(stderr);
   }
-  void finish() {
-    if (tty_) {
-      std::fputc('\n', stderr);
+  // Erases the progress line (call before printing anything else).
+  void erase() {
+    if (shown_ > 0) {
+      std::fprintf(stderr, "\r%*s\r", shown_, "");
+      std::fflush(stderr);
+      shown_ = 0;
     }
   }
   double elapsed() const { return seconds_now() - t0_; }
@@ -234,20 +445,46 @@ class Progress {
   long batch_;
   bool tty_;
   double t0_;
+  int shown_ = 0;
 };
 
-// The loss curve as CSV: "step,train_loss".
+// The loss curve as CSV: "step,train_loss", then one row per step line.
+// A new run truncates the file and writes the header. A resumed run keeps
+// the header and the rows up to the step it resumes from, drops later rows
+// (a run that went on past the checkpoint) and appends; a missing or empty
+// file gets the header. A file that does not start with the header is not
+// appended to. Opening never waits: a FIFO without a reader is an error.
 class Csv {
  public:
-  bool open(const std::string& path, bool append) {
-    if (path.empty()) {
-      return true;
+  static constexpr const char* kHeader = "step,train_loss";
+
+  // "" on success, else what went wrong.
+  std::string open(const std::string& path, bool resumed, long resumed_step) {
+    const int flags = O_WRONLY | O_CREAT | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (resumed ? 0 : O_TRUNC);
+    const int fd = ::open(path.c_str(), resumed ? (flags & ~O_WRONLY) | O_RDWR : flags, 0644);
+    if (fd < 0) {
+      return std::strerror(errno);
     }
-    file_ = std::fopen(path.c_str(), append ? "a" : "w");
-    if ((file_ != nullptr) && !append) {
-      std::fprintf(file_, "step,train_loss\n");
+    static_cast<void>(::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK));
+    file_ = ::fdopen(fd, resumed ? "r+" : "w");
+    if (file_ == nullptr) {
+      static_cast<void>(::close(fd));
+      return std::strerror(errno);
     }
-    return file_ != nullptr;
+    struct stat st {};
+    const bool regular = (::fstat(fd, &st) == 0) && S_ISREG(st.st_mode);
+    bool header = !resumed;
+    if (resumed && regular) {
+      const std::string problem = keep_rows_up_to(resumed_step, header);
+      if (!problem.empty()) {
+        return problem;
+      }
+    }
+    if (header) {
+      std::fprintf(file_, "%s\n", kHeader);
+      std::fflush(file_);
+    }
+    return std::string();
   }
   void row(long step, double loss) {
     if (file_ != nullptr) {
@@ -255,6 +492,7 @@ class Csv {
       std::fflush(file_);
     }
   }
+  long dropped() const { return dropped_; }
   ~Csv() {
     if (file_ != nullptr) {
       std::fclose(file_);
@@ -262,25 +500,90 @@ class Csv {
   }
 
  private:
+  // Truncates after the last complete row whose step is <= `step`; sets
+  // `header` if the file is empty (so it needs one).
+  std::string keep_rows_up_to(long step, bool& header) {
+    char line[256];
+    long keep = 0;
+    bool first = true;
+    while (std::fgets(line, sizeof(line), file_) != nullptr) {
+      const std::size_t len = std::strlen(line);
+      if ((len == 0U) || (line[len - 1U] != '\n')) {
+        break;  // a partial last line (or a line no trainer writes): cut here
+      }
+      if (first) {
+        first = false;
+        if (std::strcmp(line, (std::string(kHeader) + "\n").c_str()) != 0) {
+          return std::string("it does not start with the header '") + kHeader + "'; refusing to append to it";
+        }
+      } else {
+        char* end = nullptr;
+        const long at = std::strtol(line, &end, 10);
+        if ((end == line) || (*end != ',') || (at > step)) {
+          dropped_ = 1;
+          break;
+        }
+      }
+      keep = std::ftell(file_);
+    }
+    while (std::fgets(line, sizeof(line), file_) != nullptr) {
+      ++dropped_;
+    }
+    if ((keep < 0) || (std::fflush(file_) != 0) || (::ftruncate(::fileno(file_), keep) != 0) ||
+        (std::fseek(file_, 0L, SEEK_END) != 0)) {
+      return std::strerror(errno);
+    }
+    header = first;
+    return std::string();
+  }
+
   std::FILE* file_ = nullptr;
+  long dropped_ = 0;
 };
 
-// Trainer state saved in checkpoints besides parameters and moments.
+// --- checkpoints ----------------------------------------------------------------
+
+// Trainer state saved in checkpoints besides parameters and moments
+// (section TRNR; docs/training.md). Layout 2 added `layout` and
+// `vocabulary`; a layout-1 section is the first 8 words.
+constexpr std::uint64_t kCountersLayout = 2U;
 struct Counters {
   std::uint64_t model_id = 0U;  // which model and configuration
   std::uint64_t step = 0U;
   std::uint64_t optimizer_steps = 0U;
   std::uint64_t seed = 0U;
   std::uint64_t rng[nn::Rng::kStateWords] = {};
+  std::uint64_t layout = kCountersLayout;
+  std::uint64_t vocabulary[4] = {};  // bit c: byte value c is a token (ids in increasing byte order)
 };
+struct CountersLayout1 {
+  std::uint64_t model_id;
+  std::uint64_t step;
+  std::uint64_t optimizer_steps;
+  std::uint64_t seed;
+  std::uint64_t rng[nn::Rng::kStateWords];
+};
+static_assert(sizeof(Counters) == 104U, "TRNR layout 2 is 13 words");
+static_assert(sizeof(CountersLayout1) == 64U, "TRNR layout 1 is 8 words");
 
 constexpr std::uint32_t kTagCounters = bt::make_tag('T', 'R', 'N', 'R');
 constexpr std::uint32_t kTagMoments = bt::make_tag('O', 'P', 'T', 'M');
 
+// What a checkpoint must match to be resumed by this run.
+struct Identity {
+  std::uint64_t model_id;             // model, configuration, optimizer, precision
+  std::uint64_t vocabulary[4];        // the token set
+  const char* mismatch;               // names what differs when model_id does
+  const char* shape;                  // names what sets the sections' sizes
+  std::string data_name;              // "'names.txt'" or "the generated names"
+  bool layout1_resumable;             // a layout-1 checkpoint can be resumed (fixed vocabulary)
+};
+
 // The checkpoint's sections: counters, parameters, optimizer moments (if any).
 template <class T>
-std::size_t checkpoint_sections(T* params, std::size_t n, nn::Optimizer<T>& opt, Counters& c, bt::Section* out) {
-  out[0] = bt::Section{&c, sizeof(c), kTagCounters};
+std::size_t checkpoint_sections(T* params, std::size_t n, nn::Optimizer<T>& opt, void* counters,
+                                std::size_t counter_bytes, bt::Section* out) {
+  out[0] = bt::Section{counters, counter_bytes, kTagCounters};
   out[1] = bt::Section{params, n * sizeof(T), bt::kTagValues};
   out[2] = bt::Section{opt.state(), opt.state_size() * sizeof(T), kTagMoments};
   return (opt.state_size() > 0U) ? 3U : 2U;
@@ -289,7 +592,7 @@ std::size_t checkpoint_sections(T* params, std::size_t n, nn::Optimizer<T>& opt,
 template <class T>
 bt::Status save(const std::string& path, T* params, std::size_t n, nn::Optimizer<T>& opt, Counters& c) {
   bt::Section sections[3];
-  const std::size_t count = checkpoint_sections(params, n, opt, c, sections);
+  const std::size_t count = checkpoint_sections(params, n, opt, &c, sizeof(c), sections);
   bt::port::FileWriter file;
   bt::Status s = file.open(path.c_str(), true);
   if (s == bt::Status::kOk) {
@@ -301,36 +604,145 @@ bt::Status save(const std::string& path, T* params, std::size_t n, nn::Optimizer
   return s;
 }
 
+// Loads a checkpoint with the counters section of `counter_bytes` (layout 2
+// or 1); `verify_only` checks it without writing anything.
 template <class T>
-bt::Status load(const std::string& path, T* params, std::size_t n, nn::Optimizer<T>& opt, Counters& c) {
+bt::Status load(const std::string& path, T* params, std::size_t n, nn::Optimizer<T>& opt, void* counters,
+                std::size_t counter_bytes, bool verify_only) {
   bt::Section sections[3];
-  const std::size_t count = checkpoint_sections(params, n, opt, c, sections);
+  const std::size_t count = checkpoint_sections(params, n, opt, counters, counter_bytes, sections);
   bt::port::FileReader file;
   bt::Status s = file.open(path.c_str());
   if (s == bt::Status::kOk) {
-    s = bt::load_checkpoint(file.source(), bt::ScalarKindOf<T>::value, sections, count);
+    s = verify_only ? bt::verify_checkpoint(file.source(), bt::ScalarKindOf<T>::value, sections, count)
+                    : bt::load_checkpoint(file.source(), bt::ScalarKindOf<T>::value, sections, count);
   }
   return s;
 }
 
+// The characters of a vocabulary bit set, printable ("\n" for newline).
+inline std::string vocabulary_text(const std::uint64_t* bits, const std::uint64_t* only_not_in) {
+  std::string out;
+  for (int c = 0; c < 256; ++c) {
+    const std::uint64_t bit = std::uint64_t{1} << static_cast<unsigned>(c % 64);
+    const bool in = (bits[c / 64] & bit) != 0U;
+    const bool excluded = (only_not_in != nullptr) && ((only_not_in[c / 64] & bit) != 0U);
+    if (in && !excluded) {
+      char text[8];
+      if ((c >= 0x20) && (c < 0x7F)) {
+        std::snprintf(text, sizeof(text), "%c", c);
+      } else if (c == '\n') {
+        std::snprintf(text, sizeof(text), "\\n");
+      } else {
+        std::snprintf(text, sizeof(text), "\\x%02X", static_cast<unsigned>(c));
+      }
+      out += text;
+    }
+  }
+  return out;
+}
+
+// Checks what a loaded checkpoint holds before any of it is used: an
+// impossible value is a bad checkpoint, whatever its CRC says. "" if fine.
+template <class T>
+std::string check_loaded(const Counters& c, const T* params, std::size_t n, nn::Optimizer<T>& opt,
+                         nn::OptimizerKind kind) {
+  if (c.layout != kCountersLayout) {
+    return "unknown counters layout " + std::to_string(c.layout);
+  }
+  if (c.step > static_cast<std::uint64_t>(kMaxSteps)) {
+    return "step counter " + std::to_string(c.step) + " is beyond the largest --steps, " + std::to_string(kMaxSteps);
+  }
+  if (c.optimizer_steps != c.step) {
+    return "optimizer step counter " + std::to_string(c.optimizer_steps) + " differs from the step counter " +
+           std::to_string(c.step);
+  }
+  bool rng_zero = true;
+  for (std::uint64_t w : c.rng) {
+    rng_zero = rng_zero && (w == 0U);
+  }
+  if (rng_zero) {
+    return "the batch generator's state is all zero (xoshiro256** never leaves it)";
+  }
+  for (std::size_t i = 0U; i < n; ++i) {
+    if (!std::isfinite(static_cast<double>(params[i]))) {
+      return "parameter " + std::to_string(i) + " is not finite";
+    }
+  }
+  const T* state = opt.state();
+  const std::size_t words = opt.state_size();
+  const bool adam = (kind == nn::OptimizerKind::kAdam) || (kind == nn::OptimizerKind::kAdamW);
+  for (std::size_t i = 0U; i < words; ++i) {
+    const bool second_moment = adam && (i >= n);
+    if (!std::isfinite(static_cast<double>(state[i])) || (second_moment && (state[i] < T(0)))) {
+      return "optimizer state " + std::to_string(i) + " is " + (second_moment ? "not finite or negative" : "not finite");
+    }
+  }
+  return std::string();
+}
+
 // --resume: loads parameters, optimizer state and counters, checks that the
-// checkpoint belongs to this run (`counters` holds the expected model id and
-// seed), restores the batch PRNG and returns the step to continue from.
+// checkpoint belongs to this run (`id`) and that every loaded value is
+// possible, restores the batch PRNG and returns the step to continue from.
 template <class T>
 long resume(const char* program, const Options& o, T* params, std::size_t n, nn::Optimizer<T>& opt,
-            Counters& counters, nn::Rng& batch_rng, const char* mismatch) {
-  const Counters want = counters;
-  const bt::Status s = load(o.resume, params, n, opt, counters);
-  if (s != bt::Status::kOk) {
-    fail(program, "cannot resume from '" + o.resume + "': " + bt::status_name(s));
+            Counters& counters, nn::Rng& batch_rng, const Identity& id) {
+  const std::string& path = o.resume;
+  bt::Status s = load(path, params, n, opt, &counters, sizeof(counters), false);
+  if (s == bt::Status::kBadFormat) {
+    // A checkpoint written before the counters recorded the vocabulary?
+    CountersLayout1 old{};
+    if (load(path, params, n, opt, &old, sizeof(old), true) == bt::Status::kOk) {
+      if (!id.layout1_resumable) {
+        fail(program, "'" + path + "' was saved by an earlier version that did not record the text's characters, "
+                      "so it cannot be checked against " + id.data_name + "; start a new run");
+      }
+      s = load(path, params, n, opt, &old, sizeof(old), false);
+      counters.model_id = old.model_id;
+      counters.step = old.step;
+      counters.optimizer_steps = old.optimizer_steps;
+      counters.seed = old.seed;
+      std::copy(old.rng, old.rng + nn::Rng::kStateWords, counters.rng);
+      counters.layout = kCountersLayout;
+      std::copy(id.vocabulary, id.vocabulary + 4, counters.vocabulary);
+    }
   }
-  if ((counters.model_id != want.model_id) || (counters.seed != want.seed)) {
-    fail(program, "'" + o.resume + "' was saved with another " + mismatch);
+  if (s == bt::Status::kInvalidArgument) {
+    fail(program, "--resume '" + path + "' is not a regular file");
+  }
+  if (s == bt::Status::kBadFormat) {
+    fail(program, "'" + path + "' is not a checkpoint of this model (bad format): it was saved with another " +
+                      id.shape + ", or by another program");
+  }
+  if (s != bt::Status::kOk) {
+    fail(program, "cannot resume from '" + path + "': " + bt::status_name(s));
+  }
+  if (counters.layout == kCountersLayout) {
+    const std::uint64_t* want = id.vocabulary;
+    if (!std::equal(want, want + 4, counters.vocabulary)) {
+      const std::string only_ckpt = vocabulary_text(counters.vocabulary, want);
+      const std::string only_data = vocabulary_text(want, counters.vocabulary);
+      fail(program, "'" + path + "' was trained on other characters than " + id.data_name +
+                        (only_ckpt.empty() ? std::string() : "; only in the checkpoint: '" + only_ckpt + "'") +
+                        (only_data.empty() ? std::string() : "; only in the data: '" + only_data + "'"));
+    }
+  }
+  if ((counters.model_id != id.model_id) || (counters.seed != o.seed)) {
+    fail(program, "'" + path + "' was saved with another " + id.mismatch);
+  }
+  const std::string problem = check_loaded(counters, params, n, opt, o.optimizer);
+  if (!problem.empty()) {
+    fail(program, "bad checkpoint '" + path + "': " + problem);
+  }
+  const long step = static_cast<long>(counters.step);
+  if (step > o.steps) {
+    fail(program, "'" + path + "' is at step " + std::to_string(step) + ", past --steps " + std::to_string(o.steps) +
+                      " (--steps is the step to train up to, counted from the start of training)");
   }
   *opt.step_counter() = counters.optimizer_steps;
   std::copy(counters.rng, counters.rng + nn::Rng::kStateWords, batch_rng.state());
-  const long step = static_cast<long>(counters.step);
-  std::printf("  resumed from %s at step %ld\n", o.resume.c_str(), step);
+  std::printf("  resumed from %s at step %ld; training to step %ld (%ld more)\n", path.c_str(), step, o.steps,
+              o.steps - step);
   return step;
 }
 
@@ -360,59 +772,93 @@ nn::OptimizerConfig<T> optimizer_config(const Options& o) {
   return oc;
 }
 
+inline const char* non_finite_name(double v) { return std::isnan(v) ? "NaN" : ((v > 0.0) ? "+inf" : "-inf"); }
+
+// A number as the step lines print it (%.10g).
+inline std::string number_text(double v) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.10g", v);
+  return text;
+}
+
 // What both trainers do between building the model and evaluating it: the
 // optimizer and its moments, --resume, the loss CSV and its plot script,
 // the step loop with progress lines, and --save.
 template <class T>
 class Session {
  public:
-  // `model_id` tells checkpoints of different models apart; `mismatch`
-  // names what differs when a checkpoint belongs to another run.
   Session(const char* program, const char* name, const char* default_csv, const Options& o, bt::Tape<T>& tape,
-          bt::Index first, std::size_t n, std::uint64_t model_id, const char* mismatch)
+          bt::Index first, std::size_t n, const Identity& id)
       : program_(program),
         o_(o),
         tape_(tape),
         first_(first),
         n_(n),
-        moments_(nn::state_per_parameter(o.optimizer) * n + 1U),
-        opt_(optimizer_config<T>(o), moments_.data(), n),
+        moments_(allocate<T>(program, nn::state_per_parameter(o.optimizer) * n + 1U, "optimizer state")),
+        opt_(optimizer_config<T>(o), moments_.get(), n),
         batch_rng_(o.seed + 1U) {
-    counters_.model_id = model_id;
+    counters_.model_id = id.model_id;
     counters_.seed = o.seed;
+    std::copy(id.vocabulary, id.vocabulary + 4, counters_.vocabulary);
     if (!o.resume.empty()) {
-      step_ = resume(program, o, tape.values() + first, n, opt_, counters_, batch_rng_, mismatch);
+      step_ = resume(program, o, tape.values() + first, n, opt_, counters_, batch_rng_, id);
     }
-    const std::string csv_path = o.csv.empty() ? std::string(default_csv) : o.csv;
-    if ((csv_path != "none") && !csv_.open(csv_path, !o.resume.empty())) {
-      fail(program, "cannot write '" + csv_path + "'");
+    first_step_ = step_;
+    const std::string csv = csv_path(o, default_csv);
+    if (csv != "none") {
+      const std::string problem = csv_.open(csv, !o.resume.empty(), step_);
+      if (!problem.empty()) {
+        fail(program, "cannot write --csv '" + csv + "': " + problem);
+      }
+      if (csv_.dropped() > 0) {
+        std::printf("  %s: dropped %ld rows after step %ld\n", csv.c_str(), csv_.dropped(), step_);
+      }
     }
-    write_plot_script(program, o, csv_path);
+    write_plot_script(program, o, csv);
     progress_ = Progress(name, o.steps, step_, o.batch);
   }
 
   // Steps until --steps: each draws --batch indices below `limit`, runs the
-  // serial batch of loss_of(tape, index), clips (--clip) and steps.
+  // serial batch of loss_of(tape, index), clips (--clip) and steps. A
+  // non-finite loss or parameter ends the run (exit status 1) naming the
+  // step (numbered from 1, as in the step lines).
   template <class LossOf>
   void train(std::uint32_t limit, LossOf loss_of) {
     std::vector<std::uint32_t> batch(static_cast<std::size_t>(o_.batch));
     double since = 0.0;
     long count = 0;
     while (step_ < o_.steps) {
+      const long this_step = step_ + 1;
       for (std::uint32_t& b : batch) {
         b = batch_rng_.below(limit);
       }
       const T loss = nn::serial_batch(tape_, first_, n_, batch.size(),
                                       [&](bt::Tape<T>& tp, std::size_t i) { return loss_of(tp, batch[i]); });
-      if (!std::isfinite(static_cast<double>(loss))) {
-        fail(program_, std::string("training failed at step ") + std::to_string(step_) + ": " +
+      if (tape_.status() != bt::Status::kOk) {
+        progress_.erase();
+        fail(program_, "training failed at step " + std::to_string(this_step) + ": " +
                            bt::status_name(tape_.status()));
+      }
+      if (!std::isfinite(static_cast<double>(loss))) {
+        progress_.erase();
+        diverged(program_, "training diverged at step " + std::to_string(this_step) + ": the loss is " +
+                               non_finite_name(static_cast<double>(loss)));
       }
       if (o_.clip > 0.0) {
         static_cast<void>(nn::clip_gradient_norm(tape_.grads() + first_, n_, static_cast<T>(o_.clip)));
       }
       opt_.step(tape_.values() + first_, tape_.grads() + first_);
-      ++step_;
+      const T* w = tape_.values() + first_;
+      for (std::size_t i = 0U; i < n_; ++i) {
+        if (!std::isfinite(static_cast<double>(w[i]))) {
+          progress_.erase();
+          diverged(program_, "training diverged at step " + std::to_string(this_step) + ": parameter " +
+                                 std::to_string(i) + " is " + non_finite_name(static_cast<double>(w[i])) +
+                                 " after the optimizer step (the loss was " +
+                                 number_text(static_cast<double>(loss)) + ")");
+        }
+      }
+      step_ = this_step;
       since += static_cast<double>(loss);
       ++count;
       if ((step_ % o_.print_every == 0) || (step_ == o_.steps)) {
@@ -423,10 +869,25 @@ class Session {
         count = 0;
       }
     }
-    progress_.finish();
+    progress_.erase();
   }
 
   double elapsed() const { return progress_.elapsed(); }
+
+  // What the run did: "trained 400 steps in 1.23 s (5200 samples/s)", or
+  // after --resume "resumed at step 200, trained 200 steps to step 400 in ...".
+  void print_summary() const {
+    const double seconds = elapsed();
+    const long trained = step_ - first_step_;
+    const double rate =
+        (seconds > 0.0) ? static_cast<double>(trained) * static_cast<double>(o_.batch) / seconds : 0.0;
+    if (o_.resume.empty()) {
+      std::printf("trained %ld steps in %.2f s (%.0f samples/s)\n", trained, seconds, rate);
+    } else {
+      std::printf("resumed at step %ld, trained %ld steps to step %ld in %.2f s (%.0f samples/s)\n", first_step_,
+                  trained, step_, seconds, rate);
+    }
+  }
 
   // --save: parameters, optimizer state, step and batch PRNG.
   void save_if_asked() {
@@ -449,11 +910,12 @@ class Session {
   bt::Tape<T>& tape_;
   bt::Index first_;
   std::size_t n_;
-  std::vector<T> moments_;
+  std::unique_ptr<T[]> moments_;
   nn::Optimizer<T> opt_;
   Counters counters_;
   nn::Rng batch_rng_;
   long step_ = 0;
+  long first_step_ = 0;
   Csv csv_;
   Progress progress_{"", 0, 0, 0};
 };

@@ -42,18 +42,27 @@ struct MemoryPlan {
   std::size_t bytes = 0U;  // tape_bytes + optimizer_bytes
 };
 
+// Every sum and product is checked: a plan that does not fit this target's
+// size_t (or a tape an Index cannot address) has nodes, tape_bytes,
+// optimizer_bytes or bytes equal to Tape<T>::kTooLarge (the largest size_t),
+// never a wrapped small number, so `static_assert(plan.bytes <= budget)`
+// fails for it.
 template <class T>
 constexpr MemoryPlan make_plan(std::size_t parameters, std::size_t sample_nodes, std::size_t slots,
                                OptimizerKind optimizer) noexcept {
+  constexpr std::size_t kTooLarge = Tape<T>::kTooLarge;
   MemoryPlan p;
   p.parameters = parameters;
   p.sample_nodes = sample_nodes;
-  p.nodes = parameters + sample_nodes;
+  const bool nodes_fit = sample_nodes <= (kTooLarge - parameters);
+  p.nodes = nodes_fit ? (parameters + sample_nodes) : kTooLarge;
   p.slots = slots;
   // Parameters occupy the tape's parameter region: value and gradient only.
-  p.tape_bytes = Tape<T>::bytes_required(p.nodes, p.slots, parameters);
-  p.optimizer_bytes = state_per_parameter(optimizer) * parameters * sizeof(T);
-  p.bytes = p.tape_bytes + p.optimizer_bytes;
+  p.tape_bytes = nodes_fit ? Tape<T>::bytes_required(p.nodes, p.slots, parameters) : kTooLarge;
+  const std::size_t per_parameter = state_per_parameter(optimizer) * sizeof(T);
+  p.optimizer_bytes =
+      ((per_parameter == 0U) || (parameters <= (kTooLarge / per_parameter))) ? (per_parameter * parameters) : kTooLarge;
+  p.bytes = (p.tape_bytes <= (kTooLarge - p.optimizer_bytes)) ? (p.tape_bytes + p.optimizer_bytes) : kTooLarge;
   return p;
 }
 

@@ -13,6 +13,13 @@ namespace port {
 // commit() flushes, fsyncs and renames over `path`, so a crash mid-save
 // leaves the previous file intact. Destroying an uncommitted writer removes
 // the temporary file.
+//
+// POSIX, atomic = true: `path` must be a regular file or not exist (a
+// device, FIFO, directory or symbolic link there gives kInvalidArgument, at
+// open() and again at commit()). "<path>.tmp" is created exclusively and
+// never through a symbolic link (O_EXCL | O_NOFOLLOW): a regular file left
+// there by an interrupted save is replaced, anything else there gives
+// kInvalidArgument and is left alone. Other failures: kIoError.
 class FileWriter {
  public:
   FileWriter() noexcept = default;
@@ -32,6 +39,9 @@ class FileWriter {
   char temp_path_[520] = {};
 };
 
+// Reads a file. POSIX: only a regular file opens (a FIFO, a device such as
+// /dev/zero, a directory: kInvalidArgument, without waiting for a FIFO's
+// writer); a file that cannot be opened: kIoError.
 class FileReader {
  public:
   FileReader() noexcept = default;
