@@ -532,13 +532,15 @@ Forward forward(const bt::Tape<T>& tape, const Node& n) {
         case Op::kNegMeanR: f.v = -sum / count; f.bound = abs_sum / count; break;
         case Op::kVarR:
         case Op::kVarBiasedR: {
+          // The mean rounds relative to the mean magnitude, not to itself.
           const Wide m = sum / count;
+          const Wide mean_abs = abs_sum / count;
           Wide centered = 0;
           Wide scale = 0;
           for (Index k = 0U; k < n.nx; ++k) {
             const Wide d = static_cast<Wide>(tape.value(n.xs[k])) - m;
             centered += d * d;
-            const Wide s = std::fabs(static_cast<Wide>(tape.value(n.xs[k]))) + std::fabs(m);
+            const Wide s = std::fabs(static_cast<Wide>(tape.value(n.xs[k]))) + mean_abs;
             scale += s * s;
           }
           const Wide denominator = (n.reduce_op == Op::kVarR) ? (count - 1) : count;
@@ -707,10 +709,13 @@ Index partials(const bt::Tape<T>& tape, Index i, const Node& n, Partial* out, bo
     case Kind::kReduce: {
       const Wide count_n = static_cast<Wide>(n.nx);
       Wide sum = 0;
+      Wide abs_sum = 0;
       for (Index k = 0U; k < n.nx; ++k) {
         sum += v(n.xs[k]);
+        abs_sum += std::fabs(v(n.xs[k]));
       }
       const Wide m = sum / count_n;
+      const Wide mean_abs = abs_sum / count_n;
       for (Index k = 0U; k < n.nx; ++k) {
         const Wide x = v(n.xs[k]);
         switch (n.reduce_op) {
@@ -742,8 +747,9 @@ Index partials(const bt::Tape<T>& tape, Index i, const Node& n, Partial* out, bo
           case Op::kVarBiasedR: {
             const Wide denominator = (n.reduce_op == Op::kVarR) ? (count_n - 1) : count_n;
             add(n.xs[k], (2 * (x - m)) / denominator);
-            // x - m may be exactly 0 here and not in T (the mean rounds).
-            out[count - 1U].scale = (2 * (std::fabs(x) + std::fabs(m))) / denominator;
+            // x - m may be exactly 0 here and not in T: the mean rounds
+            // relative to the mean magnitude of the operands.
+            out[count - 1U].scale = (2 * (std::fabs(x) + mean_abs)) / denominator;
             break;
           }
           default: break;
@@ -1983,6 +1989,25 @@ struct Driver {
         }
         adj[q.k] += adj[i] * q.d;
         mag[q.k] += mag[i] * q.scale;
+      }
+    }
+    if (g_trace) {
+      for (Index i = 0U; i <= r; ++i) {
+        Node n;
+        static_cast<void>(decode(t, i, &n));
+        std::fprintf(stderr, "  node %2u op %2u value %-12.6g grad %-12.6g expected %-12.6Lg (mag %.3Lg%s%s) operands",
+                     i, static_cast<unsigned>(n.op), static_cast<double>(t.value(i)), static_cast<double>(t.grad(i)),
+                     adj[i], mag[i], reach[i] ? "" : ", unreached", unsure[i] ? ", unsure" : "");
+        for (Index k = 0U; k < n.nw; ++k) {
+          std::fprintf(stderr, " w%u", n.ws[k]);
+        }
+        for (Index k = 0U; k < n.nx; ++k) {
+          std::fprintf(stderr, " x%u", n.xs[k]);
+        }
+        if (n.kind == Kind::kUnary || n.kind == Kind::kBinary) {
+          std::fprintf(stderr, " a%u b%u", n.a, n.b);
+        }
+        std::fprintf(stderr, "\n");
       }
     }
     for (Index i = 0U; i <= r; ++i) {
