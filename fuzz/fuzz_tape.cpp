@@ -10,7 +10,8 @@
 // (consecutive nodes) and list operands, segment lists (segments,
 // inner_product_segments, dot_segments, matvec, dot_ranges, scale_shift),
 // marks and rewinds (valid, stale, of the other tape, hand-made), backward
-// from any handle, zero_grad of all or a range, reset and clear_status.
+// from any handle, zero_grad of all or a range, reset and clear_status, and
+// bytes_required / the constructor at the limits of size_t and Index.
 // Operands come from either tape, from earlier results (possibly discarded
 // by a rewind), from out-of-range indices, or are default (empty) handles.
 //
@@ -161,7 +162,7 @@ struct Guarded {
     poison();
   }
 };
-Guarded g_mem[2];
+Guarded g_mem[3];  // the two tapes, and a scratch buffer for layouts that must be refused
 
 // --- a node as the operation it computes ------------------------------------------
 enum class Kind : std::uint8_t { kLeaf, kUnary, kBinary, kReduce, kLse, kDot };
@@ -724,13 +725,15 @@ Index partials(const bt::Tape<T>& tape, Index i, const Node& n, Partial* out, bo
           case Op::kProdR: {
             // The library divides the product of the nonzero factors by
             // x: out of T's normal range that loses what we compare.
+            // (A running product that passes below the normal range, e.g.
+            // through a subnormal factor, keeps only a few digits.)
             Wide rest = 1;
             for (Index j = 0U; j < n.nx; ++j) {
               const Wide y = v(n.xs[j]);
               rest = (y == 0) ? rest : (rest * y);
-            }
-            if ((std::fabs(rest) > (Limits<T>::max / 16)) || (std::fabs(rest) < Limits<T>::tiny)) {
-              *unstable = true;
+              if ((std::fabs(rest) > (Limits<T>::max / 16)) || (std::fabs(rest) < Limits<T>::tiny)) {
+                *unstable = true;
+              }
             }
             Wide others = 1;
             for (Index j = 0U; j < n.nx; ++j) {
@@ -901,6 +904,62 @@ struct Driver {
              sd.tape->param_capacity());
     }
     g_mem[s].check(s, "construction");
+  }
+
+  // bytes_required and the constructor at the limits of size_t and Index: a
+  // layout either needs kTooLarge or at least the bytes of its arrays (never a
+  // wrapped small number), and a buffer smaller than that is refused.
+  void do_layout() {
+    static const std::size_t counts[16] = {0U,
+                                           1U,
+                                           64U,
+                                           65536U,
+                                           (std::size_t{1} << 30U) + 16U,
+                                           std::size_t{0x7FFFFFFFU},
+                                           std::size_t{0xFFFFFFFEU},
+                                           std::size_t{0xFFFFFFFFU},
+                                           std::numeric_limits<std::size_t>::max() / 16U,
+                                           std::numeric_limits<std::size_t>::max() / 8U,
+                                           (std::numeric_limits<std::size_t>::max() / 4U) + 1U,
+                                           std::numeric_limits<std::size_t>::max() / 2U,
+                                           std::numeric_limits<std::size_t>::max() - 31U,
+                                           std::numeric_limits<std::size_t>::max() - 1U,
+                                           std::numeric_limits<std::size_t>::max(),
+                                           3U};
+    const std::uint8_t b = in.u8();
+    const std::size_t nodes = counts[b % 16U];
+    const std::size_t slots = counts[(b >> 4) % 16U];
+    const std::uint8_t p = in.u8();
+    const std::size_t params = ((p & 1U) != 0U) ? nodes : ((p & 2U) != 0U ? counts[(p >> 2) % 16U] : 0U);
+    call = "bytes_required / Tape(huge)";
+    const std::size_t required = bt::Tape<T>::bytes_required(nodes, slots, params);
+    const bool addressable = (nodes < kNo) && (slots < kNo) && (params <= nodes);
+    // What the arrays need at the least, in exact arithmetic.
+    const Wide least = (static_cast<Wide>(nodes) * (2.0L * sizeof(T))) + (static_cast<Wide>(slots) * sizeof(Index));
+    if (!addressable && (required != kTooLarge)) {
+      broken("layout", "bytes_required(%zu, %zu, %zu) = %zu, not kTooLarge", nodes, slots, params, required);
+    }
+    if ((required != kTooLarge) && (static_cast<Wide>(required) < least)) {
+      broken("layout", "bytes_required(%zu, %zu, %zu) = %zu wrapped (needs at least %.0Lf)", nodes, slots, params,
+             required, least);
+    }
+    const std::size_t bytes = (p >> 6) * 512U;
+    g_mem[2].arm(kLeft, bytes);
+    bt::Tape<T> t(&g_mem[2].arena[kLeft], bytes, nodes, slots, params);
+    const bool fits = (required != kTooLarge) && (bytes >= required);
+    if ((t.status() == Status::kOk) != fits) {
+      broken("layout", "Tape(%zu bytes, %zu, %zu, %zu): status %s, bytes_required %zu", bytes, nodes, slots, params,
+             bt::status_name(t.status()), required);
+    }
+    if (t.status() == Status::kOk) {
+      for (std::size_t k = 0U; (k < 8U) && (t.leaf(T(1)).valid()); ++k) {
+      }
+      const Value<T> x = t.leaf(T(2));
+      static_cast<void>(bt::exp(x) + x);
+    } else if (t.leaf(T(1)).valid() || (t.capacity() != 0U)) {
+      broken("layout", "a refused tape records");
+    }
+    g_mem[2].check(2, call);
   }
 
   // --- invariants after every call ------------------------------------------------
@@ -2131,7 +2190,7 @@ struct Driver {
     configure(1);
     check_all();
     for (step = 0U; in.more() && (step < 256U); ++step) {
-      switch (in.u8() % 20U) {
+      switch (in.u8() % 21U) {
         case 0U:
         case 1U: do_leaf(); break;
         case 2U:
@@ -2151,7 +2210,8 @@ struct Driver {
         case 16U: do_rewind(); break;
         case 17U: do_backward(); break;
         case 18U: do_zero_grad(); break;
-        default: do_reset(); break;
+        case 19U: do_reset(); break;
+        default: do_layout(); break;
       }
       check_all();
       if (g_trace) {
