@@ -2046,8 +2046,19 @@ struct Driver {
           }
           continue;
         }
+        const Wide m = mag[i] * q.scale;
+        if (m == 0) {
+          continue;  // exactly 0 in T as well (a zero factor)
+        }
+        if (m < Limits<T>::tiny) {
+          // Near or below T's normal range the library's term may round to
+          // 0 (and that node then be skipped) or keep few digits; larger
+          // local derivatives further down could magnify the difference.
+          unsure[q.k] = true;
+          continue;
+        }
         adj[q.k] += adj[i] * q.d;
-        mag[q.k] += mag[i] * q.scale;
+        mag[q.k] += m;
       }
     }
     if (g_trace) {
