@@ -490,7 +490,8 @@ Value<T> Tape<T>::reject(Value<T> x) noexcept {
 template <class T>
 const char* Tape<T>::name(Index i) const noexcept {
 #if BURTORCH_CONFIG_PARAM_NAMES
-  return (i < size_) ? names_[i] : nullptr;
+  // Only leaves store a name: an interior node's entry is never written.
+  return ((i < size_) && (op(i) == Op::kLeaf)) ? names_[i] : nullptr;
 #else
   static_cast<void>(i);
   return nullptr;
@@ -833,7 +834,8 @@ bool Tape<T>::list_valid(SegmentList x) noexcept {
     for (Index r = 0U; r < runs; ++r) {
       const Index first = args_[x.slot + 1U + (2U * r)];
       const Index n = args_[x.slot + 2U + (2U * r)];
-      if ((first >= size_) || (n > (size_ - first))) {
+      // An empty run is never stored by segments(): this is no list of ours.
+      if ((n == 0U) || (first >= size_) || (n > (size_ - first))) {
         static_cast<void>(fail(Status::kInvalidHandle));
         return false;
       }
@@ -1032,10 +1034,6 @@ Status Tape<T>::backward(Value<T> root) noexcept {
   if (r >= size_) {
     return Status::kInvalidHandle;
   }
-  if (op(r) == Op::kLeaf) {
-    grads_[r] += T(1);
-    return Status::kOk;
-  }
   // Interior gradients are scratch for this sweep. Nodes recorded since the
   // last backward start at zero; older ones (a second backward over the same
   // graph, or nodes kept before a mark) are cleared here, so nothing is
@@ -1047,6 +1045,10 @@ Status Tape<T>::backward(Value<T> root) noexcept {
     clear_interior_grads(lowest, (swept < r) ? swept : r);
   }
   swept_end_ = (swept > r) ? swept : (r + 1U);
+  if (op(r) == Op::kLeaf) {
+    grads_[r] += T(1);  // a leaf root: d(root)/d(root) = 1, accumulated like every leaf gradient
+    return Status::kOk;
+  }
   grads_[r] = T(1);
 
   T* const v = values_;

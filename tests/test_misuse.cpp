@@ -273,7 +273,7 @@ void size_arithmetic_is_checked(bt_test::Context& t) {
 // --- gradients of the graph the root reaches --------------------------------
 
 void unreachable_nodes_do_not_leak(bt_test::Context& t) {
-  static bt::FixedTape<double, 32, 32> tape;
+  static bt::FixedTape<double, 16, 16> tape;
   // x = 0; m = sqrt(x) is a logged metric; loss = x * x: d loss/dx = 0.
   tape.reset();
   auto x = tape.leaf(0.0);
@@ -492,7 +492,7 @@ void stale_handles_as_documented(bt_test::Context& t) {
 // --- IEEE corner cases -------------------------------------------------------
 
 void ieee_relu_and_log_sum_exp(bt_test::Context& t) {
-  static bt::FixedTape<double, 32, 32> tape;
+  static bt::FixedTape<double, 24, 24> tape;
   tape.reset();
   const double nan = std::numeric_limits<double>::quiet_NaN();
   auto n = tape.leaf(nan);
@@ -527,7 +527,7 @@ void ieee_relu_and_log_sum_exp(bt_test::Context& t) {
 // Layers used before create() (or after a failed one) report an error;
 // attention with no heads once divided by zero (SIGFPE).
 void layers_before_create(bt_test::Context& t) {
-  static bt::FixedTape<double, 32, 32> tape;
+  static bt::FixedTape<double, 8, 8> tape;
   tape.reset();
   const bt::Value<double> xs[4] = {tape.leaf(1.0), tape.leaf(2.0), tape.leaf(3.0), tape.leaf(4.0)};
   static_cast<void>(xs);
@@ -544,7 +544,47 @@ void layers_before_create(bt_test::Context& t) {
   BT_CHECK(t, tape.status() != bt::Status::kOk);
 }
 
+// Found by the tape fuzzer: an interior node's name, a segment list with an
+// empty run, and interior gradients left by an earlier sweep below a leaf root.
+void fuzzer_findings(bt_test::Context& t) {
+  // name() of an interior node: nullptr, whatever the buffer held before.
+  g_buffer.fill();  // the body holds 0xA5 bytes: a non-null garbage pointer
+  const std::size_t need = bt::Tape<double>::bytes_required(4U, 4U);
+  BT_CHECK(t, need <= 256U);
+  bt::Tape<double> named(g_buffer.body(), need, 4U, 4U);
+  auto w = named.param(1.0, BURTORCH_NAME("w"));
+  auto y = w + w;
+  BT_CHECK(t, named.name(y.index()) == nullptr);
+#if BURTORCH_CONFIG_PARAM_NAMES
+  BT_CHECK(t, (named.name(w.index()) != nullptr) && (named.name(w.index())[0] == 'w'));
+#endif
+  // A made-up segment list whose slots parse as runs {0, 1} and {1, 0}.
+  static bt::FixedTape<double, 8, 8> tape;
+  tape.reset();
+  const bt::Value<double> x[4] = {tape.leaf(1.0), tape.leaf(2.0), tape.leaf(3.0), tape.leaf(4.0)};
+  const bt::Value<double> order[5] = {x[2], x[0], x[1], x[1], x[0]};  // slots 2 0 1 1 0
+  static_cast<void>(bt::reduce_sum(order, 5U));
+  bt::SegmentList made_up;
+  made_up.slot = 0U;
+  made_up.total = 1U;
+  const std::size_t before = tape.size();
+  BT_CHECK(t, !tape.dot_segments(3U, made_up, nullptr).valid());
+  BT_CHECK(t, tape.status() == bt::Status::kInvalidHandle);
+  BT_CHECK(t, tape.size() == before);
+  // backward(y), then backward(z) of a newer leaf: y's interior gradient
+  // is that of the second sweep (0), not 1 left from the first.
+  tape.reset();
+  auto a = tape.leaf(3.0);
+  auto b = a * a;
+  BT_CHECK(t, tape.backward(b) == bt::Status::kOk);
+  BT_CHECK(t, (b.grad() == 1.0) && (a.grad() == 6.0));
+  auto z = tape.leaf(5.0);
+  BT_CHECK(t, tape.backward(z) == bt::Status::kOk);
+  BT_CHECK(t, (b.grad() == 0.0) && (z.grad() == 1.0) && (a.grad() == 6.0));
+}
+
 const bt_test::TestCase kCases[] = {
+    {"fuzzer_findings", fuzzer_findings},
     {"layers_before_create", layers_before_create},
     {"stale_mark_is_rejected", stale_mark_is_rejected},
     {"foreign_and_forged_marks", foreign_and_forged_marks},

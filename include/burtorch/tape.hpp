@@ -240,8 +240,10 @@ class Tape {
 
   // --- reverse mode ----------------------------------------------------
   /// Sets d(root)/d(root) = 1 and propagates to every node the root depends
-  /// on. Interior gradients are recomputed on each call; leaf gradients
-  /// accumulate until zero_grad() or a rewind that discards the leaf.
+  /// on. Interior gradients are recomputed on each call (those of the nodes
+  /// up to the root; interior nodes recorded after the root keep what an
+  /// earlier sweep left); leaf gradients accumulate until zero_grad() or a
+  /// rewind that discards the leaf.
   Status backward(Value<T> root) noexcept;
   /// Sets every gradient on the tape to zero.
   void zero_grad() noexcept;
