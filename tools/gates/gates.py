@@ -250,9 +250,22 @@ def variant_cmd(t: Target, opt: str, src: Path, obj: Path) -> tuple[list[str], P
     return out, cwd
 
 
+GENERATED_INCLUDE = "/generated/include"
+
+
+def generated_dir(argv: list[str]) -> Path | None:
+    """The build tree's generated include directory (burtorch/build_config.hpp)."""
+    for a in argv:
+        if a.startswith("-I") and a.endswith(GENERATED_INCLUDE):
+            return Path(a[2:])
+    return None
+
+
 def normalised(argv: list[str]) -> list[str]:
     """A compile command without what the gates may change: -O, the analysis
-    flags, the object path. The source stays (as an absolute path)."""
+    flags, the object path, and where the build tree is (its generated include
+    directory; gate_flags compares the generated headers' contents instead).
+    The source stays (as an absolute path)."""
     out: list[str] = []
     skip = False
     for i, a in enumerate(argv):
@@ -263,9 +276,17 @@ def normalised(argv: list[str]) -> list[str]:
             skip = True
         elif OPT_RE.match(a) or a in ANALYSIS_FLAGS:
             continue
+        elif a.startswith("-I") and a.endswith(GENERATED_INCLUDE):
+            out.append("-I<build tree>" + GENERATED_INCLUDE)
         else:
             out.append(a)
     return out
+
+
+def generated_header(argv: list[str]) -> str:
+    d = generated_dir(argv)
+    f = (d / "burtorch" / "build_config.hpp") if d is not None else None
+    return f.read_text() if (f is not None and f.exists()) else ""
 
 
 def flags_differ(name: str, ours: list[str], theirs: list[str]) -> list[str]:
@@ -307,6 +328,8 @@ def gate_flags(targets: list[Target], opts: list[str] | None) -> bool:
         bad = []
         for o, argv in variants:
             diff = flags_differ(f"{t.name} {o}", argv, theirs[0])
+            if not diff and generated_header(argv) != generated_header(theirs[0]):
+                diff = [f"{t.name} {o}: the gates' burtorch/build_config.hpp differs from the preset's build"]
             if diff:
                 bad += diff
                 found("flags-drift", diff[0])
@@ -1150,7 +1173,24 @@ def gate_cppcheck() -> bool:
         if t is None:
             return False
         sources = sorted(t.commands) + [str(tu)]
-        flags = flags + preprocessor_flags(t.commands["lib/tape.cpp"][0])
+        argv = t.commands["lib/tape.cpp"][0]
+        flags = flags + preprocessor_flags(argv)
+        # The configuration is the generated header's: analyse the fault hook
+        # switch of this configuration through a copy of the preset's header
+        # with that value (a -D alone would contradict the header: #error).
+        hook = next((f.split("=", 1)[1] for f in flags if f.startswith("-DBURTORCH_CONFIG_FAULT_HOOK=")), None)
+        gen = generated_dir(argv)
+        if hook is not None and gen is not None:
+            header = generated_header(argv)
+            if "#define BURTORCH_BUILT_FAULT_HOOK " not in header:
+                log(f"cppcheck: no BURTORCH_BUILT_FAULT_HOOK in {gen}/burtorch/build_config.hpp")
+                return False
+            copy = OUT / "cppcheck" / ("config-" + re.sub(r"[^a-z0-9]+", "-", title))
+            (copy / "burtorch").mkdir(parents=True, exist_ok=True)
+            (copy / "burtorch" / "build_config.hpp").write_text(
+                re.sub(r"#define BURTORCH_BUILT_FAULT_HOOK \w+", "#define BURTORCH_BUILT_FAULT_HOOK " + hook, header))
+            old_flag = [f for f in flags if f.startswith("-I") and f.endswith(GENERATED_INCLUDE)]
+            flags = [f for f in flags if f not in old_flag] + ["-I" + rel(copy)]
         cache = OUT / "cppcheck" / re.sub(r"[^a-z0-9]+", "-", title)
         cache.mkdir(parents=True, exist_ok=True)
         cmd = ["cppcheck", "--enable=all", "--inconclusive", "--addon=misra", "--language=c++",
