@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file
-//// @file
-//// Operators and scalar functions on Value<T> (the BurTorch paper, Tables 8
-//// and 10). Each call computes its result eagerly and records one node.
-//// Domain errors follow IEEE-754 (log(0) = -inf, 1/0 = inf, sqrt(-1) = NaN);
-//// ask tape.all_finite() when inputs are untrusted.
+/// Operators and scalar functions on Value<T> (the BurTorch paper, Tables 8
+/// and 10). Each call computes its result eagerly and records one node.
+/// Domain errors follow IEEE-754 (log(0) = -inf, 1/0 = inf, sqrt(-1) = NaN);
+/// ask tape.all_finite() when inputs are untrusted.
 #ifndef BURTORCH_OPS_HPP
 #define BURTORCH_OPS_HPP
 

@@ -1,18 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file
-//// @file
-//// The tape: an append-only record of scalar operations, stored as separate
-//// arrays (structure of arrays) inside one byte buffer the caller owns.
-////
-//// Read this file first, then lib/tape.cpp (backward), then ops.hpp.
-////
-////   node i:  values_[i]  grads_[i]  ops_[i]  links_[i] = a | b << 32  (names_[i])
-////   slots:   args_[k]    indices of list operands, operand descriptors and
-////                        constants, appended as nodes need them
-////
-//// Every node's operands are older than the node, so the reverse order of
-//// recording is already a topological order: backward is one loop from the
-//// root down to the oldest interior node. No sort, no stack, no recursion.
+/// The tape: an append-only record of scalar operations, stored as separate
+/// arrays (structure of arrays) inside one byte buffer the caller owns.
+///
+/// Read this file first, then ops.hpp, then lib/tape_impl.hpp (recording of
+/// the wide ops, marks and the backward sweep); docs/architecture.md maps the rest.
+///
+///   node i:  values_[i]  grads_[i]  ops_[i]  links_[i] = a | b << 32  (names_[i])
+///   slots:   args_[k]    indices of list operands, operand descriptors and
+///                        constants, appended as nodes need them
+///
+/// Every node's operands are older than the node, so the reverse order of
+/// recording is already a topological order: backward is one loop from the
+/// root down to the oldest interior node. No sort, no stack, no recursion.
 #ifndef BURTORCH_TAPE_HPP
 #define BURTORCH_TAPE_HPP
 
@@ -524,7 +524,8 @@ class FixedTape : public Tape<T> {
 };
 
 // ---------------------------------------------------------------------------
-// Inline hot paths. Everything else lives in lib/tape.cpp.
+// Inline hot paths. Everything else lives in lib/tape_impl.hpp (instantiated
+// for float and double by lib/tape.cpp).
 
 // Each returns a handle built right here from `this` on every path (the
 // cold error paths only record the status), so after inlining the compiler
