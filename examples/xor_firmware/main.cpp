@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // XOR trained on a Cortex-M4 in FP32. Everything lives in static storage
-// sized at compile time by the model's memory plan (xor_model.hpp); the
+// sized at compile time by the model's memory plan (../common/xor_model.hpp); the
 // linker script holds the whole firmware to XOR_RAM_BUDGET bytes of RAM.
 // Output goes through the port's console (semihosting under QEMU) and
 // numbers through burtorch::format_double: no printf, no heap.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // XOR with nn layers on the host: the tape and the optimizer state are
-// sized by the model's constexpr memory plan (xor_model.hpp), declared
+// sized by the model's constexpr memory plan (../common/xor_model.hpp), declared
 // static, and checked against what one sample really records.
 //
 // Prints the plan, "epoch n loss x" every 100 epochs, the four predictions
