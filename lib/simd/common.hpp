@@ -22,7 +22,13 @@ namespace detail {
 template <class T>
 inline T combine(T* p) noexcept {
   constexpr std::size_t kP = partials<T>();
+#if !defined(__OPTIMIZE_SIZE__)
+#pragma GCC unroll 8  // BT-DEV-015: constant indices keep the partials in registers (not at -Os)
+#endif
   for (std::size_t h = kP / 2U; h > 0U; h /= 2U) {
+#if !defined(__OPTIMIZE_SIZE__)
+#pragma GCC unroll 8  // BT-DEV-015: constant indices keep the partials in registers (not at -Os)
+#endif
     for (std::size_t k = 0U; k < h; ++k) {
       p[k] += p[k + h];
     }
@@ -40,10 +46,34 @@ inline void dot_terms(T* p, const T* a, const T* b, std::size_t from, std::size_
   }
 }
 
+// The reference inner product, in the order above: whole blocks of P terms
+// with one term per partial, then the tail. Except at -Os, the block and
+// tail loops are unrolled to constant indices so the partials stay in
+// registers on cores without vector units (Cortex-M4 at -O2: 27% fewer
+// instructions per training step of a 64-128-10 MLP, docs/mcu-instructions.md);
+// the same operations in the same order as dot_terms, so the same bits.
 template <class T>
 inline T dot(const T* a, const T* b, std::size_t n) noexcept {
-  T p[partials<T>()] = {};
-  dot_terms(p, a, b, 0U, n);
+  constexpr std::size_t kP = partials<T>();
+  T p[kP] = {};
+#if defined(__OPTIMIZE_SIZE__)
+  dot_terms(p, a, b, 0U, n);  // -Os: the compact loop (the unrolled one is 0.9 KB more on Cortex-M4)
+#else
+  std::size_t i = 0U;
+  for (; (n - i) >= kP; i += kP) {
+#pragma GCC unroll 16  // BT-DEV-015: keeps the partial sums in registers
+    for (std::size_t k = 0U; k < kP; ++k) {
+      p[k] += a[i + k] * b[i + k];
+    }
+  }
+  const std::size_t tail = n - i;
+#pragma GCC unroll 16  // BT-DEV-015: keeps the partial sums in registers
+  for (std::size_t k = 0U; k < kP; ++k) {
+    if (k < tail) {
+      p[k] += a[i + k] * b[i + k];
+    }
+  }
+#endif
   return combine(p);
 }
 
