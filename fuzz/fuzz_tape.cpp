@@ -2046,6 +2046,13 @@ struct Driver {
           }
           continue;
         }
+        if ((q.d != 0) && (std::fabs(q.d) < Limits<T>::tiny)) {
+          // A local derivative below T's normal range (softmax's exp(x - out)
+          // of a far smaller operand): the library computes it in T, where it
+          // keeps few digits or is 0, whatever the gradient it multiplies.
+          unsure[q.k] = true;
+          continue;
+        }
         const Wide m = mag[i] * q.scale;
         if (m == 0) {
           continue;  // exactly 0 in T as well (a zero factor)
