@@ -949,6 +949,20 @@ Value<T> Tape<T>::log_sum_exp(const Value<T>* xs, std::size_t n) noexcept {
   return out;
 }
 
+template <class T>
+Value<T> Tape<T>::reduce_range(Op range_op, Index first, Index n) noexcept {
+  const bool lse = (range_op == Op::kLogSumExpR);
+  if ((n == 0U) || (!lse && !detail::is_range_reduction(range_op))) {
+    return fail(Status::kInvalidArgument);
+  }
+  if (!recorded(first, n)) {
+    return fail(Status::kInvalidHandle);
+  }
+  const detail::RangeOperand at{first};
+  const T result = lse ? detail::log_sum_exp_of(values_, at, n) : detail::reduce_value(range_op, values_, at, n);
+  return push(range_op, result, first, n);
+}
+
 // The nodes whose backward is a loop over many operands.
 template <class T>
 // NOLINTNEXTLINE(readability-function-cognitive-complexity): one flat case per op kind

@@ -583,7 +583,53 @@ void fuzzer_findings(bt_test::Context& t) {
   BT_CHECK(t, (b.grad() == 0.0) && (z.grad() == 1.0) && (a.grad() == 6.0));
 }
 
+// Tape::reduce_range: the node and bits reduce()/log_sum_exp() of the same
+// consecutive handles give, and its errors.
+void reduce_range_matches_handles(bt_test::Context& t) {
+  static bt::FixedTape<double, 16, 8> tape;
+  static bt::FixedTape<double, 16, 8> twin;
+  const bt::Op ops[] = {bt::Op::kSumR,   bt::Op::kSubR,     bt::Op::kProdR, bt::Op::kMeanR,    bt::Op::kSumSqR,
+                        bt::Op::kMeanSqR, bt::Op::kNegMeanR, bt::Op::kVarR,  bt::Op::kVarBiasedR};
+  const double in[5] = {0.5, -1.25, 3.0, 2.0, -0.75};
+  for (const bt::Op op : ops) {
+    tape.reset();
+    twin.reset();
+    bt::Value<double> xs[5];
+    bt::Value<double> ys[5];
+    for (int i = 0; i < 5; ++i) {
+      xs[i] = tape.leaf(in[i]);
+      ys[i] = twin.leaf(in[i]);
+    }
+    const bt::Value<double> by_range = tape.reduce_range(op, xs[0].index(), 5U);
+    const bt::Value<double> by_handles = twin.reduce(op, ys, 5U);
+    BT_CHECK(t, by_range.valid() && (tape.op(by_range.index()) == op));
+    BT_CHECK(t, by_range.value() == by_handles.value());
+    BT_CHECK(t, tape.slots_used() == 0U);
+    BT_CHECK(t, tape.backward(bt::tanh(by_range)) == bt::Status::kOk);
+    BT_CHECK(t, twin.backward(bt::tanh(by_handles)) == bt::Status::kOk);
+    for (int i = 0; i < 5; ++i) {
+      BT_CHECK(t, xs[i].grad() == ys[i].grad());
+    }
+  }
+  tape.reset();
+  const bt::Value<double> zs[3] = {tape.leaf(1.0), tape.leaf(2.0), tape.leaf(3.0)};
+  const bt::Value<double> lse = tape.reduce_range(bt::Op::kLogSumExpR, zs[0].index(), 3U);
+  BT_CHECK(t, lse.value() == bt::log_sum_exp(zs, 3U).value());
+  // Errors: another op, no operands, nodes not recorded; nothing recorded.
+  const std::size_t size = tape.size();
+  BT_CHECK(t, !tape.reduce_range(bt::Op::kSumL, 0U, 3U).valid());
+  BT_CHECK(t, tape.status() == bt::Status::kInvalidArgument);
+  tape.clear_status();
+  BT_CHECK(t, !tape.reduce_range(bt::Op::kSumR, 0U, 0U).valid());
+  BT_CHECK(t, tape.status() == bt::Status::kInvalidArgument);
+  tape.clear_status();
+  BT_CHECK(t, !tape.reduce_range(bt::Op::kSumR, 2U, 9U).valid());
+  BT_CHECK(t, tape.status() == bt::Status::kInvalidHandle);
+  BT_CHECK(t, tape.size() == size);
+}
+
 const bt_test::TestCase kCases[] = {
+    {"reduce_range_matches_handles", reduce_range_matches_handles},
     {"fuzzer_findings", fuzzer_findings},
     {"layers_before_create", layers_before_create},
     {"stale_mark_is_rejected", stale_mark_is_rejected},

@@ -360,6 +360,13 @@ class Tape {
   Value<T> scale_shift(Index scale_first, Index x_first, Index shift_first, Index n) noexcept;
   /// log(sum(exp(xs[i]))), shifted by the maximum so it never overflows.
   Value<T> log_sum_exp(const Value<T>* xs, std::size_t n) noexcept;
+  /// A reduction (`range_op` an R variant: kSumR, kMeanR, kVarBiasedR, ...)
+  /// or log-sum-exp (Op::kLogSumExpR) of the n consecutive nodes [first,
+  /// first + n), e.g. a layer's outputs: no handle array to gather (layers
+  /// call it with a View), the same node and bits as reduce()/log_sum_exp()
+  /// of their handles. kInvalidArgument for another op or n == 0,
+  /// kInvalidHandle if a node is not recorded.
+  Value<T> reduce_range(Op range_op, Index first, Index n) noexcept;
 
  private:
   static constexpr T kNaN = std::numeric_limits<T>::quiet_NaN();

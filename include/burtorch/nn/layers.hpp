@@ -30,8 +30,9 @@ using View = Segment;
 /// The view a failed layer returns (first kNoIndex, no nodes).
 constexpr View kNoView{kNoIndex, 0U};
 
-/// Widest operand the layers gather into a local handle array (layer norm
-/// width, softmax over logits, attention over positions).
+/// Widest vector the layers reduce at once: a layer norm's width, the
+/// logits of cross_entropy, the predictions of mse (read in place with
+/// Tape::reduce_range, so the stack does not grow with it).
 constexpr std::size_t kMaxGather = 128U;
 /// Attention limits (they size local arrays, so they bound stack use):
 /// positions in a sequence, heads, and the width of one head.
@@ -214,16 +215,15 @@ struct LayerNorm {
 
   /// Records the normalised x (n nodes wide, n <= kMaxGather); kNoView on error.
   View forward(Tape<T>& tape, View x) const noexcept {
-    Value<T> xs[kMaxGather];
-    if ((x.count != n) || !gather(tape, x, xs, kMaxGather)) {
+    if ((x.count != n) || (n > kMaxGather)) {
       static_cast<void>(tape.segments(nullptr, 0U));  // records kInvalidArgument
       return kNoView;
     }
-    const Value<T> mu = reduce_mean(xs, n);
-    const Value<T> rstd = inv_sqrt(variance_biased(xs, n) + eps);
+    const Value<T> mu = tape.reduce_range(Op::kMeanR, x.first, n);
+    const Value<T> rstd = inv_sqrt(tape.reduce_range(Op::kVarBiasedR, x.first, n) + eps);
     const Index centered = static_cast<Index>(tape.size());
     for (Index i = 0U; i < n; ++i) {
-      static_cast<void>(xs[i] - mu);
+      static_cast<void>(node(tape, x.first + i) - mu);
     }
     const Index scaled = static_cast<Index>(tape.size());
     for (Index i = 0U; i < n; ++i) {
@@ -252,12 +252,12 @@ inline View add(Tape<T>& tape, View x, View y) noexcept {
 /// log(sum(exp(z))) - z[target]. Two nodes, no slots.
 template <class T>
 inline Value<T> cross_entropy(Tape<T>& tape, View logits, Index target) noexcept {
-  Value<T> zs[kMaxGather];
-  if ((target >= logits.count) || !gather(tape, logits, zs, kMaxGather)) {
+  if ((target >= logits.count) || (logits.count > kMaxGather)) {
     static_cast<void>(tape.segments(nullptr, 0U));  // records kInvalidArgument
     return Value<T>(&tape, kNoIndex);
   }
-  return log_sum_exp(zs, logits.count) - zs[target];
+  // Read in place: no array of handles on the stack.
+  return tape.reduce_range(Op::kLogSumExpR, logits.first, logits.count) - node(tape, logits.first + target);
 }
 /// Nodes cross_entropy() records.
 constexpr std::size_t kCrossEntropyNodes = 2U;
@@ -270,12 +270,11 @@ inline Value<T> mse(Tape<T>& tape, View pred, const T* target) noexcept {
   for (Index i = 0U; i < pred.count; ++i) {
     static_cast<void>(node(tape, pred.first + i) - target[i]);
   }
-  Value<T> ds[kMaxGather];
-  if ((tape.status() != Status::kOk) || !gather(tape, View{first, pred.count}, ds, kMaxGather)) {
+  if ((tape.status() != Status::kOk) || (pred.count > kMaxGather)) {
     static_cast<void>(tape.segments(nullptr, 0U));  // records kInvalidArgument
     return Value<T>(&tape, kNoIndex);
   }
-  return reduce_mean_squares(ds, pred.count);
+  return tape.reduce_range(Op::kMeanSqR, first, pred.count);
 }
 
 /// Causal multi-head self-attention over a sequence of up to kMaxSteps
