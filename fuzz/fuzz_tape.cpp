@@ -698,7 +698,13 @@ Index partials(const bt::Tape<T>& tape, Index i, const Node& n, Partial* out, bo
         case Op::kAdd: add(n.a, 1); add(n.b, 1); break;
         case Op::kSub: add(n.a, 1); add(n.b, -1); break;
         case Op::kMul: add(n.a, y); add(n.b, x); break;
-        case Op::kDiv: add(n.a, 1 / y); add(n.b, -x / (y * y)); break;
+        case Op::kDiv:
+          // The library goes through 1 / y in T: with y subnormal that is
+          // inf, and x * inf is NaN even where -x / y^2 is exactly 0.
+          *unstable = *unstable || !std::isfinite(static_cast<T>(1 / y));
+          add(n.a, 1 / y);
+          add(n.b, -x / (y * y));
+          break;
         case Op::kMean2: add(n.a, 0.5L); add(n.b, 0.5L); break;
         case Op::kAddSquares2: add(n.a, 2 * x); add(n.b, 2 * y); break;
         case Op::kMeanSquares2: add(n.a, x); add(n.b, y); break;

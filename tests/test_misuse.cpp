@@ -124,7 +124,7 @@ void foreign_and_forged_marks(bt_test::Context& t) {
 // Valid marks stay valid: the per-sample loop, nested loops, and a mark at
 // the exact position a rewind went back to.
 void valid_marks_stay_valid(bt_test::Context& t) {
-  static bt::FixedTape<double, 24, 24> tape;
+  static bt::FixedTape<double, 8, 8> tape;
   tape.reset();
   auto w = tape.param(0.5);
   const bt::Mark outer = tape.mark();
@@ -586,8 +586,8 @@ void fuzzer_findings(bt_test::Context& t) {
 // Tape::reduce_range: the node and bits reduce()/log_sum_exp() of the same
 // consecutive handles give, and its errors.
 void reduce_range_matches_handles(bt_test::Context& t) {
-  static bt::FixedTape<double, 16, 8> tape;
-  static bt::FixedTape<double, 16, 8> twin;
+  static bt::FixedTape<double, 8, 8> tape;
+  static bt::FixedTape<double, 8, 8> twin;
   const bt::Op ops[] = {bt::Op::kSumR,   bt::Op::kSubR,     bt::Op::kProdR, bt::Op::kMeanR,    bt::Op::kSumSqR,
                         bt::Op::kMeanSqR, bt::Op::kNegMeanR, bt::Op::kVarR,  bt::Op::kVarBiasedR};
   const double in[5] = {0.5, -1.25, 3.0, 2.0, -0.75};
