@@ -581,6 +581,14 @@ void Tape<T>::reset() noexcept {
 }
 
 template <class T>
+Status Tape<T>::report(Status error) noexcept {
+  if ((error != Status::kOk) && (values_ != nullptr)) {
+    static_cast<void>(fail(error));
+  }
+  return status_;
+}
+
+template <class T>
 void Tape<T>::clear_status() noexcept {
   if (values_ != nullptr) {
     status_ = Status::kOk;

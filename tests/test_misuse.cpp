@@ -628,7 +628,31 @@ void reduce_range_matches_handles(bt_test::Context& t) {
   BT_CHECK(t, tape.size() == size);
 }
 
+// Tape::report: a caller's error is sticky like the tape's own, the first
+// one stays, kOk records nothing, and later ops fail.
+void report_records_a_callers_error(bt_test::Context& t) {
+  // On the shared guarded buffer: the micro:bit's 16 KiB has no room for
+  // another static tape.
+  g_buffer.fill();
+  const std::size_t need = bt::Tape<float>::bytes_required(8U, 8U);
+  BT_CHECK(t, need <= 256U);
+  bt::Tape<float> tape(g_buffer.body(), need, 8U, 8U);
+  auto x = tape.leaf(1.0F);
+  BT_CHECK(t, tape.report(bt::Status::kOk) == bt::Status::kOk);
+  BT_CHECK(t, (x + x).valid());
+  BT_CHECK(t, tape.report(bt::Status::kInvalidArgument) == bt::Status::kInvalidArgument);
+  BT_CHECK(t, tape.report(bt::Status::kCapacityExceeded) == bt::Status::kInvalidArgument);
+  const std::size_t size = tape.size();
+  BT_CHECK(t, !(x * x).valid());
+  BT_CHECK(t, tape.size() == size);
+  BT_CHECK(t, tape.backward(x) == bt::Status::kInvalidArgument);
+  tape.clear_status();
+  BT_CHECK(t, (x * x).valid());
+  BT_CHECK(t, g_buffer.intact(need));
+}
+
 const bt_test::TestCase kCases[] = {
+    {"report_records_a_callers_error", report_records_a_callers_error},
     {"reduce_range_matches_handles", reduce_range_matches_handles},
     {"fuzzer_findings", fuzzer_findings},
     {"layers_before_create", layers_before_create},

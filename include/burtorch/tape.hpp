@@ -278,6 +278,11 @@ class Tape {
   Status status() const noexcept { return status_; }
   /// Clears a sticky error (e.g. after rewinding past the failed sample).
   void clear_status() noexcept;
+  /// Records an error found by a caller (a layer given a view of the wrong
+  /// width, a target out of range): the sticky status and the fault hook, as
+  /// for the tape's own errors; the first error stays. kOk records nothing.
+  /// Returns the status afterwards.
+  Status report(Status error) noexcept;
   /// Nodes recorded.
   std::size_t size() const noexcept { return size_; }
   /// Nodes the buffer holds (0 for an unusable buffer).

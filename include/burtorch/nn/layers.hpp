@@ -151,7 +151,7 @@ struct Linear {
   /// list; returns the `out` output nodes (kNoView on error).
   View forward(Tape<T>& tape, SegmentList x) const noexcept {
     if (x.total != in) {
-      static_cast<void>(tape.segments(nullptr, 0U));  // records kInvalidArgument
+      static_cast<void>(tape.report(Status::kInvalidArgument));
       return kNoView;
     }
     const Value<T> y = tape.matvec(weight, out, x, bias);
@@ -216,7 +216,7 @@ struct LayerNorm {
   /// Records the normalised x (n nodes wide, n <= kMaxGather); kNoView on error.
   View forward(Tape<T>& tape, View x) const noexcept {
     if ((x.count != n) || (n > kMaxGather)) {
-      static_cast<void>(tape.segments(nullptr, 0U));  // records kInvalidArgument
+      static_cast<void>(tape.report(Status::kInvalidArgument));
       return kNoView;
     }
     const Value<T> mu = tape.reduce_range(Op::kMeanR, x.first, n);
@@ -238,7 +238,7 @@ struct LayerNorm {
 template <class T>
 inline View add(Tape<T>& tape, View x, View y) noexcept {
   if (x.count != y.count) {
-    static_cast<void>(tape.segments(nullptr, 0U));  // records kInvalidArgument
+    static_cast<void>(tape.report(Status::kInvalidArgument));
     return kNoView;
   }
   const Index first = static_cast<Index>(tape.size());
@@ -253,7 +253,7 @@ inline View add(Tape<T>& tape, View x, View y) noexcept {
 template <class T>
 inline Value<T> cross_entropy(Tape<T>& tape, View logits, Index target) noexcept {
   if ((target >= logits.count) || (logits.count > kMaxGather)) {
-    static_cast<void>(tape.segments(nullptr, 0U));  // records kInvalidArgument
+    static_cast<void>(tape.report(Status::kInvalidArgument));
     return Value<T>(&tape, kNoIndex);
   }
   // Read in place: no array of handles on the stack.
@@ -271,7 +271,7 @@ inline Value<T> mse(Tape<T>& tape, View pred, const T* target) noexcept {
     static_cast<void>(node(tape, pred.first + i) - target[i]);
   }
   if ((tape.status() != Status::kOk) || (pred.count > kMaxGather)) {
-    static_cast<void>(tape.segments(nullptr, 0U));  // records kInvalidArgument
+    static_cast<void>(tape.report(Status::kInvalidArgument));
     return Value<T>(&tape, kNoIndex);
   }
   return tape.reduce_range(Op::kMeanSqR, first, pred.count);
@@ -321,7 +321,7 @@ struct CausalSelfAttention {
     width = d;
     heads = n_heads;
     if ((n_heads == 0U) || ((d % n_heads) != 0U)) {
-      static_cast<void>(tape.segments(nullptr, 0U));  // records kInvalidArgument
+      static_cast<void>(tape.report(Status::kInvalidArgument));
       return false;
     }
     const std::size_t dd = static_cast<std::size_t>(d) * d;
@@ -339,7 +339,7 @@ struct CausalSelfAttention {
     // heads == 0: create() never ran (or failed); no division by it.
     const Index hs = (heads != 0U) ? (width / heads) : 0U;
     if ((heads == 0U) || (steps == 0U) || (steps > kMaxSteps) || (hs > kMaxHeadSize) || (heads > kMaxHeads)) {
-      static_cast<void>(tape.segments(nullptr, 0U));  // records kInvalidArgument
+      static_cast<void>(tape.report(Status::kInvalidArgument));
       return false;
     }
     SegmentList lists[kMaxSteps];

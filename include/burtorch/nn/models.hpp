@@ -273,7 +273,7 @@ class Gpt {
   /// logits[t] for each position t < steps of the token ids.
   bool logits(Tape<T>& tape, const std::uint8_t* tokens, Index steps, View* logits_out) const noexcept {
     if ((steps == 0U) || (steps > config_.block)) {
-      static_cast<void>(tape.segments(nullptr, 0U));  // records kInvalidArgument
+      static_cast<void>(tape.report(Status::kInvalidArgument));
       return false;
     }
     View x[kMaxSteps];
