@@ -19,7 +19,7 @@
 
 #include "bench_util.hpp"
 #include "graphs.hpp"
-#include "tape_impl.hpp"
+#include "burtorch/detail/tape_impl.hpp"
 
 namespace bt = burtorch;
 

@@ -30,8 +30,7 @@ install(FILES ${BURTORCH_GENERATED_INCLUDE_DIR}/burtorch/build_config.hpp
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/burtorch)
 # Template definitions of Tape<T>, for tapes of a scalar type the archive does
 # not instantiate (burtorch/lanes.hpp): <burtorch/detail/tape_impl.hpp>.
-install(FILES ${PROJECT_SOURCE_DIR}/lib/tape_impl.hpp DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/burtorch/detail)
-install(FILES ${PROJECT_SOURCE_DIR}/lib/simd/select.hpp DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/burtorch/detail/simd)
+# (include/burtorch/detail/ is installed with the rest of include/burtorch.)
 
 set(_burtorch_export_targets burtorch ${BURTORCH_PORT_TARGETS})
 if(TARGET burtorch_board)

@@ -309,12 +309,12 @@ const char* decode(const bt::Tape<T>& tape, Index i, Node* out) {
         }
       }
     }
-  } else if ((n.op == Op::kDotRS) || (n.op == Op::kMatRowS)) {
+  } else if ((n.op == Op::kDotRV) || (n.op == Op::kMatRow)) {
     const Index w = slot(a);
     const Index list = slot(a + 1U);
     Index length = b;
     Index first_w = w;
-    if (n.op == Op::kMatRowS) {
+    if (n.op == Op::kMatRow) {
       const Index bias_first = slot(a + 2U);
       length = slot(a + 3U);
       if ((length == 0U) || (length > kMaxList)) {
@@ -1728,7 +1728,7 @@ struct Driver {
     Outcome o;
     Node want;
     want.kind = Kind::kDot;
-    want.op = Op::kDotRS;
+    want.op = Op::kDotRV;
     want.bias = with_bias ? bias.v.index() : kNo;
     bool trust = false;
     bt::SegmentList list;
@@ -1806,7 +1806,7 @@ struct Driver {
     for (Index row = 0U; (e != nullptr) && (row < count); ++row) {
       Node& n = want[row];
       n.kind = Kind::kDot;
-      n.op = Op::kMatRowS;
+      n.op = Op::kMatRow;
       expand(*e, &n);
       n.nw = n.nx;
       for (Index k = 0U; k < n.nw; ++k) {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The compiled part of libburtorch: Tape<float> and Tape<double>.
-#include "tape_impl.hpp"
+#include "burtorch/detail/tape_impl.hpp"
 
 namespace burtorch {
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Host only: pictures. `dot` renders the small graph (paper Fig. 2) that
-// write_dot exports; python3 + matplotlib run the scripts of
+// write_graphviz exports; python3 + matplotlib run the scripts of
 // burtorch/port/plot.hpp. Each PNG must exist, carry the PNG signature and
 // have the pixel size the script asks for.
 // Usage: host_pictures dot WORK_DIR | host_pictures plots WORK_DIR
@@ -83,7 +83,7 @@ void small_graph_renders(bt_test::Context& t) {
   bt::port::FileWriter file;
   bt::Status st = file.open(dot_path, true);
   if (st == bt::Status::kOk) {
-    st = bt::write_dot(tape, s.g, file.sink());
+    st = bt::write_graphviz(tape, s.g, file.sink());
   }
   const bt::Status committed = file.commit();
   BT_CHECK(t, (st == bt::Status::kOk) && (committed == bt::Status::kOk));

@@ -320,44 +320,40 @@ void unreachable_nodes_do_not_leak(bt_test::Context& t) {
 
 // --- recorders called with inconsistent arguments ---------------------------
 
+// The elementwise recorders are private templates whose op kind is checked
+// when they are instantiated (op.hpp's rows); the wide recorders take the op
+// at run time and must refuse every op that is not a run reduction.
 void recorders_check_op_kind(bt_test::Context& t) {
   static bt::FixedTape<double, 16, 16> tape;
-  const auto plus = [](double u) { return u + 4.0; };
-  const auto times = [](double u, double v) { return u * v; };
+  const bt::Op wrong[] = {bt::Op::kSumL,  bt::Op::kDotRR, bt::Op::kAdd,     bt::Op::kExp,
+                          bt::Op::kLeaf,  bt::Op::kMulConst, bt::Op::kLogSumExpL, bt::Op::kMatRow,
+                          bt::Op::kCount, static_cast<bt::Op>(200)};
   // Each wrong kind: kInvalidArgument, no node, no slot, backward refuses.
-  for (int which = 0; which < 7; ++which) {
+  for (std::size_t which = 0U; which < (2U * (sizeof(wrong) / sizeof(wrong[0]))); ++which) {
     tape.reset();
     auto x = tape.leaf(1.5);
     auto y = tape.leaf(2.5);
     const bt::Value<double> xs[2] = {y, x};
-    bt::Value<double> out;
-    switch (which) {
-      case 0:
-        out = tape.map1(bt::Op::kAdd, x, plus);
-        break;
-      case 1:
-        out = tape.map1(bt::Op::kMulConst, x, plus);
-        break;
-      case 2:
-        out = tape.map2(bt::Op::kExp, x, y, times);
-        break;
-      case 3:
-        out = tape.with_constant(bt::Op::kAdd, x, 4.0);
-        break;
-      case 4:
-        out = tape.reduce(bt::Op::kSumL, xs, 2U);
-        break;
-      case 5:
-        out = tape.reduce(bt::Op::kDotRR, xs, 2U);
-        break;
-      default:
-        out = tape.map2(bt::Op::kLeaf, x, y, times);
-        break;
-    }
+    const bt::Op op = wrong[which / 2U];
+    const bt::Value<double> out = ((which % 2U) == 0U) ? tape.reduce(op, xs, 2U) : tape.reduce_range(op, 0U, 2U);
     BT_CHECK(t, !out.valid());
     BT_CHECK(t, tape.status() == bt::Status::kInvalidArgument);
     BT_CHECK(t, (tape.size() == 2U) && (tape.slots_used() == 0U));
     BT_CHECK(t, tape.backward(x) == bt::Status::kInvalidArgument);
+  }
+  // Every run reduction is accepted, and records its list variant for a list.
+  const bt::Op runs[] = {bt::Op::kSumR,  bt::Op::kSubR,      bt::Op::kProdR, bt::Op::kMeanR,
+                         bt::Op::kSumSqR, bt::Op::kMeanSqR,  bt::Op::kNegMeanR, bt::Op::kVarR,
+                         bt::Op::kVarBiasedR, bt::Op::kLogSumExpR};
+  for (const bt::Op op : runs) {
+    tape.reset();
+    auto x = tape.leaf(1.5);
+    auto y = tape.leaf(2.5);
+    const bt::Value<double> xs[2] = {y, x};
+    BT_CHECK(t, tape.op(tape.reduce(op, xs, 2U).index()) == bt::op_pair(op));
+    BT_CHECK(t, tape.op(tape.reduce_range(op, 0U, 2U).index()) == op);
+    BT_CHECK(t, bt::op_pair(bt::op_pair(op)) == op);
+    BT_CHECK(t, tape.status() == bt::Status::kOk);
   }
 }
 

@@ -372,7 +372,7 @@ void matvec_rows(bt_test::Context& t) {
       expect += w[(o * kIn) + k] * x[k];
     }
     BT_CHECK(t, tape.value(y.index() + o) == expect);
-    BT_CHECK(t, tape.op(y.index() + o) == bt::Op::kMatRowS);
+    BT_CHECK(t, tape.op(y.index() + o) == bt::Op::kMatRow);
   }
   // L = 1*y0 - 2*y1 + 3*y2: dW[o][k] = c_o x_k, db_o = c_o, dx_k = sum_o c_o W[o][k].
   const double c[kRows] = {1.0, -2.0, 3.0};

@@ -20,7 +20,7 @@
 
 #include "../examples/graphs.hpp"
 #include "harness.hpp"
-#include "tape_impl.hpp"  // instantiates the tape for the lane type below
+#include "burtorch/detail/tape_impl.hpp"  // instantiates the tape for the lane type below
 
 namespace bt = burtorch;
 namespace simd = burtorch::simd;

@@ -7,7 +7,7 @@
 
 #include "burtorch/checkpoint.hpp"
 #include "burtorch/config.hpp"
-#include "burtorch/dot.hpp"
+#include "burtorch/graphviz.hpp"
 #include "burtorch/ops.hpp"
 #include "burtorch/status.hpp"
 #include "burtorch/stream.hpp"

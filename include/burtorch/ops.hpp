@@ -24,15 +24,35 @@ struct Plain {
 template <class T>
 using PlainT = typename Plain<T>::Type;
 
-/// Records op(x, y) on x's tape, or on y's if x is empty (so the misuse is
-/// reported whichever side it is on); f computes the value from the
-/// operands' values after they are checked, so nothing is read through a bad
-/// handle.
-template <class T, class F>
-inline Value<T> binary(Op op, Value<T> x, Value<T> y, F f) noexcept {
-  Tape<T>* tape = (x.tape() != nullptr) ? x.tape() : y.tape();
-  return (tape != nullptr) ? tape->map2(op, x, y, f) : Value<T>();
-}
+/// The recorders of Tape<T> the operators use (private to the tape).
+template <class T>
+struct Record {
+  /// op K (a binary row) on x's tape, or on y's if x is empty (so the
+  /// misuse is reported whichever side it is on).
+  template <Op K>
+  static Value<T> binary(Value<T> x, Value<T> y) noexcept {
+    Tape<T>* tape = (x.tape() != nullptr) ? x.tape() : y.tape();
+    return (tape != nullptr) ? tape->template record_binary<K>(x, y) : Value<T>();
+  }
+  /// op K (a unary row) of x.
+  template <Op K>
+  static Value<T> unary(Value<T> x) noexcept {
+    Tape<T>* tape = x.tape();
+    return (tape != nullptr) ? tape->template record_unary<K>(x) : x;
+  }
+  /// op K (a unary row) of x with the constant c folded into the value.
+  template <Op K>
+  static Value<T> unary(Value<T> x, T c) noexcept {
+    Tape<T>* tape = x.tape();
+    return (tape != nullptr) ? tape->template record_unary<K>(x, c) : x;
+  }
+  /// op K (a row with a stored constant) of x and c.
+  template <Op K>
+  static Value<T> constant(Value<T> x, T c) noexcept {
+    Tape<T>* tape = x.tape();
+    return (tape != nullptr) ? tape->template record_constant<K>(x, c) : x;
+  }
+};
 
 /// The tape of the first operand that has one (nullptr if none): an empty
 /// handle anywhere in a list is then reported by that tape.
@@ -46,88 +66,75 @@ inline Tape<T>* first_tape(const Value<T>* xs, std::size_t n) noexcept {
   }
   return tape;
 }
-
-template <class T, class F>
-inline Value<T> unary(Op op, Value<T> x, F f) noexcept {
-  Tape<T>* tape = x.tape();
-  return (tape != nullptr) ? tape->map1(op, x, f) : x;
-}
-
-template <class T>
-inline Value<T> with_constant(Op op, Value<T> x, T c) noexcept {
-  Tape<T>* tape = x.tape();
-  return (tape != nullptr) ? tape->with_constant(op, x, c) : x;
-}
 }  // namespace detail
 
 // --- arithmetic between values --------------------------------------------
 /// x + y (one node).
 template <class T>
 inline Value<T> operator+(Value<T> x, Value<T> y) noexcept {
-  return detail::binary(Op::kAdd, x, y, [](T a, T b) { return a + b; });
+  return detail::Record<T>::template binary<Op::kAdd>(x, y);
 }
 /// x - y (one node).
 template <class T>
 inline Value<T> operator-(Value<T> x, Value<T> y) noexcept {
-  return detail::binary(Op::kSub, x, y, [](T a, T b) { return a - b; });
+  return detail::Record<T>::template binary<Op::kSub>(x, y);
 }
 /// x * y (one node).
 template <class T>
 inline Value<T> operator*(Value<T> x, Value<T> y) noexcept {
-  return detail::binary(Op::kMul, x, y, [](T a, T b) { return a * b; });
+  return detail::Record<T>::template binary<Op::kMul>(x, y);
 }
 /// x / y (one node; IEEE: x / 0 is +-inf or NaN).
 template <class T>
 inline Value<T> operator/(Value<T> x, Value<T> y) noexcept {
-  return detail::binary(Op::kDiv, x, y, [](T a, T b) { return a / b; });
+  return detail::Record<T>::template binary<Op::kDiv>(x, y);
 }
 /// -x (one node).
 template <class T>
 inline Value<T> operator-(Value<T> x) noexcept {
-  return detail::unary(Op::kNeg, x, [](T a) { return -a; });
+  return detail::Record<T>::template unary<Op::kNeg>(x);
 }
 
 // --- arithmetic with plain scalars (no node for the constant) --------------
 /// x + c: one node, the constant is folded into the value.
 template <class T>
 inline Value<T> operator+(Value<T> x, detail::PlainT<T> c) noexcept {
-  return detail::unary(Op::kAddConst, x, [c](T a) { return a + c; });
+  return detail::Record<T>::template unary<Op::kAddConst>(x, static_cast<T>(c));
 }
 /// c + x: one node, the constant is folded into the value.
 template <class T>
 inline Value<T> operator+(detail::PlainT<T> c, Value<T> x) noexcept {
-  return detail::unary(Op::kAddConst, x, [c](T a) { return c + a; });
+  return detail::Record<T>::template unary<Op::kAddConst>(x, static_cast<T>(c));
 }
 /// x - c: one node, the constant is folded into the value.
 template <class T>
 inline Value<T> operator-(Value<T> x, detail::PlainT<T> c) noexcept {
-  return detail::unary(Op::kAddConst, x, [c](T a) { return a - c; });
+  return detail::Record<T>::template unary<Op::kAddConst>(x, -static_cast<T>(c));  // x + (-c) == x - c, bit for bit
 }
 /// c - x: one node, the constant is folded into the value.
 template <class T>
 inline Value<T> operator-(detail::PlainT<T> c, Value<T> x) noexcept {
-  return detail::unary(Op::kConstSub, x, [c](T a) { return c - a; });
+  return detail::Record<T>::template unary<Op::kConstSub>(x, static_cast<T>(c));
 }
 /// x * c: one node, c kept in argument slots.
 template <class T>
 inline Value<T> operator*(Value<T> x, detail::PlainT<T> c) noexcept {
-  return detail::with_constant(Op::kMulConst, x, static_cast<T>(c));
+  return detail::Record<T>::template constant<Op::kMulConst>(x, static_cast<T>(c));
 }
 /// c * x: one node, c kept in argument slots.
 template <class T>
 inline Value<T> operator*(detail::PlainT<T> c, Value<T> x) noexcept {
-  return detail::with_constant(Op::kMulConst, x, static_cast<T>(c));
+  return detail::Record<T>::template constant<Op::kMulConst>(x, static_cast<T>(c));
 }
 /// x / c: one node, c kept in argument slots.
 template <class T>
 inline Value<T> operator/(Value<T> x, detail::PlainT<T> c) noexcept {
-  return detail::with_constant(Op::kDivConst, x, static_cast<T>(c));
+  return detail::Record<T>::template constant<Op::kDivConst>(x, static_cast<T>(c));
 }
 /// c / x: one node, no storage for c.
 template <class T>
 inline Value<T> operator/(detail::PlainT<T> c, Value<T> x) noexcept {
-  // d(c/x)/dx = -(c/x)/x: the backward pass needs only the node's value.
-  return detail::unary(Op::kConstDiv, x, [c](T a) { return c / a; });
+  return detail::Record<T>::template unary<Op::kConstDiv>(x, static_cast<T>(c));
 }
 
 template <class T>
@@ -175,57 +182,57 @@ inline Value<T>& Value<T>::operator/=(T rhs) noexcept {
 /// max(x, 0), NaN passed through; relu'(0) = 0.
 template <class T>
 inline Value<T> relu(Value<T> x) noexcept {
-  return detail::unary(Op::kRelu, x, [](T a) { return ScalarOps<T>::relu(a); });
+  return detail::Record<T>::template unary<Op::kRelu>(x);
 }
 /// tanh(x).
 template <class T>
 inline Value<T> tanh(Value<T> x) noexcept {
-  return detail::unary(Op::kTanh, x, [](T a) { return ScalarOps<T>::tanh(a); });
+  return detail::Record<T>::template unary<Op::kTanh>(x);
 }
 /// e to the x.
 template <class T>
 inline Value<T> exp(Value<T> x) noexcept {
-  return detail::unary(Op::kExp, x, [](T a) { return ScalarOps<T>::exp(a); });
+  return detail::Record<T>::template unary<Op::kExp>(x);
 }
 /// Natural logarithm (log(0) = -inf, log of a negative = NaN).
 template <class T>
 inline Value<T> log(Value<T> x) noexcept {
-  return detail::unary(Op::kLog, x, [](T a) { return ScalarOps<T>::log(a); });
+  return detail::Record<T>::template unary<Op::kLog>(x);
 }
 /// -log(x): the loss of a probability, one node instead of two.
 template <class T>
 inline Value<T> neg_log(Value<T> x) noexcept {
-  return detail::unary(Op::kNegLog, x, [](T a) { return -ScalarOps<T>::log(a); });
+  return detail::Record<T>::template unary<Op::kNegLog>(x);
 }
 /// 1 / (1 + exp(-x)).
 template <class T>
 inline Value<T> sigmoid(Value<T> x) noexcept {
-  return detail::unary(Op::kSigmoid, x, [](T a) { return T(1) / (T(1) + ScalarOps<T>::exp(-a)); });
+  return detail::Record<T>::template unary<Op::kSigmoid>(x);
 }
 /// 1 / x.
 template <class T>
 inline Value<T> inv(Value<T> x) noexcept {
-  return detail::unary(Op::kInv, x, [](T a) { return T(1) / a; });
+  return detail::Record<T>::template unary<Op::kInv>(x);
 }
 /// x squared.
 template <class T>
 inline Value<T> sqr(Value<T> x) noexcept {
-  return detail::unary(Op::kSqr, x, [](T a) { return a * a; });
+  return detail::Record<T>::template unary<Op::kSqr>(x);
 }
 /// x cubed.
 template <class T>
 inline Value<T> pow3(Value<T> x) noexcept {
-  return detail::unary(Op::kPow3, x, [](T a) { return a * a * a; });
+  return detail::Record<T>::template unary<Op::kPow3>(x);
 }
 /// Square root (its derivative at 0 is +inf).
 template <class T>
 inline Value<T> sqrt(Value<T> x) noexcept {
-  return detail::unary(Op::kSqrt, x, [](T a) { return ScalarOps<T>::sqrt(a); });
+  return detail::Record<T>::template unary<Op::kSqrt>(x);
 }
 /// 1 / sqrt(x).
 template <class T>
 inline Value<T> inv_sqrt(Value<T> x) noexcept {
-  return detail::unary(Op::kInvSqrt, x, [](T a) { return T(1) / ScalarOps<T>::sqrt(a); });
+  return detail::Record<T>::template unary<Op::kInvSqrt>(x);
 }
 /// x * c (the paper's name for it).
 template <class T>
@@ -235,22 +242,22 @@ inline Value<T> mul_by_const(Value<T> x, detail::PlainT<T> c) noexcept {
 /// Two-argument helpers of Table 8.
 template <class T>
 inline Value<T> mean(Value<T> x, Value<T> y) noexcept {
-  return detail::binary(Op::kMean2, x, y, [](T a, T b) { return (a + b) * T(0.5); });
+  return detail::Record<T>::template binary<Op::kMean2>(x, y);
 }
 /// x^2 + y^2 (one node).
 template <class T>
 inline Value<T> add_squares(Value<T> x, Value<T> y) noexcept {
-  return detail::binary(Op::kAddSquares2, x, y, [](T a, T b) { return (a * a) + (b * b); });
+  return detail::Record<T>::template binary<Op::kAddSquares2>(x, y);
 }
 /// (x^2 + y^2) / 2 (one node).
 template <class T>
 inline Value<T> mean_squares(Value<T> x, Value<T> y) noexcept {
-  return detail::binary(Op::kMeanSquares2, x, y, [](T a, T b) { return ((a * a) + (b * b)) * T(0.5); });
+  return detail::Record<T>::template binary<Op::kMeanSquares2>(x, y);
 }
 /// -(x + y) / 2 (one node).
 template <class T>
 inline Value<T> negative_mean(Value<T> x, Value<T> y) noexcept {
-  return detail::binary(Op::kNegMean2, x, y, [](T a, T b) { return -(a + b) * T(0.5); });
+  return detail::Record<T>::template binary<Op::kNegMean2>(x, y);
 }
 
 // --- varying arity (Tables 8 and 10) ------------------------------------------
@@ -363,8 +370,7 @@ inline Value<T> inner_product_segments_with_bias(Value<T> w, SegmentList x, Valu
 /// softmax of xs. Cross-entropy of logits z with target y: log_sum_exp(z) - z[y].
 template <class T>
 inline Value<T> log_sum_exp(const Value<T>* xs, std::size_t n) noexcept {
-  Tape<T>* tape = detail::first_tape(xs, n);
-  return (tape != nullptr) ? tape->log_sum_exp(xs, n) : Value<T>();
+  return detail::reduce(Op::kLogSumExpR, xs, n);
 }
 
 }  // namespace burtorch

@@ -3,8 +3,10 @@
 /// The tape: an append-only record of scalar operations, stored as separate
 /// arrays (structure of arrays) inside one byte buffer the caller owns.
 ///
-/// Read this file first, then ops.hpp, then lib/tape_impl.hpp (recording of
-/// the wide ops, marks and the backward sweep); docs/architecture.md maps the rest.
+/// Read op.hpp first (what a node computes), then this file, then ops.hpp;
+/// the out-of-line members are in include/burtorch/detail/ (tape_state.hpp:
+/// layout, errors, marks; tape_record.hpp: the wide ops; tape_backward.hpp:
+/// the sweep). docs/architecture.md maps the rest.
 ///
 ///   node i:  values_[i]  grads_[i]  ops_[i]  links_[i] = a | b << 32  (names_[i])
 ///   slots:   args_[k]    indices of list operands, operand descriptors and
@@ -23,71 +25,15 @@
 #include <limits>
 
 #include "burtorch/config.hpp"
+#include "burtorch/op.hpp"
 #include "burtorch/scalar.hpp"
 #include "burtorch/status.hpp"
 
 namespace burtorch {
 
-/// A node's or an argument slot's position on a tape (32 bits on every target).
-using Index = std::uint32_t;
-/// "No node": the index of an invalid handle, of a missing bias, ...
-constexpr Index kNoIndex = 0xFFFFFFFFU;
-
-/// What a node computes. Values below kFirstInterior are sources: nothing
-/// flows out of them during backward.
-enum class Op : std::uint8_t {
-  kLeaf = 0,  ///< input or parameter; its gradient accumulates across backwards
-  /// Binary: a, b are node indices.
-  kAdd, kSub, kMul, kDiv,
-  kMean2,         ///< (a + b) / 2
-  kAddSquares2,   ///< a^2 + b^2
-  kMeanSquares2,  ///< (a^2 + b^2) / 2
-  kNegMean2,      ///< -(a + b) / 2
-  /// Unary: a is the operand.
-  kNeg, kAddConst, kConstSub, kConstDiv, kRelu, kTanh, kExp, kLog, kNegLog,
-  kSigmoid, kInv, kSqr, kPow3, kSqrt, kInvSqrt,
-  /// Unary with a constant c stored in argument slots from b on.
-  kMulConst, kDivConst,
-  /// Reductions over n = b operands; R: a is the first of a contiguous range
-  /// of nodes, L: a is the first slot of a list of node indices.
-  kSumR, kSumL, kSubR, kSubL, kProdR, kProdL, kMeanR, kMeanL,
-  kSumSqR, kSumSqL, kMeanSqR, kMeanSqL, kNegMeanR, kNegMeanL,
-  kVarR, kVarL, kVarBiasedR, kVarBiasedL,
-  /// Inner products over n = b pairs; a is the slot of a descriptor
-  /// [w, x, bias] where w and x are a range start (R) or a list slot (L),
-  /// and bias is a node index or kNoIndex.
-  kDotRR, kDotRL, kDotLL,
-  /// Inner product of a weight range with a segment list (SegmentList); a is
-  /// the slot of a descriptor [w_first, list_slot, bias], b = n.
-  kDotRS,
-  /// log(sum(exp(x_i))) over n = b operands, max-shifted; R/L as above.
-  kLogSumExpR, kLogSumExpL,
-  /// Row b of a weight matrix times a segment list (one output of a layer);
-  /// a is the slot of a descriptor [w_first, list_slot, bias_first, length]
-  /// shared by all rows: row b's weights start at w_first + b * length, its
-  /// bias is node bias_first + b (none if bias_first is kNoIndex).
-  kMatRowS,
-  /// Element o of x * scale + shift over three runs of n nodes (a layer
-  /// norm's gain and bias); a is the slot of [scale_first, x_first,
-  /// shift_first] shared by all n outputs, b = o.
-  kScaleShift,
-  kCount
-};
-
 namespace detail {
-/// The kind of node each recorder may append. Every recorder checks the op it
-/// is given (a constant after inlining, so the check costs nothing on the
-/// operators' paths): no call can store operands of one kind under another
-/// kind's op code, which the backward sweep would misread.
-constexpr bool is_binary_op(Op op) noexcept { return (op >= Op::kAdd) && (op <= Op::kNegMean2); }
-constexpr bool is_unary_op(Op op) noexcept { return (op >= Op::kNeg) && (op <= Op::kInvSqrt); }
-constexpr bool is_constant_op(Op op) noexcept { return (op == Op::kMulConst) || (op == Op::kDivConst); }
-/// The range (R) variants of the reductions: what Tape::reduce accepts.
-constexpr bool is_range_reduction(Op op) noexcept {
-  return (op == Op::kSumR) || (op == Op::kSubR) || (op == Op::kProdR) || (op == Op::kMeanR) ||
-         (op == Op::kSumSqR) || (op == Op::kMeanSqR) || (op == Op::kNegMeanR) || (op == Op::kVarR) ||
-         (op == Op::kVarBiasedR);
-}
+template <class T>
+struct Record;
 }  // namespace detail
 
 template <class T>
@@ -189,6 +135,9 @@ class Tape {
   /// Every array in the buffer starts on this boundary (SIMD loads, and no
   /// false sharing between a tape's values and grads on most cores).
   static constexpr std::size_t kArrayAlign = 32U;
+
+  /// Argument slots a stored constant takes (x * c and x / c store c).
+  static constexpr Index kConstantSlots = static_cast<Index>((sizeof(T) + sizeof(Index) - 1U) / sizeof(Index));
 
   /// Returned by bytes_required for a layout no buffer can hold.
   static constexpr std::size_t kTooLarge = std::numeric_limits<std::size_t>::max();
@@ -326,22 +275,14 @@ class Tape {
   /// The constant of a kMulConst/kDivConst node (NaN for other nodes).
   T constant(Index i) const noexcept;
 
-  // --- recording (used by the operators and functions in ops.hpp) -------
-  /// Each checks its op kind and operands: a wrong op kind, a null pointer or
-  /// an empty list is kInvalidArgument; an operand that is empty (default or
-  /// from a call with no tape) kEmptyHandle, of another tape kForeignValue,
-  /// not (or no longer) recorded kInvalidHandle.
-  /// x * c (kMulConst) or x / c (kDivConst), c kept in argument slots.
-  Value<T> with_constant(Op op, Value<T> x, T c) noexcept;
-  /// A unary op whose result f(x) is computed from the operand's value once
-  /// it is known to be valid.
-  template <class F>
-  Value<T> map1(Op op, Value<T> x, F f) noexcept;
-  /// A binary op whose result f(x, y) is computed from the operands' values
-  /// once they are known to be valid.
-  template <class F>
-  Value<T> map2(Op op, Value<T> x, Value<T> y, F f) noexcept;
-  /// A reduction: `range_op` is the R variant (kSumR, kSubR, ...).
+  // --- wide ops (the functions of ops.hpp and the layers record with them) --
+  /// Each checks its operands: a wrong op, a null pointer or an empty list is
+  /// kInvalidArgument; an operand that is empty (default or from a call with
+  /// no tape) kEmptyHandle, of another tape kForeignValue, not (or no
+  /// longer) recorded kInvalidHandle. Nothing is recorded on an error.
+  /// A reduction over xs[0..n): `range_op` is a run variant (kSumR, kMeanR,
+  /// kLogSumExpR, ...: op_kind() kRangeReduce); stored as a run if the
+  /// nodes are consecutive, else as a list (the op's L variant).
   Value<T> reduce(Op range_op, const Value<T>* xs, std::size_t n) noexcept;
   /// sum(w[i] * x[i]) (+ *bias if bias is not null); each side stored as a
   /// range when its nodes are consecutive, else as a list of slots.
@@ -363,17 +304,32 @@ class Tape {
   /// o] + value[shift_first + o], sharing one 3-slot descriptor (a layer
   /// norm's gain and bias). Returns the first output.
   Value<T> scale_shift(Index scale_first, Index x_first, Index shift_first, Index n) noexcept;
-  /// log(sum(exp(xs[i]))), shifted by the maximum so it never overflows.
-  Value<T> log_sum_exp(const Value<T>* xs, std::size_t n) noexcept;
-  /// A reduction (`range_op` an R variant: kSumR, kMeanR, kVarBiasedR, ...)
-  /// or log-sum-exp (Op::kLogSumExpR) of the n consecutive nodes [first,
-  /// first + n), e.g. a layer's outputs: no handle array to gather (layers
-  /// call it with a View), the same node and bits as reduce()/log_sum_exp()
-  /// of their handles. kInvalidArgument for another op or n == 0,
+  /// A reduction (`range_op` a run variant, as for reduce()) of the n
+  /// consecutive nodes [first, first + n), e.g. a layer's outputs: no handle
+  /// array to gather (layers call it with a View), the same node and bits as
+  /// reduce() of their handles. kInvalidArgument for another op or n == 0,
   /// kInvalidHandle if a node is not recorded.
   Value<T> reduce_range(Op range_op, Index first, Index n) noexcept;
 
  private:
+  // The elementwise recorders of ops.hpp (detail::Record): op K's row
+  // (op.hpp) computes the value from the operands once they are checked.
+  // K's kind is checked when the template is instantiated.
+  template <class U>
+  friend struct detail::Record;
+  /// A unary op: OpDef<K>::forward(x), or forward(x, c) with c folded into
+  /// the value (x + c, c - x, c / x: no storage for c).
+  template <Op K>
+  Value<T> record_unary(Value<T> x) noexcept;
+  template <Op K>
+  Value<T> record_unary(Value<T> x, T c) noexcept;
+  /// A binary op: OpDef<K>::forward(x, y).
+  template <Op K>
+  Value<T> record_binary(Value<T> x, Value<T> y) noexcept;
+  /// x * c or x / c, c kept in argument slots (the backward needs it).
+  template <Op K>
+  Value<T> record_constant(Value<T> x, T c) noexcept;
+
   static constexpr T kNaN = std::numeric_limits<T>::quiet_NaN();
 #if BURTORCH_CONFIG_PARAM_NAMES
   static constexpr std::size_t kNameBytes = sizeof(const char*);
@@ -415,17 +371,16 @@ class Tape {
   /// variables in registers.
   void backward_wide(Op op, Index i, Index a, Index b, T g) noexcept;
   /// Records the first error (sticky) and returns an invalid handle. Cold:
-  /// defined out of line in lib/tape_impl.hpp.
+  /// defined out of line in detail/tape_state.hpp.
   BURTORCH_COLD Value<T> fail(Status status) noexcept;
   bool owns(Value<T> x) const noexcept { return (x.tape() == this) && (x.index() < size_); }
   /// True if one more non-leaf node fits (status ok, not full, and past the
   /// parameter region).
   bool room_for_interior() const noexcept { return (size_ - param_region_) < append_room_; }
-  BURTORCH_COLD Value<T> reject(Value<T> x) noexcept;
-  /// reject() for the inline paths: takes only the handle's tape, so the
-  /// handles of a chain of ops need not be kept alive for the cold path.
-  /// No tape: kEmptyHandle; this tape: kInvalidHandle; another: kForeignValue.
-  BURTORCH_COLD void reject_from(const Tape<T>* owner) noexcept;
+  /// Records why an operand is refused, from the handle's tape alone (so the
+  /// handles of a chain of inline ops need not be kept for the cold path):
+  /// no tape kEmptyHandle, this tape kInvalidHandle, another kForeignValue.
+  BURTORCH_COLD void reject(const Tape<T>* owner) noexcept;
   /// The rewind generation in which the state at position key (nodes +
   /// slots) was recorded on the current branch of the tape's history (an
   /// upper bound once more than kMarkLevels rewind targets are remembered).
@@ -456,6 +411,9 @@ class Tape {
   Value<T> push_dot(Op op, T product, Index descriptor, Index n) noexcept;
   /// True if nodes [first, first + n) are all recorded.
   bool recorded(Index first, std::uint64_t n) const noexcept { return (first < size_) && (n <= (size_ - first)); }
+  /// The value of the run reduction range_op over n operands.
+  template <class Operand>
+  T reduce_value(Op range_op, Operand at, Index n) const noexcept;
   /// Reserves `count` argument slots; returns the first, or kNoIndex.
   Index take_slots(std::size_t count) noexcept;
   /// Stores a range start (if xs are consecutive nodes) or a list of indices.
@@ -536,7 +494,7 @@ class FixedTape : public Tape<T> {
 };
 
 // ---------------------------------------------------------------------------
-// Inline hot paths. Everything else lives in lib/tape_impl.hpp (instantiated
+// Inline hot paths. Everything else lives in detail/tape_*.hpp (instantiated
 // for float and double by lib/tape.cpp).
 
 // Each returns a handle built right here from `this` on every path (the
@@ -591,54 +549,64 @@ inline Value<T> Tape<T>::push_leaf(T x, const char* name) noexcept {
 }
 
 template <class T>
-template <class F>
-inline Value<T> Tape<T>::map1(Op op, Value<T> x, F f) noexcept {
+template <Op K>
+inline Value<T> Tape<T>::record_unary(Value<T> x) noexcept {
+  static_assert(OpDef<K>::kKind == OpKind::kUnary, "record_unary records unary ops");
   Index out = kNoIndex;
-  if (BURTORCH_UNLIKELY(!detail::is_unary_op(op))) {
-    static_cast<void>(fail(Status::kInvalidArgument));
-  } else if (BURTORCH_UNLIKELY(!owns(x))) {
-    reject_from(x.tape());
+  if (BURTORCH_UNLIKELY(!owns(x))) {
+    reject(x.tape());
   } else {
     const Index a = x.index();
-    out = append(op, f(values_[a]), a, kNoIndex);
+    out = append(K, OpDef<K>::forward(values_[a]), a, kNoIndex);
   }
   return Value<T>(this, out);
 }
 
 template <class T>
-template <class F>
-inline Value<T> Tape<T>::map2(Op op, Value<T> x, Value<T> y, F f) noexcept {
+template <Op K>
+inline Value<T> Tape<T>::record_unary(Value<T> x, T c) noexcept {
+  static_assert(OpDef<K>::kKind == OpKind::kUnary, "record_unary records unary ops");
   Index out = kNoIndex;
-  if (BURTORCH_UNLIKELY(!detail::is_binary_op(op))) {
-    static_cast<void>(fail(Status::kInvalidArgument));
-  } else if (BURTORCH_UNLIKELY(!owns(x))) {
-    reject_from(x.tape());
+  if (BURTORCH_UNLIKELY(!owns(x))) {
+    reject(x.tape());
+  } else {
+    const Index a = x.index();
+    out = append(K, OpDef<K>::forward(values_[a], c), a, kNoIndex);
+  }
+  return Value<T>(this, out);
+}
+
+template <class T>
+template <Op K>
+inline Value<T> Tape<T>::record_binary(Value<T> x, Value<T> y) noexcept {
+  static_assert(OpDef<K>::kKind == OpKind::kBinary, "record_binary records binary ops");
+  Index out = kNoIndex;
+  if (BURTORCH_UNLIKELY(!owns(x))) {
+    reject(x.tape());
   } else if (BURTORCH_UNLIKELY(!owns(y))) {
-    reject_from(y.tape());
+    reject(y.tape());
   } else {
     const Index a = x.index();
     const Index b = y.index();
-    out = append(op, f(values_[a], values_[b]), a, b);
+    out = append(K, OpDef<K>::forward(values_[a], values_[b]), a, b);
   }
   return Value<T>(this, out);
 }
 
 template <class T>
-inline Value<T> Tape<T>::with_constant(Op op, Value<T> x, T c) noexcept {
-  constexpr Index kConstantSlots = static_cast<Index>((sizeof(T) + sizeof(Index) - 1U) / sizeof(Index));
+template <Op K>
+inline Value<T> Tape<T>::record_constant(Value<T> x, T c) noexcept {
+  static_assert(OpDef<K>::kKind == OpKind::kConstant, "record_constant records ops with a stored constant");
   Index out = kNoIndex;
-  if (BURTORCH_UNLIKELY(!detail::is_constant_op(op))) {
-    static_cast<void>(fail(Status::kInvalidArgument));
-  } else if (BURTORCH_UNLIKELY(!owns(x))) {
-    reject_from(x.tape());
+  if (BURTORCH_UNLIKELY(!owns(x))) {
+    reject(x.tape());
   } else if (BURTORCH_UNLIKELY(!room_for_interior() || ((slot_capacity_ - slots_used_) < kConstantSlots))) {
     static_cast<void>(fail(Status::kCapacityExceeded));
   } else {
     const Index slot = slots_used_;
     slots_used_ = slot + kConstantSlots;
     std::memcpy(&args_[slot], &c, sizeof(T));  // BT-DEV-010
-    const T v = values_[x.index()];
-    out = append(op, (op == Op::kMulConst) ? (v * c) : (v / c), x.index(), slot);
+    out = append(K, OpDef<K>::forward(values_[x.index()], c), x.index(), slot);
   }
   return Value<T>(this, out);
 }
@@ -679,8 +647,8 @@ inline bool Value<T>::valid() const noexcept {
   return (tape_ != nullptr) && (index_ < tape_->size());
 }
 
-/// The library is compiled for these; other scalar types include
-/// lib/tape_impl.hpp themselves.
+/// The library is compiled for these; for another scalar type (Lanes), one
+/// translation unit includes <burtorch/detail/tape_impl.hpp> and instantiates it.
 extern template class Tape<float>;
 extern template class Tape<double>;
 

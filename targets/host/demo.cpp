@@ -74,7 +74,7 @@ int main(int argc, char** argv) {
   bt::port::FileWriter file;
   bt::Status st = file.open(dot_path, true);
   if (st == bt::Status::kOk) {
-    st = bt::write_dot(g_tape, s.g, file.sink());
+    st = bt::write_graphviz(g_tape, s.g, file.sink());
   }
   if (st == bt::Status::kOk) {
     st = file.commit();

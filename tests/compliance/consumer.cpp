@@ -18,7 +18,7 @@
 #include "burtorch/simd.hpp"
 // A tape of lanes needs the tape's out-of-line members: this file is the one
 // translation unit that instantiates them (see lanes.hpp).
-#include "tape_impl.hpp"
+#include "burtorch/detail/tape_impl.hpp"
 
 namespace bt = burtorch;
 
@@ -218,7 +218,7 @@ bool save_and_export(bt::Tape<T>& tape) {
   ok = ok && (bt::checkpoint_bytes(sections.data(), sections.size()) == second.size);
   bt::MemoryStream dot{bytes.data(), bytes.size(), 0U, 0U};
   const bt::Value<T> root(&tape, n - 1U);
-  ok = ok && (bt::write_dot(tape, root, bt::memory_sink(&dot)) == bt::Status::kOk);
+  ok = ok && (bt::write_graphviz(tape, root, bt::memory_sink(&dot)) == bt::Status::kOk);
   return ok;
 }
 

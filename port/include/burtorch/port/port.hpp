@@ -63,7 +63,7 @@ inline Status console_bytes(void* context, const std::uint8_t* data, std::size_t
 }
 }  // namespace detail
 
-/// The log output as a ByteSink (e.g. write_dot() on a board without files).
+/// The log output as a ByteSink (e.g. write_graphviz() on a board without files).
 inline ByteSink console_sink() noexcept { return ByteSink{&detail::console_bytes, nullptr}; }
 
 }  // namespace port

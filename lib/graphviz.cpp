@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "burtorch/dot.hpp"
+#include "burtorch/graphviz.hpp"
 
 namespace burtorch {
 namespace {
@@ -15,7 +15,7 @@ class Writer {
   }
   void number(double v) noexcept {
     char buffer[32];
-    static_cast<void>(format_double(v, buffer, sizeof(buffer), kDotDigits));
+    static_cast<void>(format_double(v, buffer, sizeof(buffer), kGraphvizDigits));
     text(buffer);
   }
   void index(Index i) noexcept {
@@ -37,13 +37,6 @@ class Writer {
   Status status_ = Status::kOk;
 };
 
-bool is_binary(Op op) noexcept { return (op >= Op::kAdd) && (op <= Op::kNegMean2); }
-bool is_unary(Op op) noexcept { return (op >= Op::kNeg) && (op <= Op::kDivConst); }
-bool is_reduction(Op op) noexcept { return (op >= Op::kSumR) && (op <= Op::kVarBiasedL); }
-bool is_list(Op op) noexcept {
-  return ((static_cast<unsigned>(op) - static_cast<unsigned>(Op::kSumR)) & 1U) != 0U;
-}
-
 template <class T>
 void operand_edges(Writer& out, const Tape<T>& tape, Index to, Index where, bool list, Index n) noexcept {
   for (Index k = 0U; k < n; ++k) {
@@ -53,23 +46,9 @@ void operand_edges(Writer& out, const Tape<T>& tape, Index to, Index where, bool
 
 }  // namespace
 
-const char* op_name(Op op) noexcept {
-  static constexpr const char* kNames[] = {
-      "leaf",     "add",     "sub",       "mul",     "div",     "mean2",  "add_squares2", "mean_squares2",
-      "neg_mean2", "neg",    "add_const", "const_sub", "const_div", "relu", "tanh",         "exp",
-      "log",      "neg_log", "sigmoid",   "inv",     "sqr",     "pow3",   "sqrt",         "inv_sqrt",
-      "mul_const", "div_const", "sum",    "sum",     "sub_n",   "sub_n",  "prod",         "prod",
-      "mean",     "mean",    "sum_sq",    "sum_sq",  "mean_sq", "mean_sq", "neg_mean",    "neg_mean",
-      "var",      "var",     "var_biased", "var_biased", "dot", "dot",    "dot",
-      "dot_segments", "log_sum_exp", "log_sum_exp", "matvec_row", "scale_shift"};
-  static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<std::size_t>(Op::kCount), "one name per op");
-  const auto i = static_cast<std::size_t>(op);
-  return (i < static_cast<std::size_t>(Op::kCount)) ? kNames[i] : "?";
-}
-
 template <class T>
 // NOLINTNEXTLINE(readability-function-cognitive-complexity): one flat branch per kind of node
-Status write_dot(const Tape<T>& tape, Value<T> root, ByteSink sink) noexcept {
+Status write_graphviz(const Tape<T>& tape, Value<T> root, ByteSink sink) noexcept {
   if (root.tape() != &tape) {
     return Status::kForeignValue;
   }
@@ -103,22 +82,21 @@ Status write_dot(const Tape<T>& tape, Value<T> root, ByteSink sink) noexcept {
     out.text("\"];\n");
     const Index a = tape.arg_a(i);
     const Index b = tape.arg_b(i);
-    if (is_binary(op)) {
+    const OpKind kind = op_kind(op);
+    if (kind == OpKind::kBinary) {
       out.edge(a, i);
       out.edge(b, i);
-    } else if (is_unary(op)) {
+    } else if ((kind == OpKind::kUnary) || (kind == OpKind::kConstant)) {
       out.edge(a, i);
-    } else if (is_reduction(op)) {
-      operand_edges(out, tape, i, a, is_list(op), b);
+    } else if ((kind == OpKind::kRangeReduce) || (kind == OpKind::kListReduce)) {
+      operand_edges(out, tape, i, a, kind == OpKind::kListReduce, b);
     } else if ((op == Op::kDotRR) || (op == Op::kDotRL) || (op == Op::kDotLL)) {
       operand_edges(out, tape, i, tape.slot(a), op == Op::kDotLL, b);
       operand_edges(out, tape, i, tape.slot(a + 1U), op != Op::kDotRR, b);
       if (tape.slot(a + 2U) != kNoIndex) {
         out.edge(tape.slot(a + 2U), i);
       }
-    } else if ((op == Op::kLogSumExpR) || (op == Op::kLogSumExpL)) {
-      operand_edges(out, tape, i, a, op == Op::kLogSumExpL, b);
-    } else if (op == Op::kDotRS) {
+    } else if (op == Op::kDotRV) {
       operand_edges(out, tape, i, tape.slot(a), false, b);
       const Index list = tape.slot(a + 1U);
       const Index runs = tape.slot(list);
@@ -128,7 +106,7 @@ Status write_dot(const Tape<T>& tape, Value<T> root, ByteSink sink) noexcept {
       if (tape.slot(a + 2U) != kNoIndex) {
         out.edge(tape.slot(a + 2U), i);
       }
-    } else if (op == Op::kMatRowS) {
+    } else if (op == Op::kMatRow) {
       const Index length = tape.slot(a + 3U);
       operand_edges(out, tape, i, tape.slot(a) + (b * length), false, length);
       const Index list = tape.slot(a + 1U);
@@ -151,7 +129,7 @@ Status write_dot(const Tape<T>& tape, Value<T> root, ByteSink sink) noexcept {
   return out.status();
 }
 
-template Status write_dot<float>(const Tape<float>&, Value<float>, ByteSink) noexcept;
-template Status write_dot<double>(const Tape<double>&, Value<double>, ByteSink) noexcept;
+template Status write_graphviz<float>(const Tape<float>&, Value<float>, ByteSink) noexcept;
+template Status write_graphviz<double>(const Tape<double>&, Value<double>, ByteSink) noexcept;
 
 }  // namespace burtorch

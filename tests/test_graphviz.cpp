@@ -20,7 +20,7 @@ std::uint8_t g_text[2048];  // the largest graph here writes about 1.2 KB
 template <class T>
 bt::Status render(const bt::Tape<T>& tape, bt::Value<T> root, std::size_t* length) {
   bt::MemoryStream m{g_text, sizeof(g_text) - 1U, 0U, 0U};
-  const bt::Status s = bt::write_dot(tape, root, bt::memory_sink(&m));
+  const bt::Status s = bt::write_graphviz(tape, root, bt::memory_sink(&m));
   g_text[m.size] = '\0';
   *length = m.size;
   return s;
@@ -71,7 +71,7 @@ bool node_shows(std::size_t i, const char* field, double v, const char* after) {
   char want[96];
   std::size_t n = std::strlen(field);
   std::memcpy(want, field, n);
-  n += bt::format_double(v, &want[n], sizeof(want) - n - 8U, bt::kDotDigits);
+  n += bt::format_double(v, &want[n], sizeof(want) - n - 8U, bt::kGraphvizDigits);
   std::memcpy(&want[n], after, std::strlen(after) + 1U);
   return node_has(i, want);
 }
@@ -180,8 +180,8 @@ void bad_roots(bt_test::Context& t) {
   static_cast<void>(a);
   std::uint8_t buffer[64];
   bt::MemoryStream m{buffer, sizeof(buffer), 0U, 0U};
-  BT_CHECK(t, bt::write_dot(tape, foreign, bt::memory_sink(&m)) == bt::Status::kForeignValue);
-  BT_CHECK(t, bt::write_dot(tape, bt::Value<double>(&tape, 5U), bt::memory_sink(&m)) ==
+  BT_CHECK(t, bt::write_graphviz(tape, foreign, bt::memory_sink(&m)) == bt::Status::kForeignValue);
+  BT_CHECK(t, bt::write_graphviz(tape, bt::Value<double>(&tape, 5U), bt::memory_sink(&m)) ==
                   bt::Status::kInvalidHandle);
   BT_CHECK(t, m.size == 0U);
 }
@@ -194,7 +194,7 @@ void full_sink_stops_cleanly(bt_test::Context& t) {
   std::uint8_t buffer[72];
   std::memset(buffer, 0xCC, sizeof(buffer));
   bt::MemoryStream m{buffer, 64U, 0U, 0U};
-  BT_CHECK(t, bt::write_dot(tape, b, bt::memory_sink(&m)) == bt::Status::kIoError);
+  BT_CHECK(t, bt::write_graphviz(tape, b, bt::memory_sink(&m)) == bt::Status::kIoError);
   BT_CHECK(t, m.size <= 64U);
   bool guard = true;
   for (std::size_t i = 64U; i < sizeof(buffer); ++i) {
@@ -239,7 +239,7 @@ void long_chain_is_bounded(bt_test::Context& t) {
   }
   BT_CHECK(t, tape.size() == kNodes);
   Counter c{0U, 0U, 0U, '\0'};
-  BT_CHECK(t, bt::write_dot(tape, x, bt::ByteSink{&count_write, &c}) == bt::Status::kOk);
+  BT_CHECK(t, bt::write_graphviz(tape, x, bt::ByteSink{&count_write, &c}) == bt::Status::kOk);
   BT_CHECK(t, c.arrows == (kNodes - 1U));
   // 3 header lines + nodes + edges + closing brace.
   BT_CHECK(t, c.lines == (3U + kNodes + (kNodes - 1U) + 1U));

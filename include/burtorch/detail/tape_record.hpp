@@ -1,0 +1,345 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// Internal (included by tape_impl.hpp): recording of the wide ops:
+/// reductions, inner products, view lists, a layer's matrix-vector product,
+/// scale-shift. Their values come from the rows of op.hpp and the loops of
+/// detail/math.hpp.
+#ifndef BURTORCH_DETAIL_TAPE_RECORD_HPP
+#define BURTORCH_DETAIL_TAPE_RECORD_HPP
+
+#include <cstddef>
+#include <cstdint>
+
+#include "burtorch/detail/math.hpp"
+#include "burtorch/op.hpp"
+#include "burtorch/tape.hpp"
+
+namespace burtorch {
+
+template <class T>
+Index Tape<T>::take_slots(std::size_t count) noexcept {
+  if ((status_ != Status::kOk) || (count > static_cast<std::size_t>(slot_capacity_ - slots_used_))) {
+    static_cast<void>(fail(Status::kCapacityExceeded));
+    return kNoIndex;
+  }
+  const Index first = slots_used_;
+  slots_used_ += static_cast<Index>(count);
+  return first;
+}
+
+template <class T>
+bool Tape<T>::store_operand(const Value<T>* xs, std::size_t n, Index* where, bool* is_range) noexcept {
+  // One pass checks ownership and whether the nodes are consecutive.
+  bool consecutive = true;
+  for (std::size_t i = 0U; i < n; ++i) {
+    if (!owns(xs[i])) {
+      reject(xs[i].tape());
+      return false;
+    }
+    consecutive = consecutive && (xs[i].index() == (xs[0].index() + static_cast<Index>(i)));
+  }
+  if (consecutive) {
+    *where = xs[0].index();
+    *is_range = true;
+    return true;
+  }
+  const Index first = take_slots(n);
+  if (first == kNoIndex) {
+    return false;
+  }
+  for (std::size_t i = 0U; i < n; ++i) {
+    args_[first + static_cast<Index>(i)] = xs[i].index();
+  }
+  *where = first;
+  *is_range = false;
+  return true;
+}
+
+template <class T>
+template <class Operand>
+T Tape<T>::reduce_value(Op range_op, Operand at, Index n) const noexcept {
+  T out = T(0);
+  visit_op(range_op, [&](auto tag) noexcept BURTORCH_ALWAYS_INLINE {
+    using D = typename decltype(tag)::Def;
+    if constexpr (D::kKind == OpKind::kRangeReduce) {
+      out = D::forward(values_, at, n);
+    }
+  });
+  return out;
+}
+
+template <class T>
+Value<T> Tape<T>::reduce(Op range_op, const Value<T>* xs, std::size_t n) noexcept {
+  if ((xs == nullptr) || (n == 0U) || (n >= kNoIndex) || (op_kind(range_op) != OpKind::kRangeReduce)) {
+    return fail(Status::kInvalidArgument);
+  }
+  if (!room_for_interior()) {  // check before taking slots: a failed op takes none
+    return fail(Status::kCapacityExceeded);
+  }
+  const Mark before = mark();
+  Index where = kNoIndex;
+  bool is_range = false;
+  if (!store_operand(xs, n, &where, &is_range)) {
+    return Value<T>(this, kNoIndex);
+  }
+  const Index count = static_cast<Index>(n);
+  const T result = is_range ? reduce_value(range_op, detail::RangeOperand{where}, count)
+                            : reduce_value(range_op, detail::ListOperand{&args_[where]}, count);
+  const Value<T> out = push(is_range ? range_op : op_pair(range_op), result, where, count);
+  if (!out.valid()) {
+    slots_used_ = before.slots;
+  }
+  return out;
+}
+
+template <class T>
+Value<T> Tape<T>::dot(const Value<T>* w, const Value<T>* x, std::size_t n, const Value<T>* bias) noexcept {
+  if ((w == nullptr) || (x == nullptr) || (n == 0U) || (n >= kNoIndex)) {
+    return fail(Status::kInvalidArgument);
+  }
+  const Mark before = mark();
+  const Index descriptor = dot_descriptor(kNoIndex, kNoIndex, bias);  // operands filled in below
+  Index w_at = kNoIndex;
+  Index x_at = kNoIndex;
+  bool w_range = false;
+  bool x_range = false;
+  if ((descriptor == kNoIndex) || !store_operand(w, n, &w_at, &w_range) ||
+      !store_operand(x, n, &x_at, &x_range)) {
+    slots_used_ = before.slots;
+    return Value<T>(this, kNoIndex);
+  }
+  // The product is symmetric: keep a range operand first (RL, never LR).
+  if (!w_range && x_range) {
+    const Index t = w_at;
+    w_at = x_at;
+    x_at = t;
+    w_range = true;
+    x_range = false;
+  }
+  const Index count = static_cast<Index>(n);
+  args_[descriptor] = w_at;
+  args_[descriptor + 1U] = x_at;
+  T result = T(0);
+  Op op = Op::kDotLL;
+  if (w_range && x_range) {
+    op = Op::kDotRR;
+    result = detail::range_dot(values_, w_at, x_at, count);
+  } else if (w_range) {
+    op = Op::kDotRL;
+    result = detail::dot_of(values_, detail::RangeOperand{w_at}, detail::ListOperand{&args_[x_at]}, count);
+  } else {
+    result = detail::dot_of(values_, detail::ListOperand{&args_[w_at]}, detail::ListOperand{&args_[x_at]}, count);
+  }
+  const Value<T> out = push_dot(op, result, descriptor, count);
+  if (!out.valid()) {
+    slots_used_ = before.slots;
+  }
+  return out;
+}
+
+template <class T>
+Index Tape<T>::reserve(Index nodes, Index slots) noexcept {
+  if (!room_for_interior() || (nodes > (append_room_ - (size_ - param_region_)))) {
+    static_cast<void>(fail(Status::kCapacityExceeded));
+    return kNoIndex;
+  }
+  return take_slots(slots);
+}
+
+template <class T>
+Index Tape<T>::dot_descriptor(Index w, Index x, const Value<T>* bias) noexcept {
+  if ((bias != nullptr) && !owns(*bias)) {
+    reject(bias->tape());
+    return kNoIndex;
+  }
+  const Index descriptor = reserve(1U, 3U);
+  if (descriptor != kNoIndex) {
+    args_[descriptor] = w;
+    args_[descriptor + 1U] = x;
+    args_[descriptor + 2U] = (bias != nullptr) ? bias->index() : kNoIndex;
+  }
+  return descriptor;
+}
+
+template <class T>
+Value<T> Tape<T>::push_dot(Op op, T product, Index descriptor, Index n) noexcept {
+  const Index bias = args_[descriptor + 2U];
+  return push(op, (bias != kNoIndex) ? (product + values_[bias]) : product, descriptor, n);
+}
+
+template <class T>
+Value<T> Tape<T>::dot_ranges(Index w_first, Index x_first, Index n, const Value<T>* bias) noexcept {
+  if (n == 0U) {
+    return fail(Status::kInvalidArgument);
+  }
+  if (!recorded(w_first, n) || !recorded(x_first, n)) {
+    return fail(Status::kInvalidHandle);
+  }
+  const Index descriptor = dot_descriptor(w_first, x_first, bias);
+  if (descriptor == kNoIndex) {
+    return Value<T>(this, kNoIndex);
+  }
+  return push_dot(Op::kDotRR, detail::range_dot(values_, w_first, x_first, n), descriptor, n);
+}
+
+template <class T>
+SegmentList Tape<T>::segments(const Segment* parts, std::size_t count) noexcept {
+  SegmentList out;
+  if ((parts == nullptr) || (count == 0U) || (count >= (kNoIndex / 4U))) {
+    static_cast<void>(fail(Status::kInvalidArgument));
+    return out;
+  }
+  std::uint64_t total = 0U;  // 64 bits: count < 2^30 runs of < 2^32 nodes each cannot wrap it
+  for (std::size_t r = 0U; r < count; ++r) {
+    const Index first = parts[r].first;
+    const Index n = parts[r].count;
+    if ((n == 0U) || (first >= size_) || (n > (size_ - first))) {
+      static_cast<void>(fail(Status::kInvalidHandle));
+      return out;
+    }
+    total += n;
+  }
+  if (total >= kNoIndex) {
+    static_cast<void>(fail(Status::kInvalidArgument));
+    return out;
+  }
+  const Index slot = take_slots(1U + (2U * count));
+  if (slot == kNoIndex) {
+    return out;
+  }
+  args_[slot] = static_cast<Index>(count);
+  for (std::size_t r = 0U; r < count; ++r) {
+    args_[slot + 1U + (2U * static_cast<Index>(r))] = parts[r].first;
+    args_[slot + 2U + (2U * static_cast<Index>(r))] = parts[r].count;
+  }
+  out.slot = slot;
+  out.total = static_cast<Index>(total);
+  return out;
+}
+
+template <class T>
+bool Tape<T>::list_valid(SegmentList x) noexcept {
+  if ((x.slot == kNoIndex) || (x.total == 0U) || (x.slot >= slots_used_)) {
+    static_cast<void>(fail(Status::kInvalidArgument));
+    return false;
+  }
+  // The list must still be on the tape, and every run still recorded. Runs
+  // only end below size_, which grows until the next rewind: a list checked
+  // since then needs no new check.
+  if ((x.slot != checked_list_) || (x.total != checked_total_)) {
+    const Index runs = args_[x.slot];
+    if ((runs == 0U) || (runs > ((slots_used_ - x.slot - 1U) / 2U))) {
+      static_cast<void>(fail(Status::kInvalidArgument));
+      return false;
+    }
+    // 64-bit sum: the runs of a stale list (its slots reused since) could
+    // otherwise wrap an Index back to x.total.
+    std::uint64_t total = 0U;
+    for (Index r = 0U; r < runs; ++r) {
+      const Index first = args_[x.slot + 1U + (2U * r)];
+      const Index n = args_[x.slot + 2U + (2U * r)];
+      // An empty run is never stored by segments(): this is no list of ours.
+      if ((n == 0U) || (first >= size_) || (n > (size_ - first))) {
+        static_cast<void>(fail(Status::kInvalidHandle));
+        return false;
+      }
+      total += n;
+    }
+    if (total != x.total) {
+      static_cast<void>(fail(Status::kInvalidArgument));
+      return false;
+    }
+    checked_list_ = x.slot;
+    checked_total_ = x.total;
+  }
+  return true;
+}
+
+template <class T>
+Value<T> Tape<T>::dot_segments(Index w_first, SegmentList x, const Value<T>* bias) noexcept {
+  if (!list_valid(x)) {
+    return Value<T>(this, kNoIndex);
+  }
+  if ((w_first >= size_) || (x.total > (size_ - w_first))) {
+    return fail(Status::kInvalidHandle);
+  }
+  const Index descriptor = dot_descriptor(w_first, x.slot, bias);
+  if (descriptor == kNoIndex) {
+    return Value<T>(this, kNoIndex);
+  }
+  return push_dot(Op::kDotRV, detail::dot_list_of(values_, w_first, &args_[x.slot]), descriptor, x.total);
+}
+
+template <class T>
+Value<T> Tape<T>::matvec(Index w_first, Index rows, SegmentList x, Index bias_first) noexcept {
+  if (rows == 0U) {
+    return fail(Status::kInvalidArgument);
+  }
+  if (!list_valid(x)) {
+    return Value<T>(this, kNoIndex);
+  }
+  // Every weight and bias must be recorded (64-bit: rows * length may
+  // exceed an Index; then it exceeds size_ too).
+  const std::uint64_t weights = static_cast<std::uint64_t>(rows) * x.total;
+  if ((w_first >= size_) || (weights > (size_ - w_first))) {
+    return fail(Status::kInvalidHandle);
+  }
+  if ((bias_first != kNoIndex) && ((bias_first >= size_) || (rows > (size_ - bias_first)))) {
+    return fail(Status::kInvalidHandle);
+  }
+  const Index descriptor = reserve(rows, 4U);  // room for all rows, or none is recorded
+  if (descriptor == kNoIndex) {
+    return Value<T>(this, kNoIndex);
+  }
+  args_[descriptor] = w_first;
+  args_[descriptor + 1U] = x.slot;
+  args_[descriptor + 2U] = bias_first;
+  args_[descriptor + 3U] = x.total;
+  const Index first = size_;
+  for (Index o = 0U; o < rows; ++o) {
+    T result = detail::dot_list_of(values_, w_first + (o * x.total), &args_[x.slot]);
+    if (bias_first != kNoIndex) {
+      result += values_[bias_first + o];
+    }
+    static_cast<void>(append(Op::kMatRow, result, descriptor, o));  // fits: room checked above
+  }
+  return Value<T>(this, first);
+}
+
+template <class T>
+Value<T> Tape<T>::scale_shift(Index scale_first, Index x_first, Index shift_first, Index n) noexcept {
+  if (n == 0U) {
+    return fail(Status::kInvalidArgument);
+  }
+  if (!recorded(scale_first, n) || !recorded(x_first, n) || !recorded(shift_first, n)) {
+    return fail(Status::kInvalidHandle);
+  }
+  const Index descriptor = reserve(n, 3U);  // room for all outputs, or none is recorded
+  if (descriptor == kNoIndex) {
+    return Value<T>(this, kNoIndex);
+  }
+  args_[descriptor] = scale_first;
+  args_[descriptor + 1U] = x_first;
+  args_[descriptor + 2U] = shift_first;
+  const Index first = size_;
+  for (Index o = 0U; o < n; ++o) {
+    const T y = (values_[x_first + o] * values_[scale_first + o]) + values_[shift_first + o];
+    static_cast<void>(append(Op::kScaleShift, y, descriptor, o));  // fits: room checked above
+  }
+  return Value<T>(this, first);
+}
+
+template <class T>
+Value<T> Tape<T>::reduce_range(Op range_op, Index first, Index n) noexcept {
+  if ((n == 0U) || (op_kind(range_op) != OpKind::kRangeReduce)) {
+    return fail(Status::kInvalidArgument);
+  }
+  if (!recorded(first, n)) {
+    return fail(Status::kInvalidHandle);
+  }
+  return push(range_op, reduce_value(range_op, detail::RangeOperand{first}, n), first, n);
+}
+
+}  // namespace burtorch
+
+#endif  // BURTORCH_DETAIL_TAPE_RECORD_HPP

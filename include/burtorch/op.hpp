@@ -1,0 +1,556 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// The op set: everything a node can compute, one row per op.
+///
+/// Each op has one home, its `OpDef<Op::kX>` row below: its kind (how a node
+/// stores its operands), its name (the Graphviz export prints it), its
+/// forward (the value ops.hpp records) and its backward (what the sweep adds
+/// to its operands' gradients, given the node's gradient g). The recorders
+/// and the backward sweep (include/burtorch/detail/) read the rows through
+/// visit_op(), which the compiler turns into one jump table; nothing else
+/// lists the ops. Adding an op: a name in `Op`, a row here, a function in
+/// ops.hpp, a test (docs/architecture.md, "Adding an op").
+///
+/// Backward forms: operands x, y and the node's value `out` are values; dx,
+/// dy the operands' gradients, accumulated in place. Every statement is
+/// written as the gradients are accumulated, so the bits are part of the
+/// row (the golden tests compare them with PyTorch's).
+#ifndef BURTORCH_OP_HPP
+#define BURTORCH_OP_HPP
+
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+
+#include "burtorch/config.hpp"
+#include "burtorch/detail/math.hpp"
+#include "burtorch/scalar.hpp"
+
+namespace burtorch {
+
+/// What a node computes (the rows below say how). The order is the order of
+/// the rows; values below kCount are op codes stored in one byte per node.
+enum class Op : std::uint8_t {
+  kLeaf = 0,
+  kAdd, kSub, kMul, kDiv, kMean2, kAddSquares2, kMeanSquares2, kNegMean2,
+  kNeg, kAddConst, kConstSub, kConstDiv, kRelu, kTanh, kExp, kLog, kNegLog,
+  kSigmoid, kInv, kSqr, kPow3, kSqrt, kInvSqrt,
+  kMulConst, kDivConst,
+  kSumR, kSumL, kSubR, kSubL, kProdR, kProdL, kMeanR, kMeanL,
+  kSumSqR, kSumSqL, kMeanSqR, kMeanSqL, kNegMeanR, kNegMeanL,
+  kVarR, kVarL, kVarBiasedR, kVarBiasedL,
+  kDotRR, kDotRL, kDotLL, kDotRV,
+  kLogSumExpR, kLogSumExpL,
+  kMatRow, kScaleShift,
+  kCount
+};
+
+/// How a node stores its operands (a = first operand field, b = second).
+enum class OpKind : std::uint8_t {
+  kSource,       ///< a leaf: no operands; its gradient accumulates
+  kUnary,        ///< a = the operand (a constant, if any, is in the value)
+  kBinary,       ///< a, b = the operands
+  kConstant,     ///< a = the operand, b = the first slot of a constant c
+  kRangeReduce,  ///< b operands from node a on (R: a run of nodes)
+  kListReduce,   ///< b operands listed in slots from a on (L: a list)
+  kDescriptor,   ///< a = a descriptor in slots (inner products, layer rows)
+};
+
+/// The row of op K: specialised once per op below.
+template <Op K>
+struct OpDef;
+
+namespace detail {
+/// A reduction over operands in a list: the same row as its run variant R.
+template <Op R>
+struct ListVariant : OpDef<R> {
+  static constexpr OpKind kKind = OpKind::kListReduce;
+  static constexpr Op kPair = R;
+};
+/// The arrays a descriptor op's backward reads: values, gradients, slots.
+template <class T>
+struct Arrays {
+  const T* v;          ///< values
+  T* g;                ///< gradients
+  const Index* slots;  ///< argument slots
+};
+}  // namespace detail
+
+// clang-format off
+// --- sources and elementwise ops ---------------------------------------------
+template <> struct OpDef<Op::kLeaf> {
+  static constexpr OpKind kKind = OpKind::kSource;
+  static constexpr const char* kName = "leaf";
+};
+template <> struct OpDef<Op::kAdd> {  // x + y
+  static constexpr OpKind kKind = OpKind::kBinary;
+  static constexpr const char* kName = "add";
+  template <class T> static T forward(T x, T y) noexcept { return x + y; }
+  template <class T> static void backward(T g, T /*x*/, T /*y*/, T /*out*/, T& dx, T& dy) noexcept { dx += g; dy += g; }
+};
+template <> struct OpDef<Op::kSub> {  // x - y
+  static constexpr OpKind kKind = OpKind::kBinary;
+  static constexpr const char* kName = "sub";
+  template <class T> static T forward(T x, T y) noexcept { return x - y; }
+  template <class T> static void backward(T g, T /*x*/, T /*y*/, T /*out*/, T& dx, T& dy) noexcept { dx += g; dy -= g; }
+};
+template <> struct OpDef<Op::kMul> {  // x * y
+  static constexpr OpKind kKind = OpKind::kBinary;
+  static constexpr const char* kName = "mul";
+  template <class T> static T forward(T x, T y) noexcept { return x * y; }
+  template <class T> static void backward(T g, T x, T y, T /*out*/, T& dx, T& dy) noexcept { dx += g * y; dy += g * x; }
+};
+template <> struct OpDef<Op::kDiv> {  // x / y (IEEE: x / 0 is +-inf or NaN)
+  static constexpr OpKind kKind = OpKind::kBinary;
+  static constexpr const char* kName = "div";
+  template <class T> static T forward(T x, T y) noexcept { return x / y; }
+  template <class T> static void backward(T g, T /*x*/, T y, T out, T& dx, T& dy) noexcept {
+    const T inv_y = T(1) / y;
+    dx += g * inv_y;
+    dy -= g * out * inv_y;
+  }
+};
+template <> struct OpDef<Op::kMean2> {  // (x + y) / 2
+  static constexpr OpKind kKind = OpKind::kBinary;
+  static constexpr const char* kName = "mean2";
+  template <class T> static T forward(T x, T y) noexcept { return (x + y) * T(0.5); }
+  template <class T> static void backward(T g, T /*x*/, T /*y*/, T /*out*/, T& dx, T& dy) noexcept { dx += g * T(0.5); dy += g * T(0.5); }
+};
+template <> struct OpDef<Op::kAddSquares2> {  // x^2 + y^2
+  static constexpr OpKind kKind = OpKind::kBinary;
+  static constexpr const char* kName = "add_squares2";
+  template <class T> static T forward(T x, T y) noexcept { return (x * x) + (y * y); }
+  template <class T> static void backward(T g, T x, T y, T /*out*/, T& dx, T& dy) noexcept { dx += T(2) * g * x; dy += T(2) * g * y; }
+};
+template <> struct OpDef<Op::kMeanSquares2> {  // (x^2 + y^2) / 2
+  static constexpr OpKind kKind = OpKind::kBinary;
+  static constexpr const char* kName = "mean_squares2";
+  template <class T> static T forward(T x, T y) noexcept { return ((x * x) + (y * y)) * T(0.5); }
+  template <class T> static void backward(T g, T x, T y, T /*out*/, T& dx, T& dy) noexcept { dx += g * x; dy += g * y; }
+};
+template <> struct OpDef<Op::kNegMean2> {  // -(x + y) / 2
+  static constexpr OpKind kKind = OpKind::kBinary;
+  static constexpr const char* kName = "neg_mean2";
+  template <class T> static T forward(T x, T y) noexcept { return -(x + y) * T(0.5); }
+  template <class T> static void backward(T g, T /*x*/, T /*y*/, T /*out*/, T& dx, T& dy) noexcept { dx -= g * T(0.5); dy -= g * T(0.5); }
+};
+template <> struct OpDef<Op::kNeg> {  // -x
+  static constexpr OpKind kKind = OpKind::kUnary;
+  static constexpr const char* kName = "neg";
+  template <class T> static T forward(T x) noexcept { return -x; }
+  template <class T> static void backward(T g, T /*x*/, T /*out*/, T& dx) noexcept { dx -= g; }
+};
+template <> struct OpDef<Op::kAddConst> {  // x + c (x - c records x + (-c): the same bits)
+  static constexpr OpKind kKind = OpKind::kUnary;
+  static constexpr const char* kName = "add_const";
+  template <class T> static T forward(T x, T c) noexcept { return x + c; }
+  template <class T> static void backward(T g, T /*x*/, T /*out*/, T& dx) noexcept { dx += g; }
+};
+template <> struct OpDef<Op::kConstSub> {  // c - x
+  static constexpr OpKind kKind = OpKind::kUnary;
+  static constexpr const char* kName = "const_sub";
+  template <class T> static T forward(T x, T c) noexcept { return c - x; }
+  template <class T> static void backward(T g, T /*x*/, T /*out*/, T& dx) noexcept { dx -= g; }
+};
+template <> struct OpDef<Op::kConstDiv> {  // c / x: d/dx = -(c/x)/x, from the value alone
+  static constexpr OpKind kKind = OpKind::kUnary;
+  static constexpr const char* kName = "const_div";
+  template <class T> static T forward(T x, T c) noexcept { return c / x; }
+  template <class T> static void backward(T g, T x, T out, T& dx) noexcept { dx -= g * (out / x); }
+};
+template <> struct OpDef<Op::kRelu> {  // max(x, 0), NaN passed through; relu'(0) = 0
+  static constexpr OpKind kKind = OpKind::kUnary;
+  static constexpr const char* kName = "relu";
+  template <class T> static T forward(T x) noexcept { return ScalarOps<T>::relu(x); }
+  template <class T> static void backward(T g, T x, T /*out*/, T& dx) noexcept { dx += ScalarOps<T>::relu_grad(x, g); }
+};
+template <> struct OpDef<Op::kTanh> {
+  static constexpr OpKind kKind = OpKind::kUnary;
+  static constexpr const char* kName = "tanh";
+  template <class T> static T forward(T x) noexcept { return ScalarOps<T>::tanh(x); }
+  template <class T> static void backward(T g, T /*x*/, T out, T& dx) noexcept { dx += g * (T(1) - (out * out)); }
+};
+template <> struct OpDef<Op::kExp> {
+  static constexpr OpKind kKind = OpKind::kUnary;
+  static constexpr const char* kName = "exp";
+  template <class T> static T forward(T x) noexcept { return ScalarOps<T>::exp(x); }
+  template <class T> static void backward(T g, T /*x*/, T out, T& dx) noexcept { dx += g * out; }
+};
+template <> struct OpDef<Op::kLog> {
+  static constexpr OpKind kKind = OpKind::kUnary;
+  static constexpr const char* kName = "log";
+  template <class T> static T forward(T x) noexcept { return ScalarOps<T>::log(x); }
+  template <class T> static void backward(T g, T x, T /*out*/, T& dx) noexcept { dx += g / x; }
+};
+template <> struct OpDef<Op::kNegLog> {  // -log(x)
+  static constexpr OpKind kKind = OpKind::kUnary;
+  static constexpr const char* kName = "neg_log";
+  template <class T> static T forward(T x) noexcept { return -ScalarOps<T>::log(x); }
+  template <class T> static void backward(T g, T x, T /*out*/, T& dx) noexcept { dx -= g / x; }
+};
+template <> struct OpDef<Op::kSigmoid> {  // 1 / (1 + exp(-x))
+  static constexpr OpKind kKind = OpKind::kUnary;
+  static constexpr const char* kName = "sigmoid";
+  template <class T> static T forward(T x) noexcept { return T(1) / (T(1) + ScalarOps<T>::exp(-x)); }
+  template <class T> static void backward(T g, T /*x*/, T out, T& dx) noexcept { dx += g * (out * (T(1) - out)); }
+};
+template <> struct OpDef<Op::kInv> {  // 1 / x
+  static constexpr OpKind kKind = OpKind::kUnary;
+  static constexpr const char* kName = "inv";
+  template <class T> static T forward(T x) noexcept { return T(1) / x; }
+  template <class T> static void backward(T g, T /*x*/, T out, T& dx) noexcept { dx -= g * (out * out); }
+};
+template <> struct OpDef<Op::kSqr> {
+  static constexpr OpKind kKind = OpKind::kUnary;
+  static constexpr const char* kName = "sqr";
+  template <class T> static T forward(T x) noexcept { return x * x; }
+  template <class T> static void backward(T g, T x, T /*out*/, T& dx) noexcept { dx += T(2) * g * x; }
+};
+template <> struct OpDef<Op::kPow3> {
+  static constexpr OpKind kKind = OpKind::kUnary;
+  static constexpr const char* kName = "pow3";
+  template <class T> static T forward(T x) noexcept { return x * x * x; }
+  template <class T> static void backward(T g, T x, T /*out*/, T& dx) noexcept { dx += T(3) * g * (x * x); }
+};
+template <> struct OpDef<Op::kSqrt> {  // its derivative at 0 is +inf
+  static constexpr OpKind kKind = OpKind::kUnary;
+  static constexpr const char* kName = "sqrt";
+  template <class T> static T forward(T x) noexcept { return ScalarOps<T>::sqrt(x); }
+  template <class T> static void backward(T g, T /*x*/, T out, T& dx) noexcept { dx += (T(0.5) * g) / out; }
+};
+template <> struct OpDef<Op::kInvSqrt> {  // 1 / sqrt(x)
+  static constexpr OpKind kKind = OpKind::kUnary;
+  static constexpr const char* kName = "inv_sqrt";
+  template <class T> static T forward(T x) noexcept { return T(1) / ScalarOps<T>::sqrt(x); }
+  template <class T> static void backward(T g, T /*x*/, T out, T& dx) noexcept { dx -= (T(0.5) * g) * (out * out * out); }
+};
+template <> struct OpDef<Op::kMulConst> {  // x * c, c kept in argument slots
+  static constexpr OpKind kKind = OpKind::kConstant;
+  static constexpr const char* kName = "mul_const";
+  template <class T> static T forward(T x, T c) noexcept { return x * c; }
+  template <class T> static void backward(T g, T /*x*/, T c, T /*out*/, T& dx) noexcept { dx += g * c; }
+};
+template <> struct OpDef<Op::kDivConst> {  // x / c, c kept in argument slots
+  static constexpr OpKind kKind = OpKind::kConstant;
+  static constexpr const char* kName = "div_const";
+  template <class T> static T forward(T x, T c) noexcept { return x / c; }
+  template <class T> static void backward(T g, T /*x*/, T c, T /*out*/, T& dx) noexcept { dx += g / c; }
+};
+
+// --- reductions over n operands: R reads a run of nodes, L a list ------------
+// forward(v, at, n): the value over operands v[at[0]] ... v[at[n-1]];
+// backward(v, grads, at, n, g, out): adds g times each partial derivative.
+template <> struct OpDef<Op::kSumR> {
+  static constexpr OpKind kKind = OpKind::kRangeReduce;
+  static constexpr Op kPair = Op::kSumL;
+  static constexpr const char* kName = "sum";
+  template <class T, class At> static T forward(const T* v, At at, Index n) noexcept { return detail::sum_of(v, at, n); }
+  template <class T, class At> static void backward(const T* /*v*/, T* gr, At at, Index n, T g, T /*out*/) noexcept {
+    for (Index i = 0U; i < n; ++i) { gr[at[i]] += g; }
+  }
+};
+template <> struct OpDef<Op::kSumL> : detail::ListVariant<Op::kSumR> {};
+template <> struct OpDef<Op::kSubR> {  // x0 - (x1 + ... + x(n-1))
+  static constexpr OpKind kKind = OpKind::kRangeReduce;
+  static constexpr Op kPair = Op::kSubL;
+  static constexpr const char* kName = "sub_n";
+  template <class T, class At> static T forward(const T* v, At at, Index n) noexcept {
+    T rest = T(0);
+    for (Index i = 1U; i < n; ++i) { rest += v[at[i]]; }
+    return v[at[0U]] - rest;
+  }
+  template <class T, class At> static void backward(const T* /*v*/, T* gr, At at, Index n, T g, T /*out*/) noexcept {
+    gr[at[0U]] += g;
+    for (Index i = 1U; i < n; ++i) { gr[at[i]] -= g; }
+  }
+};
+template <> struct OpDef<Op::kSubL> : detail::ListVariant<Op::kSubR> {};
+template <> struct OpDef<Op::kProdR> {  // exact zeros handled in backward
+  static constexpr OpKind kKind = OpKind::kRangeReduce;
+  static constexpr Op kPair = Op::kProdL;
+  static constexpr const char* kName = "prod";
+  template <class T, class At> static T forward(const T* v, At at, Index n) noexcept { return detail::product_of(v, at, n); }
+  template <class T, class At> static void backward(const T* v, T* gr, At at, Index n, T g, T /*out*/) noexcept {
+    detail::product_backward(v, gr, at, n, g);
+  }
+};
+template <> struct OpDef<Op::kProdL> : detail::ListVariant<Op::kProdR> {};
+template <> struct OpDef<Op::kMeanR> {
+  static constexpr OpKind kKind = OpKind::kRangeReduce;
+  static constexpr Op kPair = Op::kMeanL;
+  static constexpr const char* kName = "mean";
+  template <class T, class At> static T forward(const T* v, At at, Index n) noexcept {
+    return detail::sum_of(v, at, n) / static_cast<T>(n);
+  }
+  template <class T, class At> static void backward(const T* /*v*/, T* gr, At at, Index n, T g, T /*out*/) noexcept {
+    const T share = g / static_cast<T>(n);
+    for (Index i = 0U; i < n; ++i) { gr[at[i]] += share; }
+  }
+};
+template <> struct OpDef<Op::kMeanL> : detail::ListVariant<Op::kMeanR> {};
+template <> struct OpDef<Op::kSumSqR> {  // sum of x_i^2
+  static constexpr OpKind kKind = OpKind::kRangeReduce;
+  static constexpr Op kPair = Op::kSumSqL;
+  static constexpr const char* kName = "sum_sq";
+  template <class T, class At> static T forward(const T* v, At at, Index n) noexcept { return detail::sum_of_squares(v, at, n); }
+  template <class T, class At> static void backward(const T* v, T* gr, At at, Index n, T g, T /*out*/) noexcept {
+    const T scale = T(2) * g;
+    for (Index i = 0U; i < n; ++i) { gr[at[i]] += scale * v[at[i]]; }
+  }
+};
+template <> struct OpDef<Op::kSumSqL> : detail::ListVariant<Op::kSumSqR> {};
+template <> struct OpDef<Op::kMeanSqR> {  // mean of x_i^2
+  static constexpr OpKind kKind = OpKind::kRangeReduce;
+  static constexpr Op kPair = Op::kMeanSqL;
+  static constexpr const char* kName = "mean_sq";
+  template <class T, class At> static T forward(const T* v, At at, Index n) noexcept {
+    return detail::sum_of_squares(v, at, n) / static_cast<T>(n);
+  }
+  template <class T, class At> static void backward(const T* v, T* gr, At at, Index n, T g, T /*out*/) noexcept {
+    const T scale = (T(2) * g) / static_cast<T>(n);
+    for (Index i = 0U; i < n; ++i) { gr[at[i]] += scale * v[at[i]]; }
+  }
+};
+template <> struct OpDef<Op::kMeanSqL> : detail::ListVariant<Op::kMeanSqR> {};
+template <> struct OpDef<Op::kNegMeanR> {  // -mean
+  static constexpr OpKind kKind = OpKind::kRangeReduce;
+  static constexpr Op kPair = Op::kNegMeanL;
+  static constexpr const char* kName = "neg_mean";
+  template <class T, class At> static T forward(const T* v, At at, Index n) noexcept {
+    return -detail::sum_of(v, at, n) / static_cast<T>(n);
+  }
+  template <class T, class At> static void backward(const T* /*v*/, T* gr, At at, Index n, T g, T /*out*/) noexcept {
+    const T share = -g / static_cast<T>(n);
+    for (Index i = 0U; i < n; ++i) { gr[at[i]] += share; }
+  }
+};
+template <> struct OpDef<Op::kNegMeanL> : detail::ListVariant<Op::kNegMeanR> {};
+namespace detail {
+/// Variance with the given denominator (n - 1 or n), two-pass.
+template <class T, class At>
+T variance_of(const T* v, At at, Index n, T denominator) noexcept {
+  return centered_squares(v, at, n, sum_of(v, at, n) / static_cast<T>(n)) / denominator;
+}
+/// Its backward: 2 g (x_i - mean) / denominator.
+template <class T, class At>
+void variance_backward(const T* v, T* gr, At at, Index n, T g, T denominator) noexcept {
+  const T m = sum_of(v, at, n) / static_cast<T>(n);
+  const T scale = (T(2) * g) / denominator;
+  for (Index i = 0U; i < n; ++i) { gr[at[i]] += scale * (v[at[i]] - m); }
+}
+}  // namespace detail
+template <> struct OpDef<Op::kVarR> {  // sum((x - mean)^2) / (n - 1); NaN for n == 1
+  static constexpr OpKind kKind = OpKind::kRangeReduce;
+  static constexpr Op kPair = Op::kVarL;
+  static constexpr const char* kName = "var";
+  template <class T, class At> static T forward(const T* v, At at, Index n) noexcept {
+    return detail::variance_of(v, at, n, static_cast<T>(n) - T(1));
+  }
+  template <class T, class At> static void backward(const T* v, T* gr, At at, Index n, T g, T /*out*/) noexcept {
+    detail::variance_backward(v, gr, at, n, g, static_cast<T>(n) - T(1));
+  }
+};
+template <> struct OpDef<Op::kVarL> : detail::ListVariant<Op::kVarR> {};
+template <> struct OpDef<Op::kVarBiasedR> {  // sum((x - mean)^2) / n
+  static constexpr OpKind kKind = OpKind::kRangeReduce;
+  static constexpr Op kPair = Op::kVarBiasedL;
+  static constexpr const char* kName = "var_biased";
+  template <class T, class At> static T forward(const T* v, At at, Index n) noexcept {
+    return detail::variance_of(v, at, n, static_cast<T>(n));
+  }
+  template <class T, class At> static void backward(const T* v, T* gr, At at, Index n, T g, T /*out*/) noexcept {
+    detail::variance_backward(v, gr, at, n, g, static_cast<T>(n));
+  }
+};
+template <> struct OpDef<Op::kVarBiasedL> : detail::ListVariant<Op::kVarBiasedR> {};
+template <> struct OpDef<Op::kLogSumExpR> {  // log(sum(exp(x_i))), max-shifted
+  static constexpr OpKind kKind = OpKind::kRangeReduce;
+  static constexpr Op kPair = Op::kLogSumExpL;
+  static constexpr const char* kName = "log_sum_exp";
+  template <class T, class At> static T forward(const T* v, At at, Index n) noexcept { return detail::log_sum_exp_of(v, at, n); }
+  // d/dx_i = softmax(x)_i = exp(x_i - out).
+  template <class T, class At> static void backward(const T* v, T* gr, At at, Index n, T g, T out) noexcept {
+    for (Index i = 0U; i < n; ++i) { gr[at[i]] += g * ScalarOps<T>::exp(v[at[i]] - out); }
+  }
+};
+template <> struct OpDef<Op::kLogSumExpL> : detail::ListVariant<Op::kLogSumExpR> {};
+
+// --- descriptor ops: operands described in argument slots from a ------------
+// backward(s, i, a, b, g) for node i with operand fields a, b.
+namespace detail {
+/// Adds g to the bias of a [w, x, bias] descriptor (none if kNoIndex).
+template <class T>
+inline void bias_backward(const Arrays<T>& s, Index descriptor, T g) noexcept {
+  const Index bias = s.slots[descriptor + 2U];
+  if (bias != kNoIndex) { s.g[bias] += g; }
+}
+}  // namespace detail
+/// sum(w_i * x_i) (+ bias) over b pairs; descriptor [w, x, bias] at slot a,
+/// w and x a run start (R) or a list slot (L).
+template <> struct OpDef<Op::kDotRR> {
+  static constexpr OpKind kKind = OpKind::kDescriptor;
+  static constexpr const char* kName = "dot";
+  template <class T> static void backward(const detail::Arrays<T>& s, Index /*i*/, Index a, Index b, T g) noexcept {
+    detail::range_dot_backward(s.v, s.g, s.slots[a], s.slots[a + 1U], b, g);
+    detail::bias_backward(s, a, g);
+  }
+};
+template <> struct OpDef<Op::kDotRL> {
+  static constexpr OpKind kKind = OpKind::kDescriptor;
+  static constexpr const char* kName = "dot";
+  template <class T> static void backward(const detail::Arrays<T>& s, Index /*i*/, Index a, Index b, T g) noexcept {
+    detail::dot_backward(s.v, s.g, detail::RangeOperand{s.slots[a]}, detail::ListOperand{&s.slots[s.slots[a + 1U]]}, b, g);
+    detail::bias_backward(s, a, g);
+  }
+};
+template <> struct OpDef<Op::kDotLL> {
+  static constexpr OpKind kKind = OpKind::kDescriptor;
+  static constexpr const char* kName = "dot";
+  template <class T> static void backward(const detail::Arrays<T>& s, Index /*i*/, Index a, Index b, T g) noexcept {
+    detail::dot_backward(s.v, s.g, detail::ListOperand{&s.slots[s.slots[a]]},
+                         detail::ListOperand{&s.slots[s.slots[a + 1U]]}, b, g);
+    detail::bias_backward(s, a, g);
+  }
+};
+/// A weight run times a view list (several runs read as one operand):
+/// descriptor [w_first, list_slot, bias] at slot a, b = n.
+template <> struct OpDef<Op::kDotRV> {
+  static constexpr OpKind kKind = OpKind::kDescriptor;
+  static constexpr const char* kName = "dot_views";
+  template <class T> static void backward(const detail::Arrays<T>& s, Index /*i*/, Index a, Index /*b*/, T g) noexcept {
+    detail::dot_list_backward(s.v, s.g, s.slots[a], &s.slots[s.slots[a + 1U]], g);
+    detail::bias_backward(s, a, g);
+  }
+};
+/// Row b of a weight matrix times a view list (one output of a layer); the
+/// rows share the descriptor [w_first, list_slot, bias_first, length] at
+/// slot a: row b's weights start at w_first + b * length, its bias is node
+/// bias_first + b (none if kNoIndex).
+template <> struct OpDef<Op::kMatRow> {
+  static constexpr OpKind kKind = OpKind::kDescriptor;
+  static constexpr const char* kName = "matvec_row";
+  template <class T> static void backward(const detail::Arrays<T>& s, Index /*i*/, Index a, Index b, T g) noexcept {
+    const Index length = s.slots[a + 3U];
+    detail::dot_list_backward(s.v, s.g, s.slots[a] + (b * length), &s.slots[s.slots[a + 1U]], g);
+    if (s.slots[a + 2U] != kNoIndex) { s.g[s.slots[a + 2U] + b] += g; }
+  }
+};
+/// Element b of x * scale + shift over three runs (a layer norm's gain and
+/// bias); the elements share the descriptor [scale, x, shift] at slot a.
+template <> struct OpDef<Op::kScaleShift> {
+  static constexpr OpKind kKind = OpKind::kDescriptor;
+  static constexpr const char* kName = "scale_shift";
+  template <class T> static void backward(const detail::Arrays<T>& s, Index /*i*/, Index a, Index b, T g) noexcept {
+    const Index scale = s.slots[a] + b;
+    const Index x = s.slots[a + 1U] + b;
+    const T vx = s.v[x];
+    s.g[x] += g * s.v[scale];
+    s.g[scale] += g * vx;
+    s.g[s.slots[a + 2U] + b] += g;
+  }
+};
+// clang-format on
+
+// --- what the rows give everyone else ------------------------------------
+/// A type that names op K (visit_op passes one to its function).
+template <Op K>
+struct OpTag {
+  static constexpr Op kOp = K;  ///< the op
+  using Def = OpDef<K>;         ///< its row
+};
+
+namespace detail {
+template <class F, std::size_t... I>
+BURTORCH_ALWAYS_INLINE inline void visit_op(Op op, F&& f, std::index_sequence<I...> /*ops*/) noexcept {
+  // One equality test per op: the compiler turns the chain into a jump table.
+  const auto code = static_cast<std::uint32_t>(op);
+  const bool found = (((code == I) ? (f(OpTag<static_cast<Op>(I)>{}), true) : false) || ...);
+  static_cast<void>(found);
+}
+template <std::size_t... I>
+constexpr OpKind kind_of(Op op, std::index_sequence<I...> /*ops*/) noexcept {
+  constexpr OpKind kKinds[] = {OpDef<static_cast<Op>(I)>::kKind...};
+  return (static_cast<std::size_t>(op) < sizeof...(I)) ? kKinds[static_cast<std::size_t>(op)] : OpKind::kSource;
+}
+template <std::size_t... I>
+constexpr const char* name_of(Op op, std::index_sequence<I...> /*ops*/) noexcept {
+  constexpr const char* kNames[] = {OpDef<static_cast<Op>(I)>::kName...};
+  return (static_cast<std::size_t>(op) < sizeof...(I)) ? kNames[static_cast<std::size_t>(op)] : "?";
+}
+/// The other variant of a reduction (R <-> L); the op itself otherwise.
+template <Op K>
+constexpr Op pair_of() noexcept {
+  if constexpr ((OpDef<K>::kKind == OpKind::kRangeReduce) || (OpDef<K>::kKind == OpKind::kListReduce)) {
+    return OpDef<K>::kPair;
+  } else {
+    return K;
+  }
+}
+template <std::size_t... I>
+constexpr Op pair_of(Op op, std::index_sequence<I...> /*ops*/) noexcept {
+  constexpr Op kPairs[] = {pair_of<static_cast<Op>(I)>()...};
+  return (static_cast<std::size_t>(op) < sizeof...(I)) ? kPairs[static_cast<std::size_t>(op)] : op;
+}
+/// Every row is complete and a reduction's pair points back at it.
+template <std::size_t... I>
+constexpr bool rows_consistent(std::index_sequence<I...> /*ops*/) noexcept {
+  return ((pair_of<pair_of<static_cast<Op>(I)>()>() == static_cast<Op>(I)) && ...);
+}
+using AllOps = std::make_index_sequence<static_cast<std::size_t>(Op::kCount)>;
+static_assert(rows_consistent(AllOps{}), "a reduction's R and L rows must name each other");
+
+/// The elementwise ops (unary, binary, stored constant) in code order: the
+/// backward sweep dispatches over these inline, everything else out of line.
+struct OpList {
+  Op ops[static_cast<std::size_t>(Op::kCount)];  ///< the ops
+  std::size_t count;                             ///< how many
+};
+constexpr bool is_elementwise(OpKind kind) noexcept {
+  return (kind == OpKind::kUnary) || (kind == OpKind::kBinary) || (kind == OpKind::kConstant);
+}
+template <std::size_t... I>
+constexpr OpList elementwise_ops(std::index_sequence<I...> /*ops*/) noexcept {
+  OpList list{};
+  constexpr OpKind kKinds[] = {OpDef<static_cast<Op>(I)>::kKind...};
+  for (std::size_t i = 0U; i < sizeof...(I); ++i) {
+    if (is_elementwise(kKinds[i])) {
+      list.ops[list.count] = static_cast<Op>(i);
+      ++list.count;
+    }
+  }
+  return list;
+}
+constexpr OpList kElementwise = elementwise_ops(AllOps{});
+template <class F, std::size_t... J>
+BURTORCH_ALWAYS_INLINE inline bool visit_elementwise(Op op, F&& f, std::index_sequence<J...> /*ops*/) noexcept {
+  // Compared as a full-width integer: the jump table then indexes with the
+  // loaded byte directly (one zero-extension fewer per node).
+  const auto code = static_cast<std::uint32_t>(op);
+  return (((code == static_cast<std::uint32_t>(kElementwise.ops[J])) ? (f(OpTag<kElementwise.ops[J]>{}), true) : false) ||
+          ...);
+}
+}  // namespace detail
+
+/// Calls f(OpTag<op>{}) for the op's row: f is a generic lambda whose body
+/// picks what it needs with `if constexpr` on the tag's Def::kKind.
+template <class F>
+BURTORCH_ALWAYS_INLINE inline void visit_op(Op op, F&& f) noexcept {
+  detail::visit_op(op, static_cast<F&&>(f), detail::AllOps{});
+}
+/// visit_op() restricted to the elementwise ops (unary, binary, stored
+/// constant); false, without a call, for any other op.
+template <class F>
+BURTORCH_ALWAYS_INLINE inline bool visit_elementwise_op(Op op, F&& f) noexcept {
+  return detail::visit_elementwise(op, static_cast<F&&>(f), std::make_index_sequence<detail::kElementwise.count>{});
+}
+/// How op stores its operands (kSource for a code past kCount).
+constexpr OpKind op_kind(Op op) noexcept { return detail::kind_of(op, detail::AllOps{}); }
+/// The op's name ("?" for a code past kCount); R and L variants share one.
+constexpr const char* op_name(Op op) noexcept { return detail::name_of(op, detail::AllOps{}); }
+/// The list variant of a run reduction, the run variant of a list
+/// reduction; any other op itself.
+constexpr Op op_pair(Op op) noexcept { return detail::pair_of(op, detail::AllOps{}); }
+
+}  // namespace burtorch
+
+#endif  // BURTORCH_OP_HPP
