@@ -1593,7 +1593,7 @@ struct Driver {
       capacity(&o, s, 1U, range ? 0U : n);
     }
     call = direct ? "Tape::log_sum_exp" : "log_sum_exp";
-    const Value<T> r = direct ? side[home].tape->log_sum_exp(list, n) : bt::log_sum_exp(vs, n);
+    const Value<T> r = direct ? side[home].tape->reduce(Op::kLogSumExpR, list, n) : bt::log_sum_exp(vs, n);
     settle(s, o, r, 1U, range ? 0U : n, &want);
   }
 

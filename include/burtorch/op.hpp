@@ -499,36 +499,6 @@ constexpr bool rows_consistent(std::index_sequence<I...> /*ops*/) noexcept {
 using AllOps = std::make_index_sequence<static_cast<std::size_t>(Op::kCount)>;
 static_assert(rows_consistent(AllOps{}), "a reduction's R and L rows must name each other");
 
-/// The elementwise ops (unary, binary, stored constant) in code order: the
-/// backward sweep dispatches over these inline, everything else out of line.
-struct OpList {
-  Op ops[static_cast<std::size_t>(Op::kCount)];  ///< the ops
-  std::size_t count;                             ///< how many
-};
-constexpr bool is_elementwise(OpKind kind) noexcept {
-  return (kind == OpKind::kUnary) || (kind == OpKind::kBinary) || (kind == OpKind::kConstant);
-}
-template <std::size_t... I>
-constexpr OpList elementwise_ops(std::index_sequence<I...> /*ops*/) noexcept {
-  OpList list{};
-  constexpr OpKind kKinds[] = {OpDef<static_cast<Op>(I)>::kKind...};
-  for (std::size_t i = 0U; i < sizeof...(I); ++i) {
-    if (is_elementwise(kKinds[i])) {
-      list.ops[list.count] = static_cast<Op>(i);
-      ++list.count;
-    }
-  }
-  return list;
-}
-constexpr OpList kElementwise = elementwise_ops(AllOps{});
-template <class F, std::size_t... J>
-BURTORCH_ALWAYS_INLINE inline bool visit_elementwise(Op op, F&& f, std::index_sequence<J...> /*ops*/) noexcept {
-  // Compared as a full-width integer: the jump table then indexes with the
-  // loaded byte directly (one zero-extension fewer per node).
-  const auto code = static_cast<std::uint32_t>(op);
-  return (((code == static_cast<std::uint32_t>(kElementwise.ops[J])) ? (f(OpTag<kElementwise.ops[J]>{}), true) : false) ||
-          ...);
-}
 }  // namespace detail
 
 /// Calls f(OpTag<op>{}) for the op's row: f is a generic lambda whose body
@@ -536,12 +506,6 @@ BURTORCH_ALWAYS_INLINE inline bool visit_elementwise(Op op, F&& f, std::index_se
 template <class F>
 BURTORCH_ALWAYS_INLINE inline void visit_op(Op op, F&& f) noexcept {
   detail::visit_op(op, static_cast<F&&>(f), detail::AllOps{});
-}
-/// visit_op() restricted to the elementwise ops (unary, binary, stored
-/// constant); false, without a call, for any other op.
-template <class F>
-BURTORCH_ALWAYS_INLINE inline bool visit_elementwise_op(Op op, F&& f) noexcept {
-  return detail::visit_elementwise(op, static_cast<F&&>(f), std::make_index_sequence<detail::kElementwise.count>{});
 }
 /// How op stores its operands (kSource for a code past kCount).
 constexpr OpKind op_kind(Op op) noexcept { return detail::kind_of(op, detail::AllOps{}); }

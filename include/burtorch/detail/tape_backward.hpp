@@ -15,6 +15,26 @@
 namespace burtorch {
 
 namespace detail {
+/// The step of one elementwise node (unary, binary, stored constant): its
+/// row's backward, given the operands' values, the node's value `out` and
+/// its gradient g.
+template <class D, class T>
+BURTORCH_ALWAYS_INLINE inline void elementwise_step(const T* v, T* gr, const Index* slots, Index i, Index a, Index b,
+                                                    T g) noexcept {
+  if constexpr (D::kKind == OpKind::kUnary) {
+    D::backward(g, v[a], v[i], gr[a]);
+  } else if constexpr (D::kKind == OpKind::kBinary) {
+    const T x = v[a];
+    const T y = v[b];
+    D::backward(g, x, y, v[i], gr[a], gr[b]);
+  } else {
+    static_assert(D::kKind == OpKind::kConstant, "an elementwise op is unary, binary or has a stored constant");
+    T c = T(0);
+    std::memcpy(&c, &slots[b], sizeof(T));  // BT-DEV-010
+    D::backward(g, v[a], c, v[i], gr[a]);
+  }
+}
+
 /// The step of one reduction node: its row's loop over a run or a list.
 template <class D, class T>
 inline void reduce_step(const Arrays<T>& s, Index i, Index a, Index b, T g) noexcept {
@@ -26,8 +46,10 @@ inline void reduce_step(const Arrays<T>& s, Index i, Index a, Index b, T g) noex
 }
 }  // namespace detail
 
-// The nodes whose backward is a loop: out of line, so the sweep over simple
-// nodes keeps its variables in registers.
+// Every node the sweep does not handle inline: reductions, inner products and
+// layer rows (loops, out of line so the sweep over simple nodes keeps its
+// variables in registers), and any elementwise op not listed in the sweep's
+// switch. Driven by the rows alone: a new op is correct without a case there.
 template <class T>
 void Tape<T>::backward_wide(Op op, Index i, Index a, Index b, T g) noexcept {
   const detail::Arrays<T> s{values_, grads_, args_};
@@ -37,8 +59,11 @@ void Tape<T>::backward_wide(Op op, Index i, Index a, Index b, T g) noexcept {
       detail::reduce_step<D>(s, i, a, b, g);
     } else if constexpr (D::kKind == OpKind::kDescriptor) {
       D::backward(s, i, a, b, g);
+    } else if constexpr (D::kKind != OpKind::kSource) {
+      // An elementwise op the sweep does not list among its inline cases.
+      detail::elementwise_step<D>(values_, grads_, args_, i, a, b, g);
     } else {
-      // elementwise ops are swept inline by backward()
+      // a leaf: nothing flows on
     }
   });
 }
@@ -69,7 +94,7 @@ Status Tape<T>::backward(Value<T> root) noexcept {
     clear_interior_grads(lowest, (swept < r) ? swept : r);
   }
   swept_end_ = (swept > r) ? swept : (r + 1U);
-  if ((r < param_region_) || (ops_[r - param_region_] == Op::kLeaf)) {
+  if (op(r) == Op::kLeaf) {
     grads_[r] += T(1);  // a leaf root: d(root)/d(root) = 1, accumulated like every leaf gradient
     return Status::kOk;
   }
@@ -96,23 +121,43 @@ Status Tape<T>::backward(Value<T> root) noexcept {
     const Index a = first_of(link);
     const Index b = second_of(link);
     const Op op = ops[i - base];
-    const bool elementwise = visit_elementwise_op(op, [&](auto tag) noexcept BURTORCH_ALWAYS_INLINE {
-      using D = typename decltype(tag)::Def;
-      if constexpr (D::kKind == OpKind::kUnary) {
-        D::backward(g, v[a], v[i], gr[a]);
-      } else if constexpr (D::kKind == OpKind::kBinary) {
-        const T x = v[a];
-        const T y = v[b];
-        D::backward(g, x, y, v[i], gr[a], gr[b]);
-      } else {
-        T c = T(0);
-        std::memcpy(&c, &args_[b], sizeof(T));  // BT-DEV-010
-        D::backward(g, v[a], c, v[i], gr[a]);
-      }
-    });
-    if (!elementwise) {
-      backward_wide(op, i, a, b, g);  // reductions, inner products, layer rows: loops of their own
+    // The elementwise ops, inline (a jump table, each row's backward in
+    // place); everything else, and any op added without a case here, goes
+    // through the rows out of line.
+    // clang-format off
+    switch (op) {
+      case Op::kLeaf:
+        break;
+      case Op::kAdd: detail::elementwise_step<OpDef<Op::kAdd>>(v, gr, args_, i, a, b, g); break;
+      case Op::kSub: detail::elementwise_step<OpDef<Op::kSub>>(v, gr, args_, i, a, b, g); break;
+      case Op::kMul: detail::elementwise_step<OpDef<Op::kMul>>(v, gr, args_, i, a, b, g); break;
+      case Op::kDiv: detail::elementwise_step<OpDef<Op::kDiv>>(v, gr, args_, i, a, b, g); break;
+      case Op::kMean2: detail::elementwise_step<OpDef<Op::kMean2>>(v, gr, args_, i, a, b, g); break;
+      case Op::kAddSquares2: detail::elementwise_step<OpDef<Op::kAddSquares2>>(v, gr, args_, i, a, b, g); break;
+      case Op::kMeanSquares2: detail::elementwise_step<OpDef<Op::kMeanSquares2>>(v, gr, args_, i, a, b, g); break;
+      case Op::kNegMean2: detail::elementwise_step<OpDef<Op::kNegMean2>>(v, gr, args_, i, a, b, g); break;
+      case Op::kNeg: detail::elementwise_step<OpDef<Op::kNeg>>(v, gr, args_, i, a, b, g); break;
+      case Op::kAddConst: detail::elementwise_step<OpDef<Op::kAddConst>>(v, gr, args_, i, a, b, g); break;
+      case Op::kConstSub: detail::elementwise_step<OpDef<Op::kConstSub>>(v, gr, args_, i, a, b, g); break;
+      case Op::kConstDiv: detail::elementwise_step<OpDef<Op::kConstDiv>>(v, gr, args_, i, a, b, g); break;
+      case Op::kRelu: detail::elementwise_step<OpDef<Op::kRelu>>(v, gr, args_, i, a, b, g); break;
+      case Op::kTanh: detail::elementwise_step<OpDef<Op::kTanh>>(v, gr, args_, i, a, b, g); break;
+      case Op::kExp: detail::elementwise_step<OpDef<Op::kExp>>(v, gr, args_, i, a, b, g); break;
+      case Op::kLog: detail::elementwise_step<OpDef<Op::kLog>>(v, gr, args_, i, a, b, g); break;
+      case Op::kNegLog: detail::elementwise_step<OpDef<Op::kNegLog>>(v, gr, args_, i, a, b, g); break;
+      case Op::kSigmoid: detail::elementwise_step<OpDef<Op::kSigmoid>>(v, gr, args_, i, a, b, g); break;
+      case Op::kInv: detail::elementwise_step<OpDef<Op::kInv>>(v, gr, args_, i, a, b, g); break;
+      case Op::kSqr: detail::elementwise_step<OpDef<Op::kSqr>>(v, gr, args_, i, a, b, g); break;
+      case Op::kPow3: detail::elementwise_step<OpDef<Op::kPow3>>(v, gr, args_, i, a, b, g); break;
+      case Op::kSqrt: detail::elementwise_step<OpDef<Op::kSqrt>>(v, gr, args_, i, a, b, g); break;
+      case Op::kInvSqrt: detail::elementwise_step<OpDef<Op::kInvSqrt>>(v, gr, args_, i, a, b, g); break;
+      case Op::kMulConst: detail::elementwise_step<OpDef<Op::kMulConst>>(v, gr, args_, i, a, b, g); break;
+      case Op::kDivConst: detail::elementwise_step<OpDef<Op::kDivConst>>(v, gr, args_, i, a, b, g); break;
+      default:
+        backward_wide(op, i, a, b, g);
+        break;
     }
+    // clang-format on
   }
   return Status::kOk;
 }
