@@ -552,6 +552,36 @@ void reductions_fp32(bt_test::Context& t) {
 
 // reduce_mul with exact zeros: the partial derivative of the zero operand is
 // the product of the others; with two zeros every partial is zero.
+// Every elementwise op of op.hpp has a case above (so its gradient is checked
+// against a closed form and finite differences, which also catches an op whose
+// row has no case in the backward sweep's switch): the ops the cases record,
+// read back from the tape, cover every unary, binary and constant row.
+void every_elementwise_op(bt_test::Context& t) {
+  bool seen[static_cast<std::size_t>(bt::Op::kCount)] = {};
+  for (const UnaryCase& c : kUnary) {
+    g_tape64.reset();
+    const bt::Value<double> out = c.build64(g_tape64.leaf(0.5));
+    seen[static_cast<std::size_t>(g_tape64.op(out.index()))] = true;
+  }
+  for (const BinaryCase& c : kBinary) {
+    g_tape64.reset();
+    auto x = g_tape64.leaf(0.5);
+    const bt::Value<double> out = c.build64(x, g_tape64.leaf(2.0));
+    seen[static_cast<std::size_t>(g_tape64.op(out.index()))] = true;
+  }
+  std::size_t elementwise = 0U;
+  for (std::size_t k = 0U; k < static_cast<std::size_t>(bt::Op::kCount); ++k) {
+    const bt::OpKind kind = bt::op_kind(static_cast<bt::Op>(k));
+    if ((kind == bt::OpKind::kUnary) || (kind == bt::OpKind::kBinary) || (kind == bt::OpKind::kConstant)) {
+      ++elementwise;
+      t.test_name = bt::op_name(static_cast<bt::Op>(k));
+      BT_CHECK(t, seen[k]);
+    }
+  }
+  t.test_name = "every_elementwise_op";
+  BT_CHECK(t, elementwise == 25U);  // the paper's elementwise set; update with a new row and its case
+}
+
 void product_with_zeros(bt_test::Context& t) {
   g_tape64.reset();
   bt::Value<double> x[4] = {g_tape64.leaf(2.0), g_tape64.leaf(0.0), g_tape64.leaf(-3.0), g_tape64.leaf(0.5)};
@@ -588,7 +618,7 @@ const bt_test::TestCase kCases[] = {
     {"edges", edges},                   {"binary_fp64", binary_fp64},
     {"binary_fp32", binary_fp32},       {"reductions_fp64", reductions_fp64},
     {"reductions_fp32", reductions_fp32}, {"product_with_zeros", product_with_zeros},
-    {"repeated_operands", repeated_operands},
+    {"repeated_operands", repeated_operands}, {"every_elementwise_op", every_elementwise_op},
 };
 
 }  // namespace

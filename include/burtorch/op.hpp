@@ -499,6 +499,35 @@ constexpr bool rows_consistent(std::index_sequence<I...> /*ops*/) noexcept {
 using AllOps = std::make_index_sequence<static_cast<std::size_t>(Op::kCount)>;
 static_assert(rows_consistent(AllOps{}), "a reduction's R and L rows must name each other");
 
+/// The ops of one kind, in code order (visit_op_of_kind dispatches over them).
+struct OpList {
+  Op ops[static_cast<std::size_t>(Op::kCount)];  ///< the ops
+  std::size_t count;                             ///< how many
+};
+template <OpKind Kind, std::size_t... I>
+constexpr OpList ops_of_kind(std::index_sequence<I...> /*ops*/) noexcept {
+  OpList list{};
+  constexpr OpKind kKinds[] = {OpDef<static_cast<Op>(I)>::kKind...};
+  for (std::size_t i = 0U; i < sizeof...(I); ++i) {
+    if (kKinds[i] == Kind) {
+      list.ops[list.count] = static_cast<Op>(i);
+      ++list.count;
+    }
+  }
+  return list;
+}
+template <OpKind Kind>
+constexpr OpList kOpsOfKind = ops_of_kind<Kind>(AllOps{});
+template <OpKind Kind, class F, std::size_t... J>
+BURTORCH_ALWAYS_INLINE inline void visit_op_of_kind(Op op, F&& f, std::index_sequence<J...> /*ops*/) noexcept {
+  const auto code = static_cast<std::uint32_t>(op);
+  const bool found = (((code == static_cast<std::uint32_t>(kOpsOfKind<Kind>.ops[J]))
+                           ? (f(OpTag<kOpsOfKind<Kind>.ops[J]>{}), true)
+                           : false) ||
+                      ...);
+  static_cast<void>(found);
+}
+
 }  // namespace detail
 
 /// Calls f(OpTag<op>{}) for the op's row: f is a generic lambda whose body
@@ -506,6 +535,12 @@ static_assert(rows_consistent(AllOps{}), "a reduction's R and L rows must name e
 template <class F>
 BURTORCH_ALWAYS_INLINE inline void visit_op(Op op, F&& f) noexcept {
   detail::visit_op(op, static_cast<F&&>(f), detail::AllOps{});
+}
+/// visit_op() over the ops of one kind only (nothing for any other op): a
+/// smaller jump table where only that kind can occur.
+template <OpKind Kind, class F>
+BURTORCH_ALWAYS_INLINE inline void visit_op_of_kind(Op op, F&& f) noexcept {
+  detail::visit_op_of_kind<Kind>(op, static_cast<F&&>(f), std::make_index_sequence<detail::kOpsOfKind<Kind>.count>{});
 }
 /// How op stores its operands (kSource for a code past kCount).
 constexpr OpKind op_kind(Op op) noexcept { return detail::kind_of(op, detail::AllOps{}); }

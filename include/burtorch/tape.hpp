@@ -411,9 +411,16 @@ class Tape {
   Value<T> push_dot(Op op, T product, Index descriptor, Index n) noexcept;
   /// True if nodes [first, first + n) are all recorded.
   bool recorded(Index first, std::uint64_t n) const noexcept { return (first < size_) && (n <= (size_ - first)); }
-  /// The value of the run reduction range_op over n operands.
+  /// The value of the run reduction range_op over n operands; *list_op is
+  /// set to its list variant.
   template <class Operand>
-  T reduce_value(Op range_op, Operand at, Index n) const noexcept;
+  T reduce_value(Op range_op, Operand at, Index n, Op* list_op) const noexcept;
+  /// True if op is a run reduction (what reduce() and reduce_range() take).
+  static bool is_run_reduction(Op op) noexcept {
+    bool found = false;
+    visit_op_of_kind<OpKind::kRangeReduce>(op, [&found](auto /*tag*/) noexcept { found = true; });
+    return found;
+  }
   /// Reserves `count` argument slots; returns the first, or kNoIndex.
   Index take_slots(std::size_t count) noexcept;
   /// Stores a range start (if xs are consecutive nodes) or a list of indices.

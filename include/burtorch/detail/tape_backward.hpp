@@ -46,24 +46,20 @@ inline void reduce_step(const Arrays<T>& s, Index i, Index a, Index b, T g) noex
 }
 }  // namespace detail
 
-// Every node the sweep does not handle inline: reductions, inner products and
-// layer rows (loops, out of line so the sweep over simple nodes keeps its
-// variables in registers), and any elementwise op not listed in the sweep's
-// switch. Driven by the rows alone: a new op is correct without a case there.
+// The nodes whose backward is a loop: reductions, inner products, layer rows;
+// out of line, so the sweep over simple nodes keeps its variables in
+// registers. Dispatched through the rows: a new wide op needs no case here.
 template <class T>
 void Tape<T>::backward_wide(Op op, Index i, Index a, Index b, T g) noexcept {
   const detail::Arrays<T> s{values_, grads_, args_};
-  visit_op(op, [&](auto tag) noexcept BURTORCH_ALWAYS_INLINE {
+  visit_op(op, [&](auto tag) noexcept {
     using D = typename decltype(tag)::Def;
     if constexpr ((D::kKind == OpKind::kRangeReduce) || (D::kKind == OpKind::kListReduce)) {
       detail::reduce_step<D>(s, i, a, b, g);
     } else if constexpr (D::kKind == OpKind::kDescriptor) {
       D::backward(s, i, a, b, g);
-    } else if constexpr (D::kKind != OpKind::kSource) {
-      // An elementwise op the sweep does not list among its inline cases.
-      detail::elementwise_step<D>(values_, grads_, args_, i, a, b, g);
     } else {
-      // a leaf: nothing flows on
+      // leaves and the elementwise ops: swept inline by backward()
     }
   });
 }
@@ -121,9 +117,10 @@ Status Tape<T>::backward(Value<T> root) noexcept {
     const Index a = first_of(link);
     const Index b = second_of(link);
     const Op op = ops[i - base];
-    // The elementwise ops, inline (a jump table, each row's backward in
-    // place); everything else, and any op added without a case here, goes
-    // through the rows out of line.
+    // The elementwise ops inline (one jump table, each case its row's
+    // backward in place), the wide ops out of line. A new elementwise op
+    // needs its line here: tests/test_ops.cpp (every_elementwise_op) checks
+    // each one's gradient, and that it knows every elementwise row.
     // clang-format off
     switch (op) {
       case Op::kLeaf:

@@ -57,20 +57,19 @@ bool Tape<T>::store_operand(const Value<T>* xs, std::size_t n, Index* where, boo
 
 template <class T>
 template <class Operand>
-T Tape<T>::reduce_value(Op range_op, Operand at, Index n) const noexcept {
+T Tape<T>::reduce_value(Op range_op, Operand at, Index n, Op* list_op) const noexcept {
   T out = T(0);
-  visit_op(range_op, [&](auto tag) noexcept BURTORCH_ALWAYS_INLINE {
+  visit_op_of_kind<OpKind::kRangeReduce>(range_op, [&](auto tag) noexcept {
     using D = typename decltype(tag)::Def;
-    if constexpr (D::kKind == OpKind::kRangeReduce) {
-      out = D::forward(values_, at, n);
-    }
+    out = D::forward(values_, at, n);
+    *list_op = D::kPair;
   });
   return out;
 }
 
 template <class T>
 Value<T> Tape<T>::reduce(Op range_op, const Value<T>* xs, std::size_t n) noexcept {
-  if ((xs == nullptr) || (n == 0U) || (n >= kNoIndex) || (op_kind(range_op) != OpKind::kRangeReduce)) {
+  if ((xs == nullptr) || (n == 0U) || (n >= kNoIndex) || !is_run_reduction(range_op)) {
     return fail(Status::kInvalidArgument);
   }
   if (!room_for_interior()) {  // check before taking slots: a failed op takes none
@@ -83,9 +82,10 @@ Value<T> Tape<T>::reduce(Op range_op, const Value<T>* xs, std::size_t n) noexcep
     return Value<T>(this, kNoIndex);
   }
   const Index count = static_cast<Index>(n);
-  const T result = is_range ? reduce_value(range_op, detail::RangeOperand{where}, count)
-                            : reduce_value(range_op, detail::ListOperand{&args_[where]}, count);
-  const Value<T> out = push(is_range ? range_op : op_pair(range_op), result, where, count);
+  Op list_op = range_op;
+  const T result = is_range ? reduce_value(range_op, detail::RangeOperand{where}, count, &list_op)
+                            : reduce_value(range_op, detail::ListOperand{&args_[where]}, count, &list_op);
+  const Value<T> out = push(is_range ? range_op : list_op, result, where, count);
   if (!out.valid()) {
     slots_used_ = before.slots;
   }
@@ -331,13 +331,14 @@ Value<T> Tape<T>::scale_shift(Index scale_first, Index x_first, Index shift_firs
 
 template <class T>
 Value<T> Tape<T>::reduce_range(Op range_op, Index first, Index n) noexcept {
-  if ((n == 0U) || (op_kind(range_op) != OpKind::kRangeReduce)) {
+  if ((n == 0U) || !is_run_reduction(range_op)) {
     return fail(Status::kInvalidArgument);
   }
   if (!recorded(first, n)) {
     return fail(Status::kInvalidHandle);
   }
-  return push(range_op, reduce_value(range_op, detail::RangeOperand{first}, n), first, n);
+  Op list_op = range_op;
+  return push(range_op, reduce_value(range_op, detail::RangeOperand{first}, n, &list_op), first, n);
 }
 
 }  // namespace burtorch
