@@ -88,6 +88,14 @@ void overwrite(bt::Tape<T>& tape, bt::Index first, const double* v, std::size_t 
   }
 }
 
+// Sets the gradients of the nodes of v to g[0..v.count).
+template <class T>
+void overwrite_grads(bt::Tape<T>& tape, nn::View v, const double* g) {
+  for (bt::Index i = 0U; i < v.count; ++i) {
+    tape.grads()[v.first + i] = static_cast<T>(g[i]);
+  }
+}
+
 // sum(view[i] * c[i]) as a root, c on the tape as leaves.
 template <class T>
 bt::Value<T> weighted_sum(bt::Tape<T>& tape, nn::View y, bt::Index c, std::size_t n) {
@@ -118,7 +126,14 @@ void linear_case(bt_test::Context& t, const LinearCase& k) {
   bt::Tape<T> tape(g_arena, sizeof(g_arena), 128U, 128U);
   nn::Rng rng(1U);
   nn::Linear<T> lin;
-  BT_CHECK(t, lin.create(tape, 5U, 3U, k.bias, k.act, nn::Init::zeros(), nn::Init::zeros(), rng));
+  nn::LinearOptions o;
+  o.in = 5U;
+  o.out = 3U;
+  o.act = k.act;
+  o.bias = k.bias;
+  o.weight_init = nn::Init::zeros();
+  o.bias_init = nn::Init::zeros();
+  BT_CHECK(t, lin.create(tape, o, rng));
   overwrite(tape, lin.weight, k.w, 15U);
   if (k.bias) {
     overwrite(tape, lin.bias, k.b, 3U);
@@ -165,13 +180,15 @@ void layernorm(bt_test::Context& t) {
   bt::Tape<T> tape(g_arena, sizeof(g_arena), 128U, 128U);
   nn::Rng rng(1U);
   nn::LayerNorm<T> ln;
-  BT_CHECK(t, ln.create(tape, 7U, T(1e-5), rng));
+  nn::LayerNormOptions o;
+  o.width = 7U;
+  BT_CHECK(t, ln.create(tape, o, rng));
   overwrite(tape, ln.gamma, layernorm_g, 7U);
   overwrite(tape, ln.beta, layernorm_beta, 7U);
   const bt::Index x = leaves(tape, layernorm_x, 7U);
   const bt::Index c = leaves(tape, layernorm_c, 7U);
   const nn::View y = ln.forward(tape, nn::View{x, 7U});
-  BT_CHECK(t, tape.size() == (28U + nn::LayerNorm<T>::nodes(7U)));
+  BT_CHECK(t, tape.size() == (28U + nn::LayerNorm<T>::nodes(o)));
   BT_CHECK(t, tape.backward(weighted_sum(tape, y, c, 7U)) == bt::Status::kOk);
   check_array(t, tape.values() + y.first, layernorm_y, 7U, "layernorm y");
   check_array(t, tape.grads() + x, layernorm_gx, 7U, "layernorm dx");
@@ -190,7 +207,12 @@ void attention(bt_test::Context& t) {
   bt::Tape<T> tape(g_arena, sizeof(g_arena), 1024U, 2048U);
   nn::Rng rng(1U);
   nn::CausalSelfAttention<T> att;
-  BT_CHECK(t, att.create(tape, kD, 2U, nn::Init::zeros(), nn::Init::zeros(), rng));
+  nn::AttentionOptions o;
+  o.width = kD;
+  o.heads = 2U;
+  o.weight_init = nn::Init::zeros();
+  o.proj_init = nn::Init::zeros();
+  BT_CHECK(t, att.create(tape, o, rng));
   BT_CHECK(t, tape.size() == attention_params_n);
   overwrite(tape, 0U, attention_params, attention_params_n);
   const bt::Index x = leaves(tape, attention_x, kSteps * kD);
@@ -203,9 +225,8 @@ void attention(bt_test::Context& t) {
   const std::size_t before_nodes = tape.size();
   const std::size_t before_slots = tape.slots_used();
   BT_CHECK(t, att.forward(tape, xs, kSteps, ys));
-  BT_CHECK(t, (tape.size() - before_nodes) == nn::CausalSelfAttention<T>::nodes(kD, 2U, kSteps));
-  BT_CHECK(t, (tape.slots_used() - before_slots) ==
-                  nn::CausalSelfAttention<T>::template slots<T>(kD, 2U, kSteps));
+  BT_CHECK(t, (tape.size() - before_nodes) == nn::CausalSelfAttention<T>::nodes(o, kSteps));
+  BT_CHECK(t, (tape.slots_used() - before_slots) == nn::CausalSelfAttention<T>::slots(o, kSteps));
   bt::Value<T> parts[kSteps];
   for (bt::Index s = 0U; s < kSteps; ++s) {
     parts[s] = weighted_sum(tape, ys[s], c + (s * kD), kD);
@@ -258,8 +279,8 @@ void mlp(bt_test::Context& t) {
   static nn::MakemoreMlp<T> model;
   nn::Rng rng(3U);
   BT_CHECK(t, model.create(tape, kSmallMlp, rng));
-  BT_CHECK(t, model.parameter_count() == mlp_params_n);
-  overwrite(tape, model.first_parameter(), mlp_params, mlp_params_n);
+  BT_CHECK(t, model.params().count == mlp_params_n);
+  overwrite(tape, model.params().first, mlp_params, mlp_params_n);
   // Two contexts of 3; sized for any context length so that GCC, which
   // cannot see that the model reads only 3, finds no read past the array.
   std::uint8_t ctx[3U + nn::MakemoreMlp<T>::kMaxContext] = {};
@@ -270,7 +291,7 @@ void mlp(bt_test::Context& t) {
   tgt[0] = static_cast<std::uint8_t>(mlp_targets[0]);
   tgt[1] = static_cast<std::uint8_t>(mlp_targets[1]);
   T seen[2] = {T(0), T(0)};
-  const T mean = nn::serial_batch(tape, model.first_parameter(), model.parameter_count(), 2U,
+  const T mean = nn::serial_batch(tape, model.params(), 2U,
                                   [&](bt::Tape<T>& tp, std::size_t i) {
                                     const bt::Value<T> l = model.loss(tp, &ctx[3U * i], tgt[i]);
                                     seen[i] = l.value();
@@ -279,9 +300,9 @@ void mlp(bt_test::Context& t) {
   BT_CHECK(t, tape.status() == bt::Status::kOk);
   check_array(t, seen, mlp_losses, 2U, "mlp losses");
   BT_CHECK_NEAR(t, static_cast<double>(mean), (mlp_losses[0] + mlp_losses[1]) / 2.0, Tol<T>::rel);
-  check_array(t, tape.grads() + model.first_parameter(), mlp_grads, mlp_grads_n, "mlp dparams");
+  check_array(t, tape.grads() + model.params().first, mlp_grads, mlp_grads_n, "mlp dparams");
   // Rewound to the parameters after the batch.
-  BT_CHECK(t, tape.size() == model.parameter_count());
+  BT_CHECK(t, tape.size() == model.params().count);
 }
 void mlp_fp64(bt_test::Context& t) { mlp<double>(t); }
 void mlp_fp32(bt_test::Context& t) { mlp<float>(t); }
@@ -294,8 +315,8 @@ void gpt(bt_test::Context& t) {
   static nn::Gpt<T> model;
   nn::Rng rng(3U);
   BT_CHECK(t, model.create(tape, kSmallGpt, rng));
-  BT_CHECK(t, model.parameter_count() == gpt_params_n);
-  overwrite(tape, model.first_parameter(), gpt_params, gpt_params_n);
+  BT_CHECK(t, model.params().count == gpt_params_n);
+  overwrite(tape, model.params().first, gpt_params, gpt_params_n);
   std::uint8_t tokens[4];
   std::uint8_t targets[4];
   for (std::size_t i = 0U; i < 4U; ++i) {
@@ -314,7 +335,7 @@ void gpt(bt_test::Context& t) {
   BT_CHECK(t, tape.slots_used() == plan.slots);
   BT_CHECK(t, tape.backward(loss) == bt::Status::kOk);
   BT_CHECK_NEAR(t, static_cast<double>(loss.value()), gpt_loss, Tol<T>::rel);
-  check_array(t, tape.grads() + model.first_parameter(), gpt_grads, gpt_grads_n, "gpt dparams");
+  check_array(t, tape.grads() + model.params().first, gpt_grads, gpt_grads_n, "gpt dparams");
 }
 void gpt_fp64(bt_test::Context& t) { gpt<double>(t); }
 void gpt_fp32(bt_test::Context& t) { gpt<float>(t); }
@@ -329,18 +350,13 @@ void optimizer_case(bt_test::Context& t, nn::OptimizerKind kind, const double* e
   config.momentum = T(0.9);
   config.weight_decay = T(0.1);
   T state[12];
-  nn::Optimizer<T> opt(config, state, 6U);
-  T w[6];
-  T g[6];
-  for (std::size_t i = 0U; i < 6U; ++i) {
-    w[i] = static_cast<T>(opt_w0[i]);
-  }
+  nn::Optimizer<T> opt(config, state);
+  bt::Tape<T> tape(g_arena, sizeof(g_arena), 16U, 16U);
+  const nn::View w{leaves(tape, opt_w0, 6U), 6U};
   for (std::size_t s = 0U; s < 3U; ++s) {
-    for (std::size_t i = 0U; i < 6U; ++i) {
-      g[i] = static_cast<T>(opt_grads[(6U * s) + i]);
-    }
-    opt.step(w, g);
-    check_array(t, w, expected + (6U * s), 6U, what);
+    overwrite_grads(tape, w, opt_grads + (6U * s));
+    BT_CHECK(t, opt.step(tape, w) == bt::Status::kOk);
+    check_array(t, tape.values() + w.first, expected + (6U * s), 6U, what);
   }
   BT_CHECK(t, opt.steps() == 3U);
 }
@@ -352,18 +368,20 @@ void optimizers(bt_test::Context& t) {
   optimizer_case<T>(t, nn::OptimizerKind::kMomentum, opt_momentum, "momentum");
   optimizer_case<T>(t, nn::OptimizerKind::kAdam, opt_adam, "adam");
   optimizer_case<T>(t, nn::OptimizerKind::kAdamW, opt_adamw, "adamw");
-  T g[6];
-  for (std::size_t i = 0U; i < 6U; ++i) {
-    g[i] = static_cast<T>(clip_above_in[i]);
-  }
-  const T norm = nn::clip_gradient_norm(g, 6U, static_cast<T>(clip_above_max));
+  bt::Tape<T> tape(g_arena, sizeof(g_arena), 16U, 16U);
+  static_cast<void>(tape.leaf(T(5)));  // the view need not start at node 0
+  const nn::View g{leaves(tape, clip_above_in, 6U), 6U};
+  overwrite_grads(tape, g, clip_above_in);
+  const T norm = nn::clip_gradient_norm(tape, g, static_cast<T>(clip_above_max));
   BT_CHECK_NEAR(t, static_cast<double>(norm), clip_above_norm, Tol<T>::rel);
-  check_array(t, g, clip_above_out, 6U, "clip above");
-  for (std::size_t i = 0U; i < 6U; ++i) {
-    g[i] = static_cast<T>(clip_below_in[i]);
-  }
-  static_cast<void>(nn::clip_gradient_norm(g, 6U, static_cast<T>(clip_below_max)));
-  check_array(t, g, clip_below_out, 6U, "clip below");
+  // Scaled by max / (norm + 1e-6): the norm after is just below the maximum.
+  BT_CHECK_NEAR(t, static_cast<double>(nn::gradient_norm(tape, g)),
+                clip_above_max * clip_above_norm / (clip_above_norm + 1e-6), Tol<T>::rel);
+  check_array(t, tape.grads() + g.first, clip_above_out, 6U, "clip above");
+  BT_CHECK(t, tape.grads()[0] == T(0));
+  overwrite_grads(tape, g, clip_below_in);
+  static_cast<void>(nn::clip_gradient_norm(tape, g, static_cast<T>(clip_below_max)));
+  check_array(t, tape.grads() + g.first, clip_below_out, 6U, "clip below");
 }
 void optimizers_fp64(bt_test::Context& t) { optimizers<double>(t); }
 void optimizers_fp32(bt_test::Context& t) { optimizers<float>(t); }
