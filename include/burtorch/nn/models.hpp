@@ -456,7 +456,7 @@ class Gpt {
 /// recorded before any sample runs).
 template <class T, class SampleLoss>
 T serial_batch(Tape<T>& tape, View params, std::size_t count, SampleLoss&& sample_loss) noexcept {
-  if (!is_recorded(tape, params)) {
+  if (BURTORCH_UNLIKELY(!is_recorded(tape, params))) {
     static_cast<void>(tape.report(Status::kInvalidArgument));
     return std::numeric_limits<T>::quiet_NaN();
   }
