@@ -135,10 +135,10 @@ inline T gradient_norm(const Tape<T>& tape, View params) noexcept {
 /// changing nothing, if the view is not recorded on the tape.
 template <class T>
 inline T clip_gradient_norm(Tape<T>& tape, View params, T max_norm) noexcept {
-  const T norm = gradient_norm(tape, params);
   if (!is_recorded(tape, params)) {
-    return norm;
+    return std::numeric_limits<T>::quiet_NaN();
   }
+  const T norm = gradient_norm(tape, params);
   T coefficient = max_norm / (norm + T(1e-6));
   coefficient = (coefficient < T(1)) ? coefficient : T(1);
   scale_gradients(tape.grads() + params.first, params.count, coefficient);
