@@ -88,13 +88,12 @@ int time_sgd_steps(const char* program, Model& model, const Config& config, cons
     std::fprintf(stderr, "%s: cannot create the model: %s\n", program, bt::status_name(tape.status()));
     return 1;
   }
-  const bt::Index first = model.first_parameter();
-  const std::size_t n = model.parameter_count();
-  run.params = n;
+  const nn::View params = model.params();
+  run.params = params.count;
   nn::OptimizerConfig<float> oc;
   oc.kind = nn::OptimizerKind::kSgd;
   oc.lr = o.lr;
-  nn::Optimizer<float> opt(oc, nullptr, n);
+  nn::Optimizer<float> opt(oc);  // SGD: no state
   run.init_ms = (now_seconds() - t_start) * 1e3;
   ready();
 
@@ -106,9 +105,14 @@ int time_sgd_steps(const char* program, Model& model, const Config& config, cons
         return 1;
       }
     }
-    const float l = nn::serial_batch(tape, first, n, batch, loss);
-    opt.step(tape.values() + first, tape.grads() + first);
+    const float l = nn::serial_batch(tape, params, batch, loss);
+    const bt::Status stepped = opt.step(tape, params);
     const double t1 = now_seconds();
+    if (stepped != bt::Status::kOk) {
+      std::fprintf(stderr, "%s: the optimizer step failed at step %ld (%s)\n", program, step,
+                   bt::status_name(stepped));
+      return 1;
+    }
     if (!std::isfinite(l)) {
       std::fprintf(stderr, "%s: loss is not finite at step %ld (%s)\n", program, step,
                    bt::status_name(tape.status()));

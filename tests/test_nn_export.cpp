@@ -41,7 +41,8 @@ bool export_params(const std::string& path, const Config& c) {
   if (!model.create(tape, c, rng)) {
     return false;
   }
-  return write(path, tape.values() + model.first_parameter(), model.parameter_count() * sizeof(double));
+  const nn::View params = model.params();
+  return write(path, tape.values() + params.first, params.count * sizeof(double));
 }
 
 }  // namespace

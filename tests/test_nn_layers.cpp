@@ -2,11 +2,16 @@
 // nn layers, losses, models and optimizers against PyTorch: values and
 // gradients for the same weights and inputs (tests/test_nn_golden.hpp, made
 // by tools/golden/nn/make_layers.py). FP64 to 1e-10 relative, FP32 to 1e-4.
+// Also the API's contracts: the options structs' defaults (torch.nn's
+// initialisation, drawn in order), each layer's and model's params(), and
+// optimizer steps, serial batches and clipping over a view that is not on
+// the tape or wider than the optimizer's state: refused, nothing changed.
 #include <burtorch/burtorch.hpp>
 #include <burtorch/nn/nn.hpp>
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 
 #include "harness.hpp"
 
@@ -88,6 +93,14 @@ void overwrite(bt::Tape<T>& tape, bt::Index first, const double* v, std::size_t 
   }
 }
 
+// Sets the gradients of the nodes of v to g[0..v.count).
+template <class T>
+void overwrite_grads(bt::Tape<T>& tape, nn::View v, const double* g) {
+  for (bt::Index i = 0U; i < v.count; ++i) {
+    tape.grads()[v.first + i] = static_cast<T>(g[i]);
+  }
+}
+
 // sum(view[i] * c[i]) as a root, c on the tape as leaves.
 template <class T>
 bt::Value<T> weighted_sum(bt::Tape<T>& tape, nn::View y, bt::Index c, std::size_t n) {
@@ -118,7 +131,14 @@ void linear_case(bt_test::Context& t, const LinearCase& k) {
   bt::Tape<T> tape(g_arena, sizeof(g_arena), 128U, 128U);
   nn::Rng rng(1U);
   nn::Linear<T> lin;
-  BT_CHECK(t, lin.create(tape, 5U, 3U, k.bias, k.act, nn::Init::zeros(), nn::Init::zeros(), rng));
+  nn::LinearOptions o;
+  o.in = 5U;
+  o.out = 3U;
+  o.act = k.act;
+  o.bias = k.bias;
+  o.weight_init = nn::Init::zeros();
+  o.bias_init = nn::Init::zeros();
+  BT_CHECK(t, lin.create(tape, o, rng));
   overwrite(tape, lin.weight, k.w, 15U);
   if (k.bias) {
     overwrite(tape, lin.bias, k.b, 3U);
@@ -165,13 +185,15 @@ void layernorm(bt_test::Context& t) {
   bt::Tape<T> tape(g_arena, sizeof(g_arena), 128U, 128U);
   nn::Rng rng(1U);
   nn::LayerNorm<T> ln;
-  BT_CHECK(t, ln.create(tape, 7U, T(1e-5), rng));
+  nn::LayerNormOptions o;
+  o.width = 7U;
+  BT_CHECK(t, ln.create(tape, o, rng));
   overwrite(tape, ln.gamma, layernorm_g, 7U);
   overwrite(tape, ln.beta, layernorm_beta, 7U);
   const bt::Index x = leaves(tape, layernorm_x, 7U);
   const bt::Index c = leaves(tape, layernorm_c, 7U);
   const nn::View y = ln.forward(tape, nn::View{x, 7U});
-  BT_CHECK(t, tape.size() == (28U + nn::LayerNorm<T>::nodes(7U)));
+  BT_CHECK(t, tape.size() == (28U + nn::LayerNorm<T>::nodes(o)));
   BT_CHECK(t, tape.backward(weighted_sum(tape, y, c, 7U)) == bt::Status::kOk);
   check_array(t, tape.values() + y.first, layernorm_y, 7U, "layernorm y");
   check_array(t, tape.grads() + x, layernorm_gx, 7U, "layernorm dx");
@@ -190,7 +212,12 @@ void attention(bt_test::Context& t) {
   bt::Tape<T> tape(g_arena, sizeof(g_arena), 1024U, 2048U);
   nn::Rng rng(1U);
   nn::CausalSelfAttention<T> att;
-  BT_CHECK(t, att.create(tape, kD, 2U, nn::Init::zeros(), nn::Init::zeros(), rng));
+  nn::AttentionOptions o;
+  o.width = kD;
+  o.heads = 2U;
+  o.weight_init = nn::Init::zeros();
+  o.proj_init = nn::Init::zeros();
+  BT_CHECK(t, att.create(tape, o, rng));
   BT_CHECK(t, tape.size() == attention_params_n);
   overwrite(tape, 0U, attention_params, attention_params_n);
   const bt::Index x = leaves(tape, attention_x, kSteps * kD);
@@ -203,9 +230,8 @@ void attention(bt_test::Context& t) {
   const std::size_t before_nodes = tape.size();
   const std::size_t before_slots = tape.slots_used();
   BT_CHECK(t, att.forward(tape, xs, kSteps, ys));
-  BT_CHECK(t, (tape.size() - before_nodes) == nn::CausalSelfAttention<T>::nodes(kD, 2U, kSteps));
-  BT_CHECK(t, (tape.slots_used() - before_slots) ==
-                  nn::CausalSelfAttention<T>::template slots<T>(kD, 2U, kSteps));
+  BT_CHECK(t, (tape.size() - before_nodes) == nn::CausalSelfAttention<T>::nodes(o, kSteps));
+  BT_CHECK(t, (tape.slots_used() - before_slots) == nn::CausalSelfAttention<T>::slots(o, kSteps));
   bt::Value<T> parts[kSteps];
   for (bt::Index s = 0U; s < kSteps; ++s) {
     parts[s] = weighted_sum(tape, ys[s], c + (s * kD), kD);
@@ -258,8 +284,8 @@ void mlp(bt_test::Context& t) {
   static nn::MakemoreMlp<T> model;
   nn::Rng rng(3U);
   BT_CHECK(t, model.create(tape, kSmallMlp, rng));
-  BT_CHECK(t, model.parameter_count() == mlp_params_n);
-  overwrite(tape, model.first_parameter(), mlp_params, mlp_params_n);
+  BT_CHECK(t, model.params().count == mlp_params_n);
+  overwrite(tape, model.params().first, mlp_params, mlp_params_n);
   // Two contexts of 3; sized for any context length so that GCC, which
   // cannot see that the model reads only 3, finds no read past the array.
   std::uint8_t ctx[3U + nn::MakemoreMlp<T>::kMaxContext] = {};
@@ -270,7 +296,7 @@ void mlp(bt_test::Context& t) {
   tgt[0] = static_cast<std::uint8_t>(mlp_targets[0]);
   tgt[1] = static_cast<std::uint8_t>(mlp_targets[1]);
   T seen[2] = {T(0), T(0)};
-  const T mean = nn::serial_batch(tape, model.first_parameter(), model.parameter_count(), 2U,
+  const T mean = nn::serial_batch(tape, model.params(), 2U,
                                   [&](bt::Tape<T>& tp, std::size_t i) {
                                     const bt::Value<T> l = model.loss(tp, &ctx[3U * i], tgt[i]);
                                     seen[i] = l.value();
@@ -279,9 +305,9 @@ void mlp(bt_test::Context& t) {
   BT_CHECK(t, tape.status() == bt::Status::kOk);
   check_array(t, seen, mlp_losses, 2U, "mlp losses");
   BT_CHECK_NEAR(t, static_cast<double>(mean), (mlp_losses[0] + mlp_losses[1]) / 2.0, Tol<T>::rel);
-  check_array(t, tape.grads() + model.first_parameter(), mlp_grads, mlp_grads_n, "mlp dparams");
+  check_array(t, tape.grads() + model.params().first, mlp_grads, mlp_grads_n, "mlp dparams");
   // Rewound to the parameters after the batch.
-  BT_CHECK(t, tape.size() == model.parameter_count());
+  BT_CHECK(t, tape.size() == model.params().count);
 }
 void mlp_fp64(bt_test::Context& t) { mlp<double>(t); }
 void mlp_fp32(bt_test::Context& t) { mlp<float>(t); }
@@ -294,8 +320,8 @@ void gpt(bt_test::Context& t) {
   static nn::Gpt<T> model;
   nn::Rng rng(3U);
   BT_CHECK(t, model.create(tape, kSmallGpt, rng));
-  BT_CHECK(t, model.parameter_count() == gpt_params_n);
-  overwrite(tape, model.first_parameter(), gpt_params, gpt_params_n);
+  BT_CHECK(t, model.params().count == gpt_params_n);
+  overwrite(tape, model.params().first, gpt_params, gpt_params_n);
   std::uint8_t tokens[4];
   std::uint8_t targets[4];
   for (std::size_t i = 0U; i < 4U; ++i) {
@@ -314,7 +340,7 @@ void gpt(bt_test::Context& t) {
   BT_CHECK(t, tape.slots_used() == plan.slots);
   BT_CHECK(t, tape.backward(loss) == bt::Status::kOk);
   BT_CHECK_NEAR(t, static_cast<double>(loss.value()), gpt_loss, Tol<T>::rel);
-  check_array(t, tape.grads() + model.first_parameter(), gpt_grads, gpt_grads_n, "gpt dparams");
+  check_array(t, tape.grads() + model.params().first, gpt_grads, gpt_grads_n, "gpt dparams");
 }
 void gpt_fp64(bt_test::Context& t) { gpt<double>(t); }
 void gpt_fp32(bt_test::Context& t) { gpt<float>(t); }
@@ -329,18 +355,13 @@ void optimizer_case(bt_test::Context& t, nn::OptimizerKind kind, const double* e
   config.momentum = T(0.9);
   config.weight_decay = T(0.1);
   T state[12];
-  nn::Optimizer<T> opt(config, state, 6U);
-  T w[6];
-  T g[6];
-  for (std::size_t i = 0U; i < 6U; ++i) {
-    w[i] = static_cast<T>(opt_w0[i]);
-  }
+  nn::Optimizer<T> opt(config, state);
+  bt::Tape<T> tape(g_arena, sizeof(g_arena), 16U, 16U);
+  const nn::View w{leaves(tape, opt_w0, 6U), 6U};
   for (std::size_t s = 0U; s < 3U; ++s) {
-    for (std::size_t i = 0U; i < 6U; ++i) {
-      g[i] = static_cast<T>(opt_grads[(6U * s) + i]);
-    }
-    opt.step(w, g);
-    check_array(t, w, expected + (6U * s), 6U, what);
+    overwrite_grads(tape, w, opt_grads + (6U * s));
+    BT_CHECK(t, opt.step(tape, w) == bt::Status::kOk);
+    check_array(t, tape.values() + w.first, expected + (6U * s), 6U, what);
   }
   BT_CHECK(t, opt.steps() == 3U);
 }
@@ -352,21 +373,290 @@ void optimizers(bt_test::Context& t) {
   optimizer_case<T>(t, nn::OptimizerKind::kMomentum, opt_momentum, "momentum");
   optimizer_case<T>(t, nn::OptimizerKind::kAdam, opt_adam, "adam");
   optimizer_case<T>(t, nn::OptimizerKind::kAdamW, opt_adamw, "adamw");
-  T g[6];
-  for (std::size_t i = 0U; i < 6U; ++i) {
-    g[i] = static_cast<T>(clip_above_in[i]);
-  }
-  const T norm = nn::clip_gradient_norm(g, 6U, static_cast<T>(clip_above_max));
+  bt::Tape<T> tape(g_arena, sizeof(g_arena), 16U, 16U);
+  static_cast<void>(tape.leaf(T(5)));  // the view need not start at node 0
+  const nn::View g{leaves(tape, clip_above_in, 6U), 6U};
+  overwrite_grads(tape, g, clip_above_in);
+  const T norm = nn::clip_gradient_norm(tape, g, static_cast<T>(clip_above_max));
   BT_CHECK_NEAR(t, static_cast<double>(norm), clip_above_norm, Tol<T>::rel);
-  check_array(t, g, clip_above_out, 6U, "clip above");
-  for (std::size_t i = 0U; i < 6U; ++i) {
-    g[i] = static_cast<T>(clip_below_in[i]);
-  }
-  static_cast<void>(nn::clip_gradient_norm(g, 6U, static_cast<T>(clip_below_max)));
-  check_array(t, g, clip_below_out, 6U, "clip below");
+  // Scaled by max / (norm + 1e-6): the norm after is just below the maximum.
+  BT_CHECK_NEAR(t, static_cast<double>(nn::gradient_norm(tape, g)),
+                clip_above_max * clip_above_norm / (clip_above_norm + 1e-6), Tol<T>::rel);
+  check_array(t, tape.grads() + g.first, clip_above_out, 6U, "clip above");
+  BT_CHECK(t, tape.grads()[0] == T(0));
+  overwrite_grads(tape, g, clip_below_in);
+  static_cast<void>(nn::clip_gradient_norm(tape, g, static_cast<T>(clip_below_max)));
+  check_array(t, tape.grads() + g.first, clip_below_out, 6U, "clip below");
 }
 void optimizers_fp64(bt_test::Context& t) { optimizers<double>(t); }
 void optimizers_fp32(bt_test::Context& t) { optimizers<float>(t); }
+
+// Refused steps change nothing. Adam with state for 6 parameters: views that
+// are not on the tape, empty, wider than the state, or a tape holding an
+// error are refused with a status, and the parameters, every gradient, the
+// state's bytes, steps() and the tape's status stay as they were. Around
+// the refusals, three accepted steps still follow torch.optim.Adam exactly
+// (a refused step that counted would change the bias correction).
+template <class T>
+void optimizer_refuses(bt_test::Context& t) {
+  using namespace golden;
+  nn::OptimizerConfig<T> config;
+  config.kind = nn::OptimizerKind::kAdam;
+  config.lr = T(0.01);
+  T state[12];
+  nn::Optimizer<T> opt(config, state);
+  BT_CHECK(t, opt.ready() && (opt.max_parameters() == 6U) && (opt.state_size() == 12U));
+  bt::Tape<T> tape(g_arena, sizeof(g_arena), 16U, 16U);
+  static_cast<void>(tape.leaf(T(3)));
+  const nn::View w{leaves(tape, opt_w0, 6U), 6U};
+  const bt::Index extra = leaves(tape, opt_w0, 2U);  // a 7-wide view fits on the tape
+  tape.grads()[0] = T(0.5);
+  tape.grads()[extra] = T(-0.25);
+  const nn::View refused[] = {
+      nn::View{w.first, 7U},                                // wider than the state
+      nn::View{static_cast<bt::Index>(tape.size()), 1U},    // just past the end
+      nn::View{extra, 3U},                                  // runs past the end
+      nn::View{w.first, 0U},                                // empty
+      nn::kNoView,                                          // a failed layer's
+      nn::View{bt::kNoIndex - 1U, 2U},                      // first + count wraps
+  };
+  const bt::Status why[] = {bt::Status::kCapacityExceeded, bt::Status::kInvalidArgument,
+                            bt::Status::kInvalidArgument,  bt::Status::kInvalidArgument,
+                            bt::Status::kInvalidArgument,  bt::Status::kInvalidArgument};
+  T values[9];
+  T grads[9];
+  T moments[12];
+  const std::size_t n = tape.size();
+  BT_CHECK(t, n == 9U);
+  auto unchanged = [&](std::uint64_t steps) {
+    BT_CHECK(t, std::memcmp(values, tape.values(), n * sizeof(T)) == 0);
+    BT_CHECK(t, std::memcmp(grads, tape.grads(), n * sizeof(T)) == 0);
+    BT_CHECK(t, std::memcmp(moments, state, sizeof(state)) == 0);
+    BT_CHECK(t, opt.steps() == steps);
+    BT_CHECK(t, tape.size() == n);
+  };
+  auto refuse_all = [&](std::uint64_t steps) {
+    std::memcpy(values, tape.values(), n * sizeof(T));
+    std::memcpy(grads, tape.grads(), n * sizeof(T));
+    std::memcpy(moments, state, sizeof(state));
+    for (std::size_t k = 0U; k < (sizeof(refused) / sizeof(refused[0])); ++k) {
+      BT_CHECK(t, opt.step(tape, refused[k]) == why[k]);
+      BT_CHECK(t, tape.status() == bt::Status::kOk);  // the step's own outcome only
+      unchanged(steps);
+    }
+    // A tape holding an error: its gradients may be a failed sample's.
+    static_cast<void>(tape.report(bt::Status::kInvalidHandle));
+    BT_CHECK(t, opt.step(tape, w) == bt::Status::kInvalidHandle);
+    unchanged(steps);
+    tape.clear_status();
+  };
+  refuse_all(0U);
+  for (std::size_t s = 0U; s < 3U; ++s) {
+    overwrite_grads(tape, w, opt_grads + (6U * s));
+    BT_CHECK(t, opt.step(tape, w) == bt::Status::kOk);
+    check_array(t, tape.values() + w.first, opt_adam + (6U * s), 6U, "adam around refused steps");
+    BT_CHECK(t, (tape.values()[0] == T(3)) && (tape.grads()[0] == T(0.5)));  // outside the view
+    BT_CHECK(t, tape.values()[extra] == static_cast<T>(opt_w0[0]));
+    refuse_all(s + 1U);
+  }
+
+  // A state of 11 scalars holds 5 Adam parameters: 6 are refused.
+  T small[11];
+  nn::Optimizer<T> short_state(config, small, 11U);
+  BT_CHECK(t, (short_state.max_parameters() == 5U) && (short_state.state_size() == 10U));
+  std::memcpy(values, tape.values(), n * sizeof(T));
+  BT_CHECK(t, short_state.step(tape, w) == bt::Status::kCapacityExceeded);
+  BT_CHECK(t, std::memcmp(values, tape.values(), n * sizeof(T)) == 0);
+  BT_CHECK(t, short_state.step(tape, nn::View{w.first, 5U}) == bt::Status::kOk);
+  BT_CHECK(t, std::memcmp(values, tape.values(), n * sizeof(T)) != 0);
+  // No state at all: Adam is not ready, SGD needs none.
+  nn::Optimizer<T> no_state(config);
+  BT_CHECK(t, !no_state.ready() && (no_state.max_parameters() == 0U));
+  std::memcpy(values, tape.values(), n * sizeof(T));
+  BT_CHECK(t, no_state.step(tape, w) == bt::Status::kInvalidArgument);
+  BT_CHECK(t, no_state.step(tape, nn::View{w.first, 1U}) == bt::Status::kInvalidArgument);
+  BT_CHECK(t, (std::memcmp(values, tape.values(), n * sizeof(T)) == 0) && (no_state.steps() == 0U));
+  nn::OptimizerConfig<T> sgd;
+  sgd.kind = nn::OptimizerKind::kSgd;
+  nn::Optimizer<T> plain(sgd);
+  BT_CHECK(t, plain.ready() && (plain.state_size() == 0U));
+  BT_CHECK(t, plain.step(tape, nn::View{0U, static_cast<bt::Index>(n)}) == bt::Status::kOk);
+  BT_CHECK_NEAR(t, static_cast<double>(tape.values()[0]), 3.0 - (0.1 * 0.5), Tol<T>::rel);
+}
+// The state's layout, which checkpoints save (state_size() scalars): the
+// first moment of parameter i of the view at state()[i], the second at
+// state()[max_parameters() + i], also for a view narrower than the state.
+template <class T>
+void adam_state_layout(bt_test::Context& t) {
+  nn::OptimizerConfig<T> config;
+  config.kind = nn::OptimizerKind::kAdam;
+  T state[12];
+  for (T& x : state) {
+    x = T(7);  // the constructor zeroes the whole capacity
+  }
+  nn::Optimizer<T> opt(config, state);
+  bt::Tape<T> tape(g_arena, sizeof(g_arena), 16U, 16U);
+  const double w[3] = {1.0, 2.0, 3.0};
+  const double g[3] = {0.5, -2.0, 4.0};
+  const nn::View v{leaves(tape, w, 3U), 3U};
+  overwrite_grads(tape, v, g);
+  BT_CHECK(t, opt.step(tape, v) == bt::Status::kOk);
+  BT_CHECK(t, (opt.state() == state) && (opt.state_size() == 12U));
+  for (std::size_t i = 0U; i < 3U; ++i) {
+    BT_CHECK_NEAR(t, static_cast<double>(state[i]), 0.1 * g[i], Tol<T>::rel);
+    BT_CHECK_NEAR(t, static_cast<double>(state[6U + i]), 0.001 * g[i] * g[i], Tol<T>::rel);
+    BT_CHECK(t, (state[3U + i] == T(0)) && (state[9U + i] == T(0)));
+  }
+}
+
+void optimizer_refuses_fp64(bt_test::Context& t) { optimizer_refuses<double>(t); }
+void optimizer_refuses_fp32(bt_test::Context& t) { optimizer_refuses<float>(t); }
+
+// serial_batch and the gradient helpers refuse a view that is not on the
+// tape before touching anything (no sample runs, no gradient changes).
+void views_off_the_tape(bt_test::Context& t) {
+  bt::Tape<double> tape(g_arena, sizeof(g_arena), 16U, 16U);
+  const double v[4] = {1.0, 2.0, 3.0, 4.0};
+  static_cast<void>(leaves(tape, v, 4U));
+  overwrite_grads(tape, nn::View{0U, 4U}, v);
+  int samples = 0;
+  const double loss = nn::serial_batch(tape, nn::View{2U, 3U}, 2U, [&](bt::Tape<double>& tp, std::size_t) {
+    ++samples;
+    return bt::Value<double>(&tp, 0U);
+  });
+  BT_CHECK(t, std::isnan(loss) && (samples == 0) && (tape.status() == bt::Status::kInvalidArgument));
+  tape.clear_status();
+  BT_CHECK(t, std::isnan(nn::gradient_norm(tape, nn::kNoView)));
+  BT_CHECK(t, std::isnan(nn::clip_gradient_norm(tape, nn::View{3U, 2U}, 0.1)));
+  BT_CHECK(t, std::isnan(nn::clip_gradient_norm(tape, nn::View{0U, 0U}, 0.1)));
+  for (bt::Index i = 0U; i < 4U; ++i) {
+    BT_CHECK(t, (tape.grads()[i] == v[i]) && (tape.values()[i] == v[i]));
+  }
+  BT_CHECK(t, (tape.size() == 4U) && (tape.status() == bt::Status::kOk));
+  // On the tape: the norm of grads 3 and 4 is 5.
+  BT_CHECK(t, nn::gradient_norm(tape, nn::View{2U, 2U}) == 5.0);
+}
+
+// Defaults of the options structs: torch.nn's initialisation, drawn in
+// order from the given Rng (the oracle: a second Rng with the same seed and
+// the closed-form bounds). Each layer's params() is the range it created.
+void options_defaults(bt_test::Context& t) {
+  bt::Tape<double> tape(g_arena, sizeof(g_arena), 128U, 16U);
+  static_cast<void>(tape.leaf(9.0));  // parameters need not start at node 0
+  nn::Rng rng(11U);
+  nn::Rng oracle(11U);
+
+  // Linear: weights [3][4], then 3 biases, all U(-1/sqrt(4), 1/sqrt(4)) =
+  // U(-0.5, 0.5) (the bias's bound uses the fan-in 4 too), no activation.
+  nn::Linear<double> lin;
+  BT_CHECK(t, (lin.params().first == bt::kNoIndex) && (lin.params().count == 0U));
+  nn::LinearOptions lo;
+  lo.in = 4U;
+  lo.out = 3U;
+  BT_CHECK(t, lin.create(tape, lo, rng));
+  BT_CHECK(t, (lin.act == nn::Activation::kIdentity) && (lin.weight == 1U) && (lin.bias == 13U));
+  BT_CHECK(t, (lin.params().first == 1U) && (lin.params().count == 15U));
+  BT_CHECK(t, (nn::Linear<double>::parameters(lo) == 15U) && (nn::Linear<double>::nodes(lo) == 3U));
+  bool all = true;
+  for (bt::Index i = 0U; i < 15U; ++i) {
+    const double expected = oracle.uniform(-0.5, 0.5);
+    all = all && bt_test::near(tape.value(1U + i), expected, 1e-15, 1e-16) && (std::fabs(tape.value(1U + i)) <= 0.5);
+  }
+  BT_CHECK(t, all);
+
+  // Embedding: N(0, 1), exactly the Rng's normals.
+  nn::Embedding<double> emb;
+  nn::EmbeddingOptions eo;
+  eo.rows = 3U;
+  eo.dim = 2U;
+  BT_CHECK(t, emb.create(tape, eo, rng));
+  BT_CHECK(t, (emb.params().first == 16U) && (emb.params().count == 6U));
+  for (bt::Index i = 0U; i < 6U; ++i) {
+    BT_CHECK(t, tape.value(16U + i) == oracle.normal());
+  }
+
+  // LayerNorm: gains 1, biases 0, eps 1e-5, and no draws.
+  nn::LayerNorm<double> ln;
+  nn::LayerNormOptions no;
+  no.width = 5U;
+  BT_CHECK(t, ln.create(tape, no, rng));
+  BT_CHECK(t, (ln.params().first == 22U) && (ln.params().count == 10U) && (ln.eps == 1e-5));
+  for (bt::Index i = 0U; i < 5U; ++i) {
+    BT_CHECK(t, (tape.value(ln.gamma + i) == 1.0) && (tape.value(ln.beta + i) == 0.0));
+  }
+
+  // Attention of width 4: one head; Wq, Wk, Wv, projection ~ U(-0.5, 0.5),
+  // projection bias 0: 4 * 16 + 4 parameters, in that order.
+  nn::CausalSelfAttention<double> att;
+  nn::AttentionOptions ao;
+  ao.width = 4U;
+  BT_CHECK(t, att.create(tape, ao, rng));
+  BT_CHECK(t, (att.heads == 1U) && (att.wq == 32U) && (att.wk == 48U) && (att.wv == 64U));
+  BT_CHECK(t, (att.proj.weight == 80U) && (att.proj.bias == 96U));
+  BT_CHECK(t, (att.params().first == 32U) && (att.params().count == 68U) && (tape.size() == 100U));
+  all = true;
+  for (bt::Index i = 0U; i < 64U; ++i) {
+    all = all && bt_test::near(tape.value(32U + i), oracle.uniform(-0.5, 0.5), 1e-15, 1e-16);
+  }
+  for (bt::Index i = 0U; i < 4U; ++i) {
+    all = all && (tape.value(96U + i) == 0.0);
+  }
+  BT_CHECK(t, all);
+  // Every draw is accounted for: both generators are at the same point.
+  BT_CHECK(t, rng.next_u64() == oracle.next_u64());
+}
+
+// params() after a failed create() is kNoView: an optimizer step over it is
+// refused. A Linear without bias owns only its weights.
+void params_of_failed_layers(bt_test::Context& t) {
+  bt::Tape<double> tape(g_arena, sizeof(g_arena), 16U, 16U);
+  nn::Rng rng(1U);
+  nn::Linear<double> no_bias;
+  nn::LinearOptions lo;
+  lo.in = 2U;
+  lo.out = 3U;
+  lo.bias = false;
+  BT_CHECK(t, no_bias.create(tape, lo, rng));
+  BT_CHECK(t, (no_bias.params().first == 0U) && (no_bias.params().count == 6U) && (no_bias.bias == bt::kNoIndex));
+  nn::Linear<double> too_big;
+  lo.in = 4U;
+  lo.out = 4U;
+  BT_CHECK(t, !too_big.create(tape, lo, rng));  // 16 weights on a 16-node tape holding 6
+  BT_CHECK(t, (too_big.params().first == bt::kNoIndex) && (too_big.params().count == 0U));
+  BT_CHECK(t, tape.status() == bt::Status::kCapacityExceeded);
+  tape.reset();
+  nn::CausalSelfAttention<double> att;
+  nn::AttentionOptions ao;
+  ao.width = 3U;
+  ao.heads = 2U;  // does not divide 3
+  BT_CHECK(t, !att.create(tape, ao, rng));
+  BT_CHECK(t, (att.params().count == 0U) && (tape.status() == bt::Status::kInvalidArgument) && (tape.size() == 0U));
+  tape.reset();
+  nn::OptimizerConfig<double> sgd;
+  nn::Optimizer<double> opt(sgd);
+  static_cast<void>(tape.leaf(1.0));
+  BT_CHECK(t, opt.step(tape, too_big.params()) == bt::Status::kInvalidArgument);
+  BT_CHECK(t, tape.value(0U) == 1.0);
+}
+
+#if !BURTORCH_TEST_SMALL_TARGET
+// A model's params() is every parameter it created, wherever it starts;
+// kNoView after a failed create().
+void model_params(bt_test::Context& t) {
+  constexpr nn::MemoryPlan plan = nn::MakemoreMlp<double>::plan(kSmallMlp, nn::OptimizerKind::kSgd);
+  bt::Tape<double> tape(g_arena, sizeof(g_arena), plan.nodes + 1U, plan.slots);
+  static_cast<void>(tape.leaf(1.0));
+  static nn::MakemoreMlp<double> model;
+  nn::Rng rng(3U);
+  BT_CHECK(t, model.create(tape, kSmallMlp, rng));
+  BT_CHECK(t, (model.params().first == 1U) && (model.params().count == golden::mlp_params_n));
+  BT_CHECK(t, tape.size() == (1U + golden::mlp_params_n));
+  nn::MlpConfig bad = kSmallMlp;
+  bad.context = 0U;
+  BT_CHECK(t, !model.create(tape, bad, rng));
+  BT_CHECK(t, (model.params().first == bt::kNoIndex) && (model.params().count == 0U));
+}
+#endif
 
 const bt_test::TestCase kCases[] = {
     {"linear_fp64", linear_fp64},         {"linear_fp32", linear_fp32},
@@ -378,6 +668,16 @@ const bt_test::TestCase kCases[] = {
     {"gpt_fp64", gpt_fp64},               {"gpt_fp32", gpt_fp32},
 #endif
     {"optimizers_fp64", optimizers_fp64}, {"optimizers_fp32", optimizers_fp32},
+    {"optimizer_refuses_fp64", optimizer_refuses_fp64},
+    {"optimizer_refuses_fp32", optimizer_refuses_fp32},
+    {"adam_state_layout_fp64", adam_state_layout<double>},
+    {"adam_state_layout_fp32", adam_state_layout<float>},
+    {"views_off_the_tape", views_off_the_tape},
+    {"options_defaults", options_defaults},
+    {"params_of_failed_layers", params_of_failed_layers},
+#if !BURTORCH_TEST_SMALL_TARGET
+    {"model_params", model_params},
+#endif
 };
 
 }  // namespace

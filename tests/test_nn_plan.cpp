@@ -78,10 +78,10 @@ void mlp_plan_case(bt_test::Context& t, const nn::MlpConfig& c, long node_delta,
   static nn::MakemoreMlp<T> model;
   nn::Rng rng(5U);
   BT_CHECK(t, model.create(tape, c, rng));
-  BT_CHECK(t, model.parameter_count() == plan.parameters);
+  BT_CHECK(t, model.params().count == plan.parameters);
   std::size_t peak_nodes = 0U;
   std::size_t peak_slots = 0U;
-  const T loss = nn::serial_batch(tape, model.first_parameter(), model.parameter_count(), 3U,
+  const T loss = nn::serial_batch(tape, model.params(), 3U,
                                   [&](bt::Tape<T>& tp, std::size_t i) {
                                     std::uint8_t ctx[64] = {};
                                     std::uint8_t y = 0U;
@@ -114,7 +114,7 @@ void gpt_plan_case(bt_test::Context& t, const nn::GptConfig& c, long node_delta,
   static nn::Gpt<T> model;
   nn::Rng rng(6U);
   BT_CHECK(t, model.create(tape, c, rng));
-  BT_CHECK(t, model.parameter_count() == plan.parameters);
+  BT_CHECK(t, model.params().count == plan.parameters);
   std::uint8_t tokens[64];
   std::uint8_t targets[64];
   for (std::size_t i = 0U; i < c.block; ++i) {
@@ -123,7 +123,7 @@ void gpt_plan_case(bt_test::Context& t, const nn::GptConfig& c, long node_delta,
   }
   std::size_t peak_nodes = 0U;
   std::size_t peak_slots = 0U;
-  const T loss = nn::serial_batch(tape, model.first_parameter(), model.parameter_count(), 2U,
+  const T loss = nn::serial_batch(tape, model.params(), 2U,
                                   [&](bt::Tape<T>& tp, std::size_t) {
                                     const bt::Value<T> l = model.loss(tp, tokens, targets, c.block);
                                     peak_nodes = tp.size();
@@ -185,8 +185,9 @@ void batch_is_serial(bt_test::Context& t) {
   static nn::MakemoreMlp<double> model;
   nn::Rng rng(9U);
   BT_CHECK(t, model.create(tape, kMlp, rng));
-  const bt::Index first = model.first_parameter();
-  const std::size_t n = model.parameter_count();
+  const nn::View params = model.params();
+  const bt::Index first = params.first;
+  const std::size_t n = params.count;
   // Per-sample gradients, summed in a side buffer (g_arena2).
   double* sum = reinterpret_cast<double*>(g_arena2);  // BT-DEV-001: scratch carved from a byte buffer
   const std::size_t room = sizeof(g_arena2) / sizeof(double);
@@ -202,7 +203,7 @@ void batch_is_serial(bt_test::Context& t) {
     return model.loss(tp, ctx, y);
   };
   for (std::size_t s = 0U; s < kB; ++s) {
-    static_cast<void>(nn::serial_batch(tape, first, n, 1U, [&](bt::Tape<double>& tp, std::size_t) {
+    static_cast<void>(nn::serial_batch(tape, params, 1U, [&](bt::Tape<double>& tp, std::size_t) {
       return loss_of(tp, s);
     }));
     for (std::size_t i = 0U; i < n; ++i) {
@@ -210,7 +211,7 @@ void batch_is_serial(bt_test::Context& t) {
     }
   }
   std::size_t peak = 0U;
-  static_cast<void>(nn::serial_batch(tape, first, n, kB, [&](bt::Tape<double>& tp, std::size_t i) {
+  static_cast<void>(nn::serial_batch(tape, params, kB, [&](bt::Tape<double>& tp, std::size_t i) {
     const bt::Value<double> l = loss_of(tp, i);
     peak = (tp.size() > peak) ? tp.size() : peak;
     return l;
@@ -572,13 +573,13 @@ void resume_continues_curve(bt_test::Context& t) {
       for (std::uint32_t& id : ids) {
         id = batches.below(1000U);
       }
-      losses[s] = nn::serial_batch(tape, model.first_parameter(), n, 4U, [&](bt::Tape<T>& tp, std::size_t i) {
+      losses[s] = nn::serial_batch(tape, model.params(), 4U, [&](bt::Tape<T>& tp, std::size_t i) {
         std::uint8_t ctx[64] = {};
         std::uint8_t y = 0U;
         mlp_sample(ids[i], ctx, &y, kMlp.vocab, kMlp.context);
         return model.loss(tp, ctx, y);
       });
-      opt.step(tape.values() + model.first_parameter(), tape.grads() + model.first_parameter());
+      BT_CHECK(t, opt.step(tape, model.params()) == bt::Status::kOk);
     }
   };
   T full[6];
@@ -587,7 +588,7 @@ void resume_continues_curve(bt_test::Context& t) {
     static nn::MakemoreMlp<T> model;
     nn::Rng init(1U);
     BT_CHECK(t, model.create(tape, kMlp, init));
-    nn::Optimizer<T> opt(oc, moments, n);
+    nn::Optimizer<T> opt(oc, moments);
     nn::Rng batches(2U);
     train(tape, model, opt, batches, 6, full);
   }
@@ -598,13 +599,13 @@ void resume_continues_curve(bt_test::Context& t) {
     static nn::MakemoreMlp<T> model;
     nn::Rng init(1U);
     BT_CHECK(t, model.create(tape, kMlp, init));
-    nn::Optimizer<T> opt(oc, moments, n);
+    nn::Optimizer<T> opt(oc, moments);
     nn::Rng batches(2U);
     train(tape, model, opt, batches, 3, resumed);
     Counters c{3U, opt.steps(), {}};
     std::memcpy(c.rng, batches.state(), sizeof(c.rng));
     const bt::Section sections[3] = {{&c, sizeof(c), 1U},
-                                     {tape.values() + model.first_parameter(), n * sizeof(T), 2U},
+                                     {tape.values() + model.params().first, n * sizeof(T), 2U},
                                      {moments, 2U * n * sizeof(T), 3U}};
     BT_CHECK(t, bt::save_checkpoint(bt::memory_sink(&stream), bt::ScalarKind::kFloat64, sections, 3U) ==
                     bt::Status::kOk);
@@ -614,11 +615,11 @@ void resume_continues_curve(bt_test::Context& t) {
     static nn::MakemoreMlp<T> model;
     nn::Rng init(777U);  // different weights: the checkpoint must replace them
     BT_CHECK(t, model.create(tape, kMlp, init));
-    nn::Optimizer<T> opt(oc, moments, n);  // zeroes the moments: must be restored
+    nn::Optimizer<T> opt(oc, moments);  // zeroes the moments: must be restored
     nn::Rng batches(555U);
     Counters c{0U, 0U, {}};
     const bt::Section sections[3] = {{&c, sizeof(c), 1U},
-                                     {tape.values() + model.first_parameter(), n * sizeof(T), 2U},
+                                     {tape.values() + model.params().first, n * sizeof(T), 2U},
                                      {moments, 2U * n * sizeof(T), 3U}};
     BT_CHECK(t, bt::load_checkpoint(bt::memory_source(&stream), bt::ScalarKind::kFloat64, sections, 3U) ==
                     bt::Status::kOk);

@@ -66,10 +66,9 @@ void mlp_run(bt_test::Context& t, bt::Index hidden, bool adam, long parameters, 
   static nn::MakemoreMlp<double> model;
   nn::Rng init(trajectory::kInitSeed);
   BT_CHECK(t, model.create(tape, c, init));
-  BT_CHECK(t, static_cast<long>(model.parameter_count()) == parameters);
-  const bt::Index first = model.first_parameter();
-  const std::size_t n = model.parameter_count();
-  nn::Optimizer<double> opt(optimizer(adam, adam ? trajectory::kMlpAdamLr : trajectory::kMlpSgdLr), g_moments, n);
+  BT_CHECK(t, static_cast<long>(model.params().count) == parameters);
+  const nn::View params = model.params();
+  nn::Optimizer<double> opt(optimizer(adam, adam ? trajectory::kMlpAdamLr : trajectory::kMlpSgdLr), g_moments);
   nn::Rng data(trajectory::kDataSeed);
   double losses[trajectory::kSteps];
   for (int s = 0; s < trajectory::kSteps; ++s) {
@@ -77,10 +76,10 @@ void mlp_run(bt_test::Context& t, bt::Index hidden, bool adam, long parameters, 
     for (auto& row : rows) {
       trajectory::mlp_sample(data, row, &row[trajectory::kContext]);
     }
-    losses[s] = nn::serial_batch(tape, first, n, trajectory::kMlpBatch, [&](bt::Tape<double>& tp, std::size_t i) {
+    losses[s] = nn::serial_batch(tape, params, trajectory::kMlpBatch, [&](bt::Tape<double>& tp, std::size_t i) {
       return model.loss(tp, rows[i], rows[i][trajectory::kContext]);
     });
-    opt.step(tape.values() + first, tape.grads() + first);
+    BT_CHECK(t, opt.step(tape, params) == bt::Status::kOk);
   }
   BT_CHECK(t, tape.status() == bt::Status::kOk);
   check_curve(t, losses, golden, trajectory::kSteps);
@@ -91,10 +90,9 @@ void gpt_run(bt_test::Context& t, bool adam, const double* golden) {
   static nn::Gpt<double> model;
   nn::Rng init(trajectory::kInitSeed);
   BT_CHECK(t, model.create(tape, trajectory::kGpt, init));
-  BT_CHECK(t, static_cast<long>(model.parameter_count()) == golden::gpt_parameters);
-  const bt::Index first = model.first_parameter();
-  const std::size_t n = model.parameter_count();
-  nn::Optimizer<double> opt(optimizer(adam, adam ? trajectory::kGptAdamLr : trajectory::kGptSgdLr), g_moments, n);
+  BT_CHECK(t, static_cast<long>(model.params().count) == golden::gpt_parameters);
+  const nn::View params = model.params();
+  nn::Optimizer<double> opt(optimizer(adam, adam ? trajectory::kGptAdamLr : trajectory::kGptSgdLr), g_moments);
   nn::Rng data(trajectory::kDataSeed);
   double losses[trajectory::kSteps];
   for (int s = 0; s < trajectory::kSteps; ++s) {
@@ -102,10 +100,10 @@ void gpt_run(bt_test::Context& t, bool adam, const double* golden) {
     for (auto& row : rows) {
       trajectory::gpt_sample(data, row);
     }
-    losses[s] = nn::serial_batch(tape, first, n, trajectory::kGptBatch, [&](bt::Tape<double>& tp, std::size_t i) {
+    losses[s] = nn::serial_batch(tape, params, trajectory::kGptBatch, [&](bt::Tape<double>& tp, std::size_t i) {
       return model.loss(tp, rows[i], rows[i] + 1, 8U);
     });
-    opt.step(tape.values() + first, tape.grads() + first);
+    BT_CHECK(t, opt.step(tape, params) == bt::Status::kOk);
   }
   BT_CHECK(t, tape.status() == bt::Status::kOk);
   check_curve(t, losses, golden, trajectory::kSteps);

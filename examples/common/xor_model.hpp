@@ -10,6 +10,7 @@
 #include <burtorch/nn/nn.hpp>
 
 #include <cstddef>
+#include <limits>
 
 namespace xor_example {
 
@@ -19,31 +20,56 @@ namespace nn = burtorch::nn;
 constexpr std::size_t kHidden = 8U;
 constexpr nn::OptimizerKind kOptimizer = nn::OptimizerKind::kAdam;
 
+// The two layers: sizes, activation, initialisation (biases start at 0).
+constexpr nn::LinearOptions hidden_options() noexcept {
+  nn::LinearOptions o{};
+  o.in = 2U;
+  o.out = static_cast<bt::Index>(kHidden);
+  o.act = nn::Activation::kTanh;
+  o.weight_init = nn::Init::fan_in_uniform(nn::kGainTanh);
+  o.bias_init = nn::Init::zeros();
+  return o;
+}
+constexpr nn::LinearOptions output_options() noexcept {
+  nn::LinearOptions o{};
+  o.in = static_cast<bt::Index>(kHidden);
+  o.out = 1U;
+  o.act = nn::Activation::kSigmoid;
+  o.weight_init = nn::Init::fan_in_uniform(nn::kGainSigmoid);
+  o.bias_init = nn::Init::zeros();
+  return o;
+}
+
 template <class T>
 struct XorNet {
   nn::Linear<T> hidden;
   nn::Linear<T> output;
 
   static constexpr std::size_t parameters() noexcept {
-    return nn::Linear<T>::parameters(2U, kHidden, true) + nn::Linear<T>::parameters(kHidden, 1U, true);
+    return nn::Linear<T>::parameters(hidden_options()) + nn::Linear<T>::parameters(output_options());
   }
   // One sample: 2 input leaves, the two layers on views, the loss.
   static constexpr std::size_t sample_nodes() noexcept {
-    return 2U + nn::Linear<T>::nodes(kHidden, nn::Activation::kTanh) +
-           nn::Linear<T>::nodes(1U, nn::Activation::kSigmoid) + 2U;  // mse of one output: 1 + 1
+    return 2U + nn::Linear<T>::nodes(hidden_options()) + nn::Linear<T>::nodes(output_options()) +
+           2U;  // mse of one output: 1 + 1
   }
   static constexpr std::size_t sample_slots() noexcept {
-    return nn::Linear<T>::view_slots(kHidden) + nn::Linear<T>::view_slots(1U);
+    return nn::Linear<T>::view_slots(hidden_options()) + nn::Linear<T>::view_slots(output_options());
   }
   static constexpr nn::MemoryPlan plan() noexcept {
     return nn::make_plan<T>(parameters(), sample_nodes(), sample_slots(), kOptimizer);
   }
 
   bool create(bt::Tape<T>& tape, nn::Rng& rng) noexcept {
-    return hidden.create(tape, 2U, static_cast<bt::Index>(kHidden), true, nn::Activation::kTanh,
-                         nn::Init::fan_in_uniform(nn::kGainTanh), nn::Init::zeros(), rng) &&
-           output.create(tape, static_cast<bt::Index>(kHidden), 1U, true, nn::Activation::kSigmoid,
-                         nn::Init::fan_in_uniform(nn::kGainSigmoid), nn::Init::zeros(), rng);
+    return hidden.create(tape, hidden_options(), rng) && output.create(tape, output_options(), rng);
+  }
+
+  // The parameters on the tape: the hidden layer's, then the output's.
+  nn::View params() const noexcept {
+    const nn::View h = hidden.params();
+    const nn::View o = output.params();
+    const bool adjacent = (h.count != 0U) && (o.count != 0U) && (o.first == (h.first + h.count));
+    return adjacent ? nn::View{h.first, h.count + o.count} : nn::kNoView;
   }
 
   // Records one sample; returns its loss (invalid if the tape failed).
@@ -70,19 +96,19 @@ constexpr Case<T> kCases[4] = {{T(0), T(0), T(0)}, {T(0), T(1), T(1)}, {T(1), T(
 // case forward, backward and rewind, so the tape holds one case's graph at
 // a time; the parameters' gradients accumulate to the batch mean), then one
 // optimizer step. Records the most nodes and slots a case used. Returns the
-// mean loss, NaN if the tape failed.
+// mean loss, NaN if the tape failed or the step was refused.
 template <class T>
-T train_epoch(bt::Tape<T>& tape, const XorNet<T>& net, nn::Optimizer<T>& optimizer, std::size_t parameters,
-              std::size_t* peak_nodes, std::size_t* peak_slots) noexcept {
-  const T loss = nn::serial_batch(tape, 0U, parameters, 4U, [&](bt::Tape<T>& t, std::size_t i) {
+T train_epoch(bt::Tape<T>& tape, const XorNet<T>& net, nn::Optimizer<T>& optimizer, std::size_t* peak_nodes,
+              std::size_t* peak_slots) noexcept {
+  const T loss = nn::serial_batch(tape, net.params(), 4U, [&](bt::Tape<T>& t, std::size_t i) {
     const Case<T>& c = kCases<T>[i];
     const bt::Value<T> sample_loss = net.loss(t, c.a, c.b, c.target);
     *peak_nodes = (t.size() > *peak_nodes) ? t.size() : *peak_nodes;
     *peak_slots = (t.slots_used() > *peak_slots) ? t.slots_used() : *peak_slots;
     return sample_loss;
   });
-  optimizer.step(tape.values(), tape.grads());
-  return loss;
+  const bt::Status stepped = optimizer.step(tape, net.params());
+  return (stepped == bt::Status::kOk) ? loss : std::numeric_limits<T>::quiet_NaN();
 }
 
 }  // namespace xor_example

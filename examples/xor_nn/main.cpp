@@ -7,6 +7,7 @@
 // and "final loss x"; exits non-zero if the tape or the plan failed.
 #include <burtorch/port/port.hpp>
 
+#include <cmath>
 #include <cstddef>
 
 #include "xor_model.hpp"
@@ -49,13 +50,17 @@ int main() {
   nn::OptimizerConfig<Real> config;
   config.kind = xor_example::kOptimizer;
   config.lr = 0.05;
-  nn::Optimizer<Real> optimizer(config, g_optimizer_state, kPlan.parameters);
+  nn::Optimizer<Real> optimizer(config, g_optimizer_state);  // the array's size is its capacity
 
   std::size_t peak_nodes = 0U;
   std::size_t peak_slots = 0U;
   Real loss = 0.0;
   for (int epoch = 1; epoch <= 1000; ++epoch) {
-    loss = xor_example::train_epoch(g_tape, net, optimizer, kPlan.parameters, &peak_nodes, &peak_slots);
+    loss = xor_example::train_epoch(g_tape, net, optimizer, &peak_nodes, &peak_slots);
+    if (std::isnan(static_cast<double>(loss))) {
+      bt::port::write("training failed: the tape failed or the optimizer step was refused\n");
+      return 1;
+    }
     if ((epoch % 100) == 0) {
       print("epoch ", static_cast<double>(epoch));
       print(" loss ", loss);

@@ -62,8 +62,8 @@ int main() {
   firmware::print_banner("burtorch-train-gpt: GPT-like model", kPlan, kBatch, " sequences of 8");
   nn::Rng rng(42U);
   firmware::create_model(g_model, g_tape, kConfig, rng);
-  nn::Optimizer<float> opt(firmware::sgd(kLr), nullptr, kPlan.parameters);
-  const bt::Index first = g_model.first_parameter();
+  nn::Optimizer<float> opt(firmware::sgd(kLr));  // SGD: no state
+  const nn::View params = g_model.params();
   double losses[kSteps];
   const double t0 = firmware::seconds();
   for (int step = 0; step < kSteps; ++step) {
@@ -71,7 +71,7 @@ int main() {
     for (auto& row : rows) {
       window(rng, row);
     }
-    const float loss = nn::serial_batch(g_tape, first, kPlan.parameters, kBatch, [&](bt::Tape<float>& tp, std::size_t i) {
+    const float loss = nn::serial_batch(g_tape, params, kBatch, [&](bt::Tape<float>& tp, std::size_t i) {
       return g_model.loss(tp, rows[i], rows[i] + 1, 8U);
     });
     if ((g_tape.status() != bt::Status::kOk) || !std::isfinite(loss)) {
@@ -80,7 +80,7 @@ int main() {
       print("\n");
       bt::port::exit(1);
     }
-    opt.step(g_tape.values() + first, g_tape.grads() + first);
+    firmware::step(opt, g_tape, params);
     losses[step] = static_cast<double>(loss);
     print("step ");
     firmware::print_unsigned(static_cast<std::uint64_t>(step + 1));

@@ -54,8 +54,8 @@ int main() {
   firmware::print_banner("burtorch-train-mlp: makemore MLP e=4", kPlan, kBatch, "");
   nn::Rng rng(42U);
   firmware::create_model(g_model, g_tape, kConfig, rng);
-  nn::Optimizer<float> opt(firmware::sgd(kLr), nullptr, kPlan.parameters);
-  const bt::Index first = g_model.first_parameter();
+  nn::Optimizer<float> opt(firmware::sgd(kLr));  // SGD: no state
+  const nn::View params = g_model.params();
   double since = 0.0;
   double last = 1e9;
   const double t0 = firmware::seconds();
@@ -65,7 +65,7 @@ int main() {
     for (int b = 0; b < kBatch; ++b) {
       sample(rng, ctx[b], &y[b]);
     }
-    const float loss = nn::serial_batch(g_tape, first, kPlan.parameters, kBatch, [&](bt::Tape<float>& tp, std::size_t i) {
+    const float loss = nn::serial_batch(g_tape, params, kBatch, [&](bt::Tape<float>& tp, std::size_t i) {
       return g_model.loss(tp, ctx[i], y[i]);
     });
     if (g_tape.status() != bt::Status::kOk) {
@@ -74,7 +74,7 @@ int main() {
       print("\n");
       bt::port::exit(1);
     }
-    opt.step(g_tape.values() + first, g_tape.grads() + first);
+    firmware::step(opt, g_tape, params);
     since += static_cast<double>(loss);
     if ((step % kPrintEvery) == 0) {
       last = since / kPrintEvery;

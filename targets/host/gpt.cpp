@@ -126,8 +126,6 @@ int run(const trainer::Options& o) {
   bt::Tape<T> tape(arena.data(), plan.tape_bytes, plan.nodes, plan.slots, plan.parameters);
   static nn::Gpt<T> model;
   trainer::create_model(kProgram, model, tape, config, o.seed);
-  const bt::Index first = model.first_parameter();
-  const std::size_t n = model.parameter_count();
 
   const std::uint64_t model_id = 0x475054000000ULL + static_cast<std::uint64_t>(o.hidden) * 16U +
                                  static_cast<std::uint64_t>(o.optimizer) + ((sizeof(T) == 8U) ? 0x100000000ULL : 0U) +
@@ -139,7 +137,7 @@ int run(const trainer::Options& o) {
                              o.data.empty() ? std::string("the generated prose") : "'" + o.data + "'",
                              false};
   std::copy(corpus.vocabulary, corpus.vocabulary + 4, identity.vocabulary);
-  trainer::Session<T> session(kProgram, "gpt", kDefaultCsv, o, tape, first, n, identity);
+  trainer::Session<T> session(kProgram, "gpt", kDefaultCsv, o, tape, model.params(), identity);
   session.train(static_cast<std::uint32_t>(corpus.train.size() - block), [&](bt::Tape<T>& tp, std::uint32_t k) {
     const std::uint8_t* x = &corpus.train[k];
     return model.loss(tp, x, x + 1, block);

@@ -144,8 +144,6 @@ int run(const trainer::Options& o) {
   bt::Tape<T> tape(arena.data(), plan.tape_bytes, plan.nodes, plan.slots, plan.parameters);
   static nn::MakemoreMlp<T> model;
   trainer::create_model(kProgram, model, tape, config, o.seed);
-  const bt::Index first = model.first_parameter();
-  const std::size_t n = model.parameter_count();
 
   const std::uint64_t model_id = 0x4D4C50000000ULL + static_cast<std::uint64_t>(o.hidden) * 16U +
                                  static_cast<std::uint64_t>(o.optimizer) + ((sizeof(T) == 8U) ? 0x100000000ULL : 0U);
@@ -159,7 +157,7 @@ int run(const trainer::Options& o) {
   for (char ch = 'a'; ch <= 'z'; ++ch) {
     identity.vocabulary[1] |= std::uint64_t{1} << static_cast<unsigned>(ch - 64);
   }
-  trainer::Session<T> session(kProgram, "makemore", kDefaultCsv, o, tape, first, n, identity);
+  trainer::Session<T> session(kProgram, "makemore", kDefaultCsv, o, tape, model.params(), identity);
   session.train(static_cast<std::uint32_t>(train.size()), [&](bt::Tape<T>& tp, std::uint32_t k) {
     return model.loss(tp, &train.contexts[k * kContext], train.targets[k]);
   });

@@ -674,7 +674,7 @@ std::string check_loaded(const Counters& c, const T* params, std::size_t n, nn::
   const std::size_t words = opt.state_size();
   const bool adam = (kind == nn::OptimizerKind::kAdam) || (kind == nn::OptimizerKind::kAdamW);
   for (std::size_t i = 0U; i < words; ++i) {
-    const bool second_moment = adam && (i >= n);
+    const bool second_moment = adam && (i >= opt.max_parameters());
     if (!std::isfinite(static_cast<double>(state[i])) || (second_moment && (state[i] < T(0)))) {
       return "optimizer state " + std::to_string(i) + " is " + (second_moment ? "not finite or negative" : "not finite");
     }
@@ -789,20 +789,21 @@ template <class T>
 class Session {
  public:
   Session(const char* program, const char* name, const char* default_csv, const Options& o, bt::Tape<T>& tape,
-          bt::Index first, std::size_t n, const Identity& id)
+          nn::View params, const Identity& id)
       : program_(program),
         o_(o),
         tape_(tape),
-        first_(first),
-        n_(n),
-        moments_(allocate<T>(program, nn::state_per_parameter(o.optimizer) * n + 1U, "optimizer state")),
-        opt_(optimizer_config<T>(o), moments_.get(), n),
+        params_(params),
+        first_(params.first),
+        n_(params.count),
+        moments_(allocate<T>(program, nn::state_per_parameter(o.optimizer) * n_ + 1U, "optimizer state")),
+        opt_(optimizer_config<T>(o), moments_.get(), nn::state_per_parameter(o.optimizer) * n_),
         batch_rng_(o.seed + 1U) {
     counters_.model_id = id.model_id;
     counters_.seed = o.seed;
     std::copy(id.vocabulary, id.vocabulary + 4, counters_.vocabulary);
     if (!o.resume.empty()) {
-      step_ = resume(program, o, tape.values() + first, n, opt_, counters_, batch_rng_, id);
+      step_ = resume(program, o, tape.values() + first_, n_, opt_, counters_, batch_rng_, id);
     }
     first_step_ = step_;
     const std::string csv = csv_path(o, default_csv);
@@ -833,7 +834,7 @@ class Session {
       for (std::uint32_t& b : batch) {
         b = batch_rng_.below(limit);
       }
-      const T loss = nn::serial_batch(tape_, first_, n_, batch.size(),
+      const T loss = nn::serial_batch(tape_, params_, batch.size(),
                                       [&](bt::Tape<T>& tp, std::size_t i) { return loss_of(tp, batch[i]); });
       if (tape_.status() != bt::Status::kOk) {
         progress_.erase();
@@ -846,9 +847,14 @@ class Session {
                                non_finite_name(static_cast<double>(loss)));
       }
       if (o_.clip > 0.0) {
-        static_cast<void>(nn::clip_gradient_norm(tape_.grads() + first_, n_, static_cast<T>(o_.clip)));
+        static_cast<void>(nn::clip_gradient_norm(tape_, params_, static_cast<T>(o_.clip)));
       }
-      opt_.step(tape_.values() + first_, tape_.grads() + first_);
+      const bt::Status stepped = opt_.step(tape_, params_);
+      if (stepped != bt::Status::kOk) {
+        progress_.erase();
+        fail(program_, "the optimizer step failed at step " + std::to_string(this_step) + ": " +
+                           bt::status_name(stepped));
+      }
       const T* w = tape_.values() + first_;
       for (std::size_t i = 0U; i < n_; ++i) {
         if (!std::isfinite(static_cast<double>(w[i]))) {
@@ -909,8 +915,9 @@ class Session {
   const char* program_;
   const Options& o_;
   bt::Tape<T>& tape_;
-  bt::Index first_;
-  std::size_t n_;
+  nn::View params_;   // the model's parameters
+  bt::Index first_;   // params_.first
+  std::size_t n_;     // params_.count
   std::unique_ptr<T[]> moments_;
   nn::Optimizer<T> opt_;
   Counters counters_;

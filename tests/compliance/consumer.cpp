@@ -111,16 +111,35 @@ bool train_layers(bt::Tape<T>& tape) {
   bt::nn::Embedding<T> embedding;
   bt::nn::LayerNorm<T> norm;
   bt::nn::CausalSelfAttention<T> attention;
-  bool ok = embedding.create(tape, 5U, 4U, bt::nn::Init::normal(0.0, 1.0), rng, "emb");
-  ok = ok && linear.create(tape, 4U, 4U, true, bt::nn::Activation::kTanh, bt::nn::Init::fan_in_uniform(bt::nn::kGainTanh),
-                           bt::nn::Init::zeros(), rng, "w", "b");
-  ok = ok && norm.create(tape, 4U, T(1e-5), rng);
-  ok = ok && attention.create(tape, 4U, 2U, bt::nn::Init::fan_in_normal(bt::nn::kGainLinear),
-                              bt::nn::Init::uniform(-0.1, 0.1), rng);
-  const bt::Index first = 0U;
-  const std::size_t count = tape.size();
+  bt::nn::EmbeddingOptions embedding_options;
+  embedding_options.rows = 5U;
+  embedding_options.dim = 4U;
+  embedding_options.name = "emb";
+  bt::nn::LinearOptions linear_options;
+  linear_options.in = 4U;
+  linear_options.out = 4U;
+  linear_options.act = bt::nn::Activation::kTanh;
+  linear_options.weight_init = bt::nn::Init::fan_in_uniform(bt::nn::kGainTanh);
+  linear_options.bias_init = bt::nn::Init::zeros();
+  linear_options.weight_name = "w";
+  linear_options.bias_name = "b";
+  bt::nn::LayerNormOptions norm_options;
+  norm_options.width = 4U;
+  bt::nn::AttentionOptions attention_options;
+  attention_options.width = 4U;
+  attention_options.heads = 2U;
+  attention_options.weight_init = bt::nn::Init::fan_in_normal(bt::nn::kGainLinear);
+  attention_options.proj_init = bt::nn::Init::uniform(-0.1, 0.1);
+  bool ok = embedding.create(tape, embedding_options, rng);
+  ok = ok && linear.create(tape, linear_options, rng);
+  ok = ok && norm.create(tape, norm_options, rng);
+  ok = ok && attention.create(tape, attention_options, rng);
+  const bt::nn::View params{embedding.params().first,
+                            static_cast<bt::Index>(embedding.params().count + linear.params().count +
+                                                   norm.params().count + attention.params().count)};
+  ok = ok && bt::nn::is_recorded(tape, params) && (params.count == tape.size());
   const std::array<T, 4U> target = {T(0), T(1), T(0), T(1)};
-  const T mean_loss = bt::nn::serial_batch(tape, first, count, 2U, [&](bt::Tape<T>& t, std::size_t i) {
+  const T mean_loss = bt::nn::serial_batch(tape, params, 2U, [&](bt::Tape<T>& t, std::size_t i) {
     const bt::nn::View x = embedding.row(static_cast<bt::Index>(i));
     const bt::nn::View h = bt::nn::add(t, linear.forward(t, x), x);
     const std::array<bt::nn::View, 2U> steps = {norm.forward(t, h), h};
@@ -136,12 +155,16 @@ bool train_layers(bt::Tape<T>& tape) {
   for (const bt::nn::OptimizerKind kind : kinds) {
     bt::nn::OptimizerConfig<T> config;
     config.kind = kind;
-    bt::nn::Optimizer<T> optimizer(config, state.data(), count);
+    bt::nn::Optimizer<T> optimizer(config, state.data(), state.size());
     optimizer.set_lr(T(0.01));
-    static_cast<void>(bt::nn::clip_gradient_norm(tape.grads(), count, T(1)));
-    optimizer.step(tape.values(), tape.grads());
-    ok = ok && optimizer.ready() && (optimizer.steps() == 1U) && (bt::nn::gradient_norm(tape.grads(), count) >= T(0));
+    static_cast<void>(bt::nn::clip_gradient_norm(tape, params, T(1)));
+    const bt::Status stepped = optimizer.step(tape, params);
+    ok = ok && (stepped == bt::Status::kOk) && optimizer.ready() && (optimizer.steps() == 1U) &&
+         (optimizer.max_parameters() >= params.count) && (bt::nn::gradient_norm(tape, params) >= T(0));
   }
+  bt::nn::OptimizerConfig<T> sgd;
+  bt::nn::Optimizer<T> stateless(sgd);
+  ok = ok && (stateless.step(tape, bt::nn::kNoView) == bt::Status::kInvalidArgument);
   return ok && (tape.status() == bt::Status::kOk);
 }
 
@@ -186,8 +209,8 @@ bool build_models() {
   const bool gpt_ok = gpt.create(gpt_tape, gpt_config(), rng);
   const bt::Value<T> gpt_loss = gpt.loss(gpt_tape, context.data(), targets.data(), 3U);
   return mlp_ok && gpt_ok && (mlp_tape.backward(mlp_loss) == bt::Status::kOk) &&
-         (gpt_tape.backward(gpt_loss) == bt::Status::kOk) && (gpt.parameter_count() != 0U) &&
-         (mlp.parameter_count() != 0U);
+         (gpt_tape.backward(gpt_loss) == bt::Status::kOk) && (gpt.params().count == kGptParams) &&
+         (mlp.params().count == kMlpParams);
 }
 
 // Checkpoint of a tape's nodes, and the Graphviz export.

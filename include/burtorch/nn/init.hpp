@@ -53,6 +53,10 @@ constexpr double kGainTanh = 5.0 / 3.0;
 constexpr double kGainRelu = 1.4142135623730950488;
 constexpr double kGainSigmoid = 1.0;
 /// @}
+/// The gain that makes fan_in_uniform torch.nn.Linear's default
+/// initialisation, U(-1/sqrt(fan_in), 1/sqrt(fan_in)) (kaiming_uniform_ with
+/// a = sqrt(5), and the bound torch gives the bias): 1/sqrt(3).
+constexpr double kGainLinearDefault = 0.57735026918962576451;
 
 /// One draw for a tensor whose rows have `fan_in` inputs.
 inline double draw(const Init& init, std::size_t fan_in, Rng& rng) noexcept {

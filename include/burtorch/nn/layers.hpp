@@ -7,9 +7,13 @@
 /// runs (16 embedding rows, 6 attention heads) go to inner products as a
 /// SegmentList, read in place, never copied.
 ///
-/// Every layer also states, as constexpr functions, exactly how many nodes
-/// and argument slots one forward pass records: the memory plans of
-/// models.hpp (nn::make_plan) add them up.
+/// A layer is built by create(tape, options, rng) from an options struct
+/// (LinearOptions, EmbeddingOptions, LayerNormOptions, AttentionOptions:
+/// aggregates whose defaults are PyTorch's) and tells where its parameters
+/// are with params(). It also states, as constexpr functions of the same
+/// options, exactly how many parameters it creates and how many nodes and
+/// argument slots one forward pass records: the memory plans of models.hpp
+/// (nn::make_plan) add them up.
 #ifndef BURTORCH_NN_LAYERS_HPP
 #define BURTORCH_NN_LAYERS_HPP
 
@@ -18,17 +22,12 @@
 
 #include "burtorch/nn/init.hpp"
 #include "burtorch/nn/random.hpp"
+#include "burtorch/nn/view.hpp"
 #include "burtorch/ops.hpp"
 #include "burtorch/tape.hpp"
 
 namespace burtorch {
 namespace nn {
-
-/// A run of consecutive nodes [first, first + count).
-using View = Segment;
-
-/// The view a failed layer returns (first kNoIndex, no nodes).
-constexpr View kNoView{kNoIndex, 0U};
 
 /// Widest vector the layers reduce at once: a layer norm's width, the
 /// logits of cross_entropy, the predictions of mse (read in place with
@@ -110,6 +109,27 @@ inline View activate(Tape<T>& tape, View x, Activation act) noexcept {
   return View{first, x.count};
 }
 
+/// How to build a Linear. Only `in` and `out` have no default; the rest is
+/// torch.nn.Linear's: a bias, no activation, weights and biases drawn from
+/// U(-1/sqrt(in), 1/sqrt(in)). Set the members you need by name:
+/// @code
+/// nn::LinearOptions hidden;
+/// hidden.in = 2U;
+/// hidden.out = 8U;
+/// hidden.act = nn::Activation::kTanh;
+/// hidden.weight_init = nn::Init::fan_in_uniform(nn::kGainTanh);
+/// @endcode
+struct LinearOptions {
+  Index in = 0U;                                                ///< inputs (the fan-in of every row)
+  Index out = 0U;                                               ///< outputs
+  Activation act = Activation::kIdentity;                       ///< applied to every output
+  bool bias = true;                                             ///< false: no bias parameters
+  Init weight_init = Init::fan_in_uniform(kGainLinearDefault);  ///< weights (fan-in `in`)
+  Init bias_init = Init::fan_in_uniform(kGainLinearDefault);    ///< biases (fan-in `in`)
+  const char* weight_name = nullptr;                            ///< name of every weight (Tape::param)
+  const char* bias_name = nullptr;                              ///< name of every bias
+};
+
 /// y = act(W x + b), W stored row-major [out][in]: row o is one range of
 /// `in` parameters, so each output is one inner product of a parameter range
 /// with the (possibly segmented) input. A Neuron is a Linear with out = 1.
@@ -122,29 +142,40 @@ struct Linear {
   Activation act = Activation::kIdentity;  ///< applied to every output
 
   /// in * out weights (+ out biases).
-  static constexpr std::size_t parameters(std::size_t n_in, std::size_t n_out, bool with_bias) noexcept {
-    return (n_in * n_out) + (with_bias ? n_out : 0U);
+  static constexpr std::size_t parameters(const LinearOptions& o) noexcept {
+    return (static_cast<std::size_t>(o.in) * o.out) + (o.bias ? o.out : 0U);
   }
   /// Nodes and slots of forward() on a SegmentList: the outputs share one
   /// matvec descriptor, whatever their number.
-  static constexpr std::size_t nodes(std::size_t n_out, Activation a) noexcept {
-    return (a == Activation::kIdentity) ? n_out : (2U * n_out);
+  static constexpr std::size_t nodes(const LinearOptions& o) noexcept {
+    return (o.act == Activation::kIdentity) ? o.out : (2U * static_cast<std::size_t>(o.out));
   }
   /// @copydoc nodes
-  static constexpr std::size_t slots(std::size_t /*n_out*/) noexcept { return 4U; }
+  static constexpr std::size_t slots(const LinearOptions& /*o*/) noexcept { return 4U; }
   /// The same for forward() on a View (one extra one-run segment list).
-  static constexpr std::size_t view_slots(std::size_t n_out) noexcept { return 3U + slots(n_out); }
+  static constexpr std::size_t view_slots(const LinearOptions& o) noexcept { return 3U + slots(o); }
 
-  /// Appends the layer's parameters to the tape (weights from `w_init` with
-  /// fan-in n_in, then biases from `b_init`). False if the tape is full.
-  bool create(Tape<T>& tape, Index n_in, Index n_out, bool with_bias, Activation a, const Init& w_init,
-              const Init& b_init, Rng& rng, const char* w_name = nullptr, const char* b_name = nullptr) noexcept {
-    in = n_in;
-    out = n_out;
-    act = a;
-    weight = make_params(tape, static_cast<std::size_t>(n_in) * n_out, w_init, n_in, rng, w_name);
-    bias = with_bias ? make_params(tape, n_out, b_init, n_in, rng, b_name) : kNoIndex;
-    return (tape.status() == Status::kOk) && (weight != kNoIndex);
+  /// Appends the layer's parameters to the tape: in * out weights drawn from
+  /// o.weight_init, then (if o.bias) out biases from o.bias_init. False if
+  /// the tape is full or failed; the layer then has no parameters (params()
+  /// is kNoView).
+  bool create(Tape<T>& tape, const LinearOptions& o, Rng& rng) noexcept {
+    in = o.in;
+    out = o.out;
+    act = o.act;
+    const Index w = make_params(tape, static_cast<std::size_t>(o.in) * o.out, o.weight_init, o.in, rng, o.weight_name);
+    const Index b = o.bias ? make_params(tape, o.out, o.bias_init, o.in, rng, o.bias_name) : kNoIndex;
+    const bool ok = (tape.status() == Status::kOk) && (w != kNoIndex);
+    weight = ok ? w : kNoIndex;
+    bias = ok ? b : kNoIndex;
+    return ok;
+  }
+
+  /// The layer's parameters on the tape: weights, then biases (kNoView
+  /// before a successful create()).
+  View params() const noexcept {
+    const Index count = (in * out) + ((bias != kNoIndex) ? out : 0U);
+    return (weight != kNoIndex) ? View{weight, count} : kNoView;
   }
 
   /// Records act(W x + b) for an input of `in` nodes stored as a segment
@@ -165,6 +196,14 @@ struct Linear {
   View forward(Tape<T>& tape, View x) const noexcept { return forward(tape, tape.segments(&x, 1U)); }
 };
 
+/// How to build an Embedding (torch.nn.Embedding's N(0, 1) by default).
+struct EmbeddingOptions {
+  Index rows = 0U;                     ///< rows of the table (token ids 0..rows-1)
+  Index dim = 0U;                      ///< width of a row
+  Init init = Init::normal(0.0, 1.0);  ///< every entry (fan-in `dim`)
+  const char* name = nullptr;          ///< name of every entry (Tape::param)
+};
+
 /// A lookup table of `rows` vectors of `dim` parameters; row r is a view.
 template <class T>
 struct Embedding {
@@ -173,18 +212,33 @@ struct Embedding {
   Index dim = 0U;          ///< width of a row
 
   /// rows * dim.
-  static constexpr std::size_t parameters(std::size_t n_rows, std::size_t n_dim) noexcept { return n_rows * n_dim; }
+  static constexpr std::size_t parameters(const EmbeddingOptions& o) noexcept {
+    return static_cast<std::size_t>(o.rows) * o.dim;
+  }
 
-  /// Appends the table's parameters to the tape. False if the tape is full.
-  bool create(Tape<T>& tape, Index n_rows, Index n_dim, const Init& init, Rng& rng,
-              const char* name = nullptr) noexcept {
-    rows = n_rows;
-    dim = n_dim;
-    table = make_params(tape, static_cast<std::size_t>(n_rows) * n_dim, init, n_dim, rng, name);
+  /// Appends the table's parameters to the tape, row by row. False if the
+  /// tape is full or failed (params() is then kNoView).
+  bool create(Tape<T>& tape, const EmbeddingOptions& o, Rng& rng) noexcept {
+    rows = o.rows;
+    dim = o.dim;
+    table = make_params(tape, parameters(o), o.init, o.dim, rng, o.name);
     return table != kNoIndex;
   }
+  /// The table on the tape (kNoView before a successful create()).
+  View params() const noexcept { return (table != kNoIndex) ? View{table, rows * dim} : kNoView; }
   /// Row r as a view of the table (no nodes recorded); kNoView if r >= rows.
   View row(Index r) const noexcept { return (r < rows) ? View{table + (r * dim), dim} : kNoView; }
+};
+
+/// How to build a LayerNorm (torch.nn.LayerNorm's defaults: eps 1e-5,
+/// gains 1, biases 0).
+struct LayerNormOptions {
+  Index width = 0U;                   ///< elements normalised together
+  double eps = 1e-5;                  ///< added to the variance (rounded to T)
+  Init gain_init = Init::ones();      ///< gains (fan-in `width`)
+  Init bias_init = Init::zeros();     ///< biases (fan-in `width`)
+  const char* gain_name = nullptr;    ///< name of every gain (Tape::param)
+  const char* bias_name = nullptr;    ///< name of every bias
 };
 
 /// y = (x - mean) / sqrt(var + eps) * gamma + beta over one vector
@@ -197,21 +251,31 @@ struct LayerNorm {
   T eps = T(1e-5);         ///< added to the variance
 
   /// Gains and biases: 2 * width.
-  static constexpr std::size_t parameters(std::size_t width) noexcept { return 2U * width; }
-  /// Nodes of forward(): mean, variance, rsqrt, then per element centre, scale, gain and bias.
-  static constexpr std::size_t nodes(std::size_t width) noexcept { return 4U + (3U * width); }
-  /// Slots of forward(): one 3-slot scale_shift descriptor.
-  static constexpr std::size_t slots(std::size_t /*width*/) noexcept { return 3U; }
-
-  /// Appends gains (1) and biases (0) to the tape. False if the tape is full.
-  bool create(Tape<T>& tape, Index width, T epsilon, Rng& rng, const char* g_name = nullptr,
-              const char* b_name = nullptr) noexcept {
-    n = width;
-    eps = epsilon;
-    gamma = make_params(tape, width, Init::ones(), width, rng, g_name);
-    beta = make_params(tape, width, Init::zeros(), width, rng, b_name);
-    return (gamma != kNoIndex) && (beta != kNoIndex);
+  static constexpr std::size_t parameters(const LayerNormOptions& o) noexcept {
+    return 2U * static_cast<std::size_t>(o.width);
   }
+  /// Nodes of forward(): mean, variance, rsqrt, then per element centre, scale, gain and bias.
+  static constexpr std::size_t nodes(const LayerNormOptions& o) noexcept {
+    return 4U + (3U * static_cast<std::size_t>(o.width));
+  }
+  /// Slots of forward(): one 3-slot scale_shift descriptor.
+  static constexpr std::size_t slots(const LayerNormOptions& /*o*/) noexcept { return 3U; }
+
+  /// Appends the gains, then the biases, to the tape. False if the tape is
+  /// full or failed (params() is then kNoView).
+  bool create(Tape<T>& tape, const LayerNormOptions& o, Rng& rng) noexcept {
+    n = o.width;
+    eps = static_cast<T>(o.eps);
+    const Index g = make_params(tape, o.width, o.gain_init, o.width, rng, o.gain_name);
+    const Index b = make_params(tape, o.width, o.bias_init, o.width, rng, o.bias_name);
+    const bool ok = (g != kNoIndex) && (b != kNoIndex);
+    gamma = ok ? g : kNoIndex;
+    beta = ok ? b : kNoIndex;
+    return ok;
+  }
+
+  /// The gains and biases on the tape (kNoView before a successful create()).
+  View params() const noexcept { return (gamma != kNoIndex) ? View{gamma, 2U * n} : kNoView; }
 
   /// Records the normalised x (n nodes wide, n <= kMaxGather); kNoView on error.
   View forward(Tape<T>& tape, View x) const noexcept {
@@ -277,6 +341,22 @@ inline Value<T> mse(Tape<T>& tape, View pred, const T* target) noexcept {
   return tape.reduce_range(Op::kMeanSqR, first, pred.count);
 }
 
+/// How to build a CausalSelfAttention. Only `width` has no default; the
+/// projections draw from torch.nn.Linear's U(-1/sqrt(width), 1/sqrt(width))
+/// and the output projection's bias is 0 (as torch.nn.MultiheadAttention's).
+struct AttentionOptions {
+  Index width = 0U;                                             ///< d: model width
+  Index heads = 1U;                                             ///< h: heads (must divide d)
+  Init weight_init = Init::fan_in_uniform(kGainLinearDefault);  ///< Wq, Wk, Wv (fan-in d)
+  Init proj_init = Init::fan_in_uniform(kGainLinearDefault);    ///< the output projection's weights
+  Init proj_bias_init = Init::zeros();                          ///< the output projection's bias
+  const char* q_name = nullptr;                                 ///< names (Tape::param) of Wq,
+  const char* k_name = nullptr;                                 ///< Wk,
+  const char* v_name = nullptr;                                 ///< Wv,
+  const char* proj_weight_name = nullptr;                       ///< the projection's weights
+  const char* proj_bias_name = nullptr;                         ///< and its bias
+};
+
 /// Causal multi-head self-attention over a sequence of up to kMaxSteps
 /// positions: per head h, out_t = sum_{j<=t} softmax_j(q_t . k_j / sqrt(hs)) v_j,
 /// the heads' outputs (each a view of hs nodes) feed the output projection
@@ -293,44 +373,63 @@ struct CausalSelfAttention {
   Index heads = 0U;     ///< h (divides d)
 
   /// Wq, Wk, Wv and the projection: 4 d^2 + d.
-  static constexpr std::size_t parameters(std::size_t d) noexcept { return (4U * d * d) + d; }
+  static constexpr std::size_t parameters(const AttentionOptions& o) noexcept {
+    return (4U * static_cast<std::size_t>(o.width) * o.width) + o.width;
+  }
   /// Nodes of forward() over `steps` positions.
-  static constexpr std::size_t nodes(std::size_t d, std::size_t h, std::size_t steps) noexcept {
+  static constexpr std::size_t nodes(const AttentionOptions& o, std::size_t steps) noexcept {
     // q, k, v, scaled q and projection: 5d per position; per position t and
     // head: t+1 scores, shifts and exps, one sum, hs products and quotients.
+    const std::size_t d = o.width;
+    const std::size_t h = o.heads;
     return (5U * d * steps) + (h * ((3U * steps * (steps + 1U)) / 2U)) + (h * steps * (1U + (2U * (d / h))));
   }
-  /// Argument slots of forward() over `steps` positions (constants of type T2).
-  template <class T2 = T>
-  static constexpr std::size_t slots(std::size_t d, std::size_t h, std::size_t steps) noexcept {
+  /// Argument slots of forward() over `steps` positions.
+  static constexpr std::size_t slots(const AttentionOptions& o, std::size_t steps) noexcept {
+    const std::size_t d = o.width;
+    const std::size_t h = o.heads;
     return (3U * steps)                                         // one-run list per input position
            + (8U * steps)                                       // q and k: a matvec each (4 slots) per position
            + (3U * d * steps)                                   // v: an inner product per output
-           + (constant_slots<T2>() * d * steps)                 // q * scale
+           + (constant_slots<T>() * d * steps)                  // q * scale
            + (h * ((3U * steps * (steps + 1U)) / 2U))           // scores
            + (h * steps * 3U * (d / h))                         // weighted values
            + (steps * (1U + (2U * h)))                          // heads as a segment list
            + (4U * steps);                                      // projection: a matvec per position
   }
 
-  /// Appends Wq, Wk, Wv (from `w_init`) and the projection (`proj_init`,
-  /// bias 0). False if the tape is full or n_heads does not divide d.
-  bool create(Tape<T>& tape, Index d, Index n_heads, const Init& w_init, const Init& proj_init, Rng& rng,
-              const char* q_name = nullptr, const char* k_name = nullptr, const char* v_name = nullptr,
-              const char* proj_w_name = nullptr, const char* proj_b_name = nullptr) noexcept {
-    width = d;
-    heads = n_heads;
-    if ((n_heads == 0U) || ((d % n_heads) != 0U)) {
+  /// Appends Wq, Wk, Wv (from o.weight_init), then the projection's weights
+  /// (o.proj_init) and bias (o.proj_bias_init). False if the tape is full or
+  /// failed, or o.heads does not divide o.width (kInvalidArgument recorded);
+  /// params() is then kNoView.
+  bool create(Tape<T>& tape, const AttentionOptions& o, Rng& rng) noexcept {
+    width = o.width;
+    heads = o.heads;
+    wq = kNoIndex;
+    if ((o.heads == 0U) || ((o.width % o.heads) != 0U)) {
       static_cast<void>(tape.report(Status::kInvalidArgument));
       return false;
     }
-    const std::size_t dd = static_cast<std::size_t>(d) * d;
-    wq = make_params(tape, dd, w_init, d, rng, q_name);
-    wk = make_params(tape, dd, w_init, d, rng, k_name);
-    wv = make_params(tape, dd, w_init, d, rng, v_name);
-    return proj.create(tape, d, d, true, Activation::kIdentity, proj_init, Init::zeros(), rng, proj_w_name,
-                       proj_b_name) &&
-           (wq != kNoIndex) && (wk != kNoIndex) && (wv != kNoIndex);
+    const std::size_t dd = static_cast<std::size_t>(o.width) * o.width;
+    const Index q = make_params(tape, dd, o.weight_init, o.width, rng, o.q_name);
+    wk = make_params(tape, dd, o.weight_init, o.width, rng, o.k_name);
+    wv = make_params(tape, dd, o.weight_init, o.width, rng, o.v_name);
+    LinearOptions p;
+    p.in = o.width;
+    p.out = o.width;
+    p.weight_init = o.proj_init;
+    p.bias_init = o.proj_bias_init;
+    p.weight_name = o.proj_weight_name;
+    p.bias_name = o.proj_bias_name;
+    const bool ok = proj.create(tape, p, rng) && (q != kNoIndex) && (wk != kNoIndex) && (wv != kNoIndex);
+    wq = ok ? q : kNoIndex;
+    return ok;
+  }
+
+  /// Wq, Wk, Wv and the projection on the tape (kNoView before a successful
+  /// create()).
+  View params() const noexcept {
+    return (wq != kNoIndex) ? View{wq, (4U * width * width) + width} : kNoView;
   }
 
   /// x[0..steps): views of `width` nodes; out[0..steps) receives the outputs.

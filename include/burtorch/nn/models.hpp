@@ -50,13 +50,16 @@ struct MemoryPlan {
 /// slots()/view_slots(), and the losses' node counts), trained with
 /// `optimizer`. Size the tape and the optimizer state with it:
 /// @code
+/// constexpr nn::LinearOptions kHidden{2U, 8U, nn::Activation::kTanh};
+/// constexpr nn::LinearOptions kOutput{8U, 1U, nn::Activation::kSigmoid};
 /// constexpr nn::MemoryPlan kPlan = nn::make_plan<float>(
-///     nn::Linear<float>::parameters(2, 8, true) + nn::Linear<float>::parameters(8, 1, true),
-///     2 + nn::Linear<float>::nodes(8, nn::Activation::kTanh) + nn::Linear<float>::nodes(1, nn::Activation::kSigmoid) + 2,
-///     nn::Linear<float>::view_slots(8) + nn::Linear<float>::view_slots(1), nn::OptimizerKind::kAdam);
+///     nn::Linear<float>::parameters(kHidden) + nn::Linear<float>::parameters(kOutput),
+///     2 + nn::Linear<float>::nodes(kHidden) + nn::Linear<float>::nodes(kOutput) + 2,
+///     nn::Linear<float>::view_slots(kHidden) + nn::Linear<float>::view_slots(kOutput), nn::OptimizerKind::kAdam);
 /// static_assert(kPlan.bytes <= kRamForModel, "does not fit");
 /// bt::FixedTape<float, kPlan.nodes, kPlan.slots, kPlan.parameters> tape;
 /// float adam_state[kPlan.optimizer_bytes / sizeof(float)];
+/// nn::Optimizer<float> opt(config, adam_state);  // knows the array's size
 /// @endcode
 /// examples/xor_nn builds exactly this and checks it against what a sample
 /// records. A plan too small shows at run time as Status::kCapacityExceeded,
@@ -101,16 +104,50 @@ class MakemoreMlp {
  public:
   static constexpr std::size_t kMaxContext = 64U;  ///< largest MlpConfig::context
 
+  /// The layers of a configuration, as create() builds them. Init: C ~
+  /// N(0, 1); W1 fan-in normal with tanh gain; b1 ~ U(-0.01, 0.01); W2 ~
+  /// N(0, 0.01^2); b2 = 0 (makemore's scaled initialisation).
+  /// @{
+  static constexpr EmbeddingOptions embedding_options(const MlpConfig& c) noexcept {
+    EmbeddingOptions o{};
+    o.rows = c.vocab;
+    o.dim = c.embed;
+    o.init = Init::normal(0.0, 1.0);
+    o.name = BURTORCH_NAME("C");
+    return o;
+  }
+  static constexpr LinearOptions hidden_options(const MlpConfig& c) noexcept {
+    LinearOptions o{};
+    o.in = c.context * c.embed;
+    o.out = c.hidden;
+    o.act = Activation::kTanh;
+    o.weight_init = Init::fan_in_normal(kGainTanh);
+    o.bias_init = Init::uniform(-0.01, 0.01);
+    o.weight_name = BURTORCH_NAME("W1");
+    o.bias_name = BURTORCH_NAME("b1");
+    return o;
+  }
+  static constexpr LinearOptions output_options(const MlpConfig& c) noexcept {
+    LinearOptions o{};
+    o.in = c.hidden;
+    o.out = c.vocab;
+    o.weight_init = Init::normal(0.0, 0.01);
+    o.bias_init = Init::zeros();
+    o.weight_name = BURTORCH_NAME("W2");
+    o.bias_name = BURTORCH_NAME("b2");
+    return o;
+  }
+  /// @}
+
   /// d = V*E + (C*E + 1)*e + (e + 1)*V.
   static constexpr std::size_t parameters(const MlpConfig& c) noexcept {
-    return Embedding<T>::parameters(c.vocab, c.embed) +
-           Linear<T>::parameters(static_cast<std::size_t>(c.context) * c.embed, c.hidden, true) +
-           Linear<T>::parameters(c.hidden, c.vocab, true);
+    return Embedding<T>::parameters(embedding_options(c)) + Linear<T>::parameters(hidden_options(c)) +
+           Linear<T>::parameters(output_options(c));
   }
   /// One sample: segment list of the context rows, hidden layer, output
   /// layer (its input is one view), cross-entropy.
   static constexpr std::size_t logits_nodes(const MlpConfig& c) noexcept {
-    return Linear<T>::nodes(c.hidden, Activation::kTanh) + Linear<T>::nodes(c.vocab, Activation::kIdentity);
+    return Linear<T>::nodes(hidden_options(c)) + Linear<T>::nodes(output_options(c));
   }
   /// logits_nodes() and the loss.
   static constexpr std::size_t sample_nodes(const MlpConfig& c) noexcept {
@@ -118,36 +155,37 @@ class MakemoreMlp {
   }
   /// The context's segment list and the two layers' descriptors.
   static constexpr std::size_t sample_slots(const MlpConfig& c) noexcept {
-    return (1U + (2U * static_cast<std::size_t>(c.context))) + Linear<T>::slots(c.hidden) +
-           Linear<T>::view_slots(c.vocab);
+    return (1U + (2U * static_cast<std::size_t>(c.context))) + Linear<T>::slots(hidden_options(c)) +
+           Linear<T>::view_slots(output_options(c));
   }
   /// The model's memory plan (exact: tests/test_nn_plan.cpp).
   static constexpr MemoryPlan plan(const MlpConfig& c, OptimizerKind optimizer) noexcept {
     return make_plan<T>(parameters(c), sample_nodes(c), sample_slots(c), optimizer);
   }
 
-  /// Creates every parameter; call on an empty tape (parameters first).
-  /// Init: C ~ N(0, 1); W1 fan-in normal with tanh gain; b1 ~ U(-0.01, 0.01);
-  /// W2 ~ N(0, 0.01^2); b2 = 0 (makemore's scaled initialisation).
+  /// Creates every parameter (see embedding_options() and the layers after
+  /// it); call on an empty tape (parameters first). False if the tape is full
+  /// or failed or c.context is 0 or above kMaxContext; params() is then
+  /// kNoView.
   bool create(Tape<T>& tape, const MlpConfig& c, Rng& rng) noexcept {
     config_ = c;
-    first_ = static_cast<Index>(tape.size());
+    params_ = kNoView;
+    const Index first = static_cast<Index>(tape.size());
     if ((c.context == 0U) || (c.context > kMaxContext)) {
       return false;
     }
-    const bool ok =
-        embedding_.create(tape, c.vocab, c.embed, Init::normal(0.0, 1.0), rng, BURTORCH_NAME("C")) &&
-        hidden_.create(tape, c.context * c.embed, c.hidden, true, Activation::kTanh, Init::fan_in_normal(kGainTanh),
-                       Init::uniform(-0.01, 0.01), rng, BURTORCH_NAME("W1"), BURTORCH_NAME("b1")) &&
-        output_.create(tape, c.hidden, c.vocab, true, Activation::kIdentity, Init::normal(0.0, 0.01), Init::zeros(),
-                       rng, BURTORCH_NAME("W2"), BURTORCH_NAME("b2"));
-    return ok && (tape.size() == (first_ + parameters(c)));
+    const bool ok = embedding_.create(tape, embedding_options(c), rng) &&
+                    hidden_.create(tape, hidden_options(c), rng) && output_.create(tape, output_options(c), rng);
+    if (!ok || (tape.size() != (first + parameters(c)))) {
+      return false;
+    }
+    params_ = View{first, static_cast<Index>(parameters(c))};
+    return true;
   }
 
-  /// Index of the first parameter on the tape (they are consecutive).
-  Index first_parameter() const noexcept { return first_; }
-  /// parameters(config()).
-  std::size_t parameter_count() const noexcept { return parameters(config_); }
+  /// The parameters on the tape, in the order of the file comment (kNoView
+  /// before a successful create()): what an optimizer step takes.
+  View params() const noexcept { return params_; }
   /// The sizes given to create().
   const MlpConfig& config() const noexcept { return config_; }
 
@@ -168,7 +206,7 @@ class MakemoreMlp {
 
  private:
   MlpConfig config_;
-  Index first_ = 0U;
+  View params_ = kNoView;
   Embedding<T> embedding_;
   Linear<T> hidden_;
   Linear<T> output_;
@@ -191,35 +229,108 @@ class Gpt {
  public:
   static constexpr std::size_t kMaxLayers = 8U;  ///< largest GptConfig::layers
 
-  /// Parameters of one block of width d.
-  static constexpr std::size_t block_parameters(std::size_t d) noexcept {
-    return LayerNorm<T>::parameters(d) + CausalSelfAttention<T>::parameters(d) + LayerNorm<T>::parameters(d) +
-           Linear<T>::parameters(d, 4U * d, true) + Linear<T>::parameters(4U * d, d, true);
+  /// The layers of a configuration, as create() builds them (nanoGPT's
+  /// init): embeddings and weight matrices ~ N(0, 0.02^2), biases 0,
+  /// LayerNorm gains 1 and biases 0.
+  /// @{
+  static constexpr EmbeddingOptions token_options(const GptConfig& c) noexcept {
+    EmbeddingOptions o{};
+    o.rows = c.vocab;
+    o.dim = c.width;
+    o.init = kWeightInit;
+    o.name = BURTORCH_NAME("tok");
+    return o;
+  }
+  static constexpr EmbeddingOptions position_options(const GptConfig& c) noexcept {
+    EmbeddingOptions o = token_options(c);
+    o.rows = c.block;
+    o.name = BURTORCH_NAME("pos");
+    return o;
+  }
+  static constexpr LayerNormOptions norm_options(const GptConfig& c, const char* gain_name,
+                                                 const char* bias_name) noexcept {
+    LayerNormOptions o{};
+    o.width = c.width;
+    o.eps = c.eps;
+    o.gain_name = gain_name;
+    o.bias_name = bias_name;
+    return o;
+  }
+  static constexpr AttentionOptions attention_options(const GptConfig& c) noexcept {
+    AttentionOptions o{};
+    o.width = c.width;
+    o.heads = c.heads;
+    o.weight_init = kWeightInit;
+    o.proj_init = kWeightInit;
+    o.proj_bias_init = Init::zeros();
+    o.q_name = BURTORCH_NAME("Wq");
+    o.k_name = BURTORCH_NAME("Wk");
+    o.v_name = BURTORCH_NAME("Wv");
+    o.proj_weight_name = BURTORCH_NAME("proj.W");
+    o.proj_bias_name = BURTORCH_NAME("proj.b");
+    return o;
+  }
+  static constexpr LinearOptions ff1_options(const GptConfig& c) noexcept {
+    LinearOptions o{};
+    o.in = c.width;
+    o.out = 4U * c.width;
+    o.act = Activation::kRelu;
+    o.weight_init = kWeightInit;
+    o.bias_init = Init::zeros();
+    o.weight_name = BURTORCH_NAME("ff1.W");
+    o.bias_name = BURTORCH_NAME("ff1.b");
+    return o;
+  }
+  static constexpr LinearOptions ff2_options(const GptConfig& c) noexcept {
+    LinearOptions o{};
+    o.in = 4U * c.width;
+    o.out = c.width;
+    o.weight_init = kWeightInit;
+    o.bias_init = Init::zeros();
+    o.weight_name = BURTORCH_NAME("ff2.W");
+    o.bias_name = BURTORCH_NAME("ff2.b");
+    return o;
+  }
+  static constexpr LinearOptions head_options(const GptConfig& c) noexcept {
+    LinearOptions o{};
+    o.in = c.width;
+    o.out = c.vocab;
+    o.weight_init = kWeightInit;
+    o.bias_init = Init::zeros();
+    o.weight_name = BURTORCH_NAME("head.W");
+    o.bias_name = BURTORCH_NAME("head.b");
+    return o;
+  }
+  /// @}
+
+  /// Parameters of one block.
+  static constexpr std::size_t block_parameters(const GptConfig& c) noexcept {
+    return (2U * LayerNorm<T>::parameters(norm_options(c, nullptr, nullptr))) +
+           CausalSelfAttention<T>::parameters(attention_options(c)) + Linear<T>::parameters(ff1_options(c)) +
+           Linear<T>::parameters(ff2_options(c));
   }
   /// All parameters of the model.
   static constexpr std::size_t parameters(const GptConfig& c) noexcept {
-    return Embedding<T>::parameters(c.vocab, c.width) + Embedding<T>::parameters(c.block, c.width) +
-           (c.layers * block_parameters(c.width)) + LayerNorm<T>::parameters(c.width) +
-           Linear<T>::parameters(c.width, c.vocab, true);
+    return Embedding<T>::parameters(token_options(c)) + Embedding<T>::parameters(position_options(c)) +
+           (c.layers * block_parameters(c)) + LayerNorm<T>::parameters(norm_options(c, nullptr, nullptr)) +
+           Linear<T>::parameters(head_options(c));
   }
   /// A sequence of `steps` positions (<= block) up to the logits.
   static constexpr std::size_t logits_nodes(const GptConfig& c, std::size_t steps) noexcept {
     const std::size_t d = c.width;
-    const std::size_t per_block = (steps * LayerNorm<T>::nodes(d)) + CausalSelfAttention<T>::nodes(d, c.heads, steps) +
-                                  (steps * d) + (steps * LayerNorm<T>::nodes(d)) +
-                                  (steps * Linear<T>::nodes(4U * d, Activation::kRelu)) +
-                                  (steps * Linear<T>::nodes(d, Activation::kIdentity)) + (steps * d);
-    return (steps * d) + (c.layers * per_block) + (steps * LayerNorm<T>::nodes(d)) +
-           (steps * Linear<T>::nodes(c.vocab, Activation::kIdentity));
+    const std::size_t norm = LayerNorm<T>::nodes(norm_options(c, nullptr, nullptr));
+    const std::size_t per_block = (steps * norm) + CausalSelfAttention<T>::nodes(attention_options(c), steps) +
+                                  (steps * d) + (steps * norm) + (steps * Linear<T>::nodes(ff1_options(c))) +
+                                  (steps * Linear<T>::nodes(ff2_options(c))) + (steps * d);
+    return (steps * d) + (c.layers * per_block) + (steps * norm) + (steps * Linear<T>::nodes(head_options(c)));
   }
   /// Argument slots of logits_nodes()'s sequence.
   static constexpr std::size_t logits_slots(const GptConfig& c, std::size_t steps) noexcept {
-    const std::size_t d = c.width;
-    const std::size_t per_block = (steps * LayerNorm<T>::slots(d)) +
-                                  CausalSelfAttention<T>::template slots<T>(d, c.heads, steps) +
-                                  (steps * LayerNorm<T>::slots(d)) + (steps * Linear<T>::view_slots(4U * d)) +
-                                  (steps * Linear<T>::view_slots(d));
-    return (c.layers * per_block) + (steps * LayerNorm<T>::slots(d)) + (steps * Linear<T>::view_slots(c.vocab));
+    const std::size_t norm = LayerNorm<T>::slots(norm_options(c, nullptr, nullptr));
+    const std::size_t per_block = (steps * norm) + CausalSelfAttention<T>::slots(attention_options(c), steps) +
+                                  (steps * norm) + (steps * Linear<T>::view_slots(ff1_options(c))) +
+                                  (steps * Linear<T>::view_slots(ff2_options(c)));
+    return (c.layers * per_block) + (steps * norm) + (steps * Linear<T>::view_slots(head_options(c)));
   }
   /// Loss of a sequence: a cross-entropy per position and their mean (a list).
   static constexpr std::size_t sample_nodes(const GptConfig& c) noexcept {
@@ -234,39 +345,37 @@ class Gpt {
     return make_plan<T>(parameters(c), sample_nodes(c), sample_slots(c), optimizer);
   }
 
-  /// Init (nanoGPT style): embeddings and weight matrices ~ N(0, 0.02^2),
-  /// biases 0, LayerNorm gamma 1 and beta 0.
+  /// Creates every parameter in the order of the file comment (see
+  /// token_options() and the options after it); call on an empty tape. False
+  /// if the tape is full or failed, or the configuration is out of range
+  /// (layers, block, heads); params() is then kNoView.
   bool create(Tape<T>& tape, const GptConfig& c, Rng& rng) noexcept {
     config_ = c;
-    first_ = static_cast<Index>(tape.size());
+    params_ = kNoView;
+    const Index first = static_cast<Index>(tape.size());
     if ((c.layers > kMaxLayers) || (c.block > kMaxSteps) || (c.heads == 0U) || ((c.width % c.heads) != 0U)) {
       return false;
     }
-    const Init w = Init::normal(0.0, 0.02);
-    bool ok = token_.create(tape, c.vocab, c.width, w, rng, BURTORCH_NAME("tok")) &&
-              position_.create(tape, c.block, c.width, w, rng, BURTORCH_NAME("pos"));
-    const T eps = static_cast<T>(c.eps);
+    bool ok = token_.create(tape, token_options(c), rng) && position_.create(tape, position_options(c), rng);
     for (Index l = 0U; ok && (l < c.layers); ++l) {
       Block& b = blocks_[l];
-      ok = b.ln1.create(tape, c.width, eps, rng, BURTORCH_NAME("ln1.g"), BURTORCH_NAME("ln1.b")) &&
-           b.attn.create(tape, c.width, c.heads, w, w, rng, BURTORCH_NAME("Wq"), BURTORCH_NAME("Wk"),
-                         BURTORCH_NAME("Wv"), BURTORCH_NAME("proj.W"), BURTORCH_NAME("proj.b")) &&
-           b.ln2.create(tape, c.width, eps, rng, BURTORCH_NAME("ln2.g"), BURTORCH_NAME("ln2.b")) &&
-           b.ff1.create(tape, c.width, 4U * c.width, true, Activation::kRelu, w, Init::zeros(), rng,
-                        BURTORCH_NAME("ff1.W"), BURTORCH_NAME("ff1.b")) &&
-           b.ff2.create(tape, 4U * c.width, c.width, true, Activation::kIdentity, w, Init::zeros(), rng,
-                        BURTORCH_NAME("ff2.W"), BURTORCH_NAME("ff2.b"));
+      ok = b.ln1.create(tape, norm_options(c, BURTORCH_NAME("ln1.g"), BURTORCH_NAME("ln1.b")), rng) &&
+           b.attn.create(tape, attention_options(c), rng) &&
+           b.ln2.create(tape, norm_options(c, BURTORCH_NAME("ln2.g"), BURTORCH_NAME("ln2.b")), rng) &&
+           b.ff1.create(tape, ff1_options(c), rng) && b.ff2.create(tape, ff2_options(c), rng);
     }
-    ok = ok && final_norm_.create(tape, c.width, eps, rng, BURTORCH_NAME("lnf.g"), BURTORCH_NAME("lnf.b")) &&
-         head_.create(tape, c.width, c.vocab, true, Activation::kIdentity, w, Init::zeros(), rng,
-                      BURTORCH_NAME("head.W"), BURTORCH_NAME("head.b"));
-    return ok && (tape.size() == (first_ + parameters(c)));
+    ok = ok && final_norm_.create(tape, norm_options(c, BURTORCH_NAME("lnf.g"), BURTORCH_NAME("lnf.b")), rng) &&
+         head_.create(tape, head_options(c), rng);
+    if (!ok || (tape.size() != (first + parameters(c)))) {
+      return false;
+    }
+    params_ = View{first, static_cast<Index>(parameters(c))};
+    return true;
   }
 
-  /// Index of the first parameter on the tape (they are consecutive).
-  Index first_parameter() const noexcept { return first_; }
-  /// parameters(config()).
-  std::size_t parameter_count() const noexcept { return parameters(config_); }
+  /// The parameters on the tape, in the order of the file comment (kNoView
+  /// before a successful create()): what an optimizer step takes.
+  View params() const noexcept { return params_; }
   /// The sizes given to create().
   const GptConfig& config() const noexcept { return config_; }
 
@@ -325,8 +434,10 @@ class Gpt {
     Linear<T> ff1;
     Linear<T> ff2;
   };
+  static constexpr Init kWeightInit = Init::normal(0.0, 0.02);
+
   GptConfig config_;
-  Index first_ = 0U;
+  View params_ = kNoView;
   Embedding<T> token_;
   Embedding<T> position_;
   Block blocks_[kMaxLayers];
@@ -336,15 +447,20 @@ class Gpt {
 
 // ---------------------------------------------------------------------------
 /// A serial batch: for each of `count` samples, record its loss after the
-/// parameters, backward, rewind; gradients of the parameter range accumulate
-/// and are divided by `count` (the gradient of the mean loss). Peak memory is
-/// one sample's, whatever the batch size. `sample_loss(tape, i)` records the
-/// loss of sample i and returns it. Returns the mean loss (NaN on error; the
-/// tape's status tells why).
+/// parameters, backward, rewind; the gradients of `params` (model.params())
+/// accumulate and are divided by `count` (the gradient of the mean loss).
+/// Peak memory is one sample's, whatever the batch size.
+/// `sample_loss(tape, i)` records the loss of sample i and returns it.
+/// Returns the mean loss; NaN on error, the tape's status tells why (a
+/// `params` that is empty or not recorded on the tape: kInvalidArgument,
+/// recorded before any sample runs).
 template <class T, class SampleLoss>
-T serial_batch(Tape<T>& tape, Index first_param, std::size_t param_count, std::size_t count,
-               SampleLoss&& sample_loss) noexcept {
-  tape.zero_grad(first_param, static_cast<Index>(param_count));
+T serial_batch(Tape<T>& tape, View params, std::size_t count, SampleLoss&& sample_loss) noexcept {
+  if (BURTORCH_UNLIKELY(!is_recorded(tape, params))) {
+    static_cast<void>(tape.report(Status::kInvalidArgument));
+    return std::numeric_limits<T>::quiet_NaN();
+  }
+  tape.zero_grad(params.first, params.count);
   const Mark start = tape.mark();
   T total = T(0);
   for (std::size_t i = 0U; i < count; ++i) {
@@ -356,7 +472,7 @@ T serial_batch(Tape<T>& tape, Index first_param, std::size_t param_count, std::s
     total += loss.value();
     static_cast<void>(tape.rewind(start));
   }
-  scale_gradients(tape.grads() + first_param, param_count, T(1) / static_cast<T>(count));
+  scale_gradients(tape.grads() + params.first, params.count, T(1) / static_cast<T>(count));
   return total / static_cast<T>(count);
 }
 

@@ -9,5 +9,6 @@
 #include "burtorch/nn/models.hpp"
 #include "burtorch/nn/optim.hpp"
 #include "burtorch/nn/random.hpp"
+#include "burtorch/nn/view.hpp"
 
 #endif  // BURTORCH_NN_NN_HPP

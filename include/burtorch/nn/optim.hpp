@@ -1,18 +1,24 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file
-/// Optimizers over a parameter range [0, n) of value and gradient arrays
-/// (Tape::values() + first, Tape::grads() + first). Their state lives in
-/// caller buffers of n scalars each (Momentum: 1, Adam/AdamW: 2), sized at
-/// compile time by the memory plan. Formulas and the order of operations
-/// follow torch.optim (1.13, single-tensor path) so trajectories match.
+/// Optimizers over a model's parameters: a View of the tape (model.params()),
+/// stepped with opt.step(tape, model.params()). Their state lives in a
+/// caller buffer whose capacity the optimizer knows (Momentum: 1 scalar per
+/// parameter, Adam/AdamW: 2), sized at compile time by the memory plan; a
+/// step over more parameters than it holds is refused. Formulas and the order
+/// of operations follow torch.optim (1.13, single-tensor path) so
+/// trajectories match.
 #ifndef BURTORCH_NN_OPTIM_HPP
 #define BURTORCH_NN_OPTIM_HPP
 
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 
+#include "burtorch/nn/view.hpp"
 #include "burtorch/simd.hpp"
+#include "burtorch/status.hpp"
+#include "burtorch/tape.hpp"
 
 namespace burtorch {
 namespace nn {
@@ -109,76 +115,120 @@ inline void scale_gradients(T* grads, std::size_t n, T scale) noexcept {
   detail::scale_range(grads, scale, n);
 }
 
-/// Global L2 norm of the gradients.
+/// Global L2 norm of the gradients of `params`; NaN if the view is not
+/// recorded on the tape (see is_recorded()).
 template <class T>
-inline T gradient_norm(const T* grads, std::size_t n) noexcept {
+inline T gradient_norm(const Tape<T>& tape, View params) noexcept {
+  if (!is_recorded(tape, params)) {
+    return std::numeric_limits<T>::quiet_NaN();
+  }
+  const T* grads = tape.grads() + params.first;
   T s = T(0);
-  for (std::size_t i = 0U; i < n; ++i) {
+  for (std::size_t i = 0U; i < params.count; ++i) {
     s += grads[i] * grads[i];
   }
   return std::sqrt(s);
 }
 
-/// torch.nn.utils.clip_grad_norm_: scales by min(1, max_norm / (norm + 1e-6)).
-/// Returns the norm before clipping.
+/// torch.nn.utils.clip_grad_norm_ over the gradients of `params`: scales them
+/// by min(1, max_norm / (norm + 1e-6)). Returns the norm before clipping; NaN,
+/// changing nothing, if the view is not recorded on the tape.
 template <class T>
-inline T clip_gradient_norm(T* grads, std::size_t n, T max_norm) noexcept {
-  const T norm = gradient_norm(grads, n);
+inline T clip_gradient_norm(Tape<T>& tape, View params, T max_norm) noexcept {
+  if (!is_recorded(tape, params)) {
+    return std::numeric_limits<T>::quiet_NaN();
+  }
+  const T norm = gradient_norm(tape, params);
   T coefficient = max_norm / (norm + T(1e-6));
   coefficient = (coefficient < T(1)) ? coefficient : T(1);
-  scale_gradients(grads, n, coefficient);
+  scale_gradients(tape.grads() + params.first, params.count, coefficient);
   return norm;
 }
 
-/// Updates n parameters from their gradients with the rule of its config.
-/// Owns no memory: its state (momentum buffer, Adam moments) is a caller
-/// array of state_per_parameter(kind) * n scalars.
+/// Updates parameters from their gradients with the rule of its config:
+/// opt.step(tape, model.params()). Owns no memory: its state (momentum
+/// buffer, Adam moments) is a caller array whose capacity it is given; it
+/// holds the state of max_parameters() parameters. Step the same view every
+/// time: parameter i of the view owns state()[i] (and, for Adam/AdamW, the
+/// second moment state()[max_parameters() + i]).
 template <class T>
 class Optimizer {
  public:
-  /// `state` holds state_per_parameter(kind) * n scalars (may be null for
-  /// SGD). It is zeroed here.
-  Optimizer(const OptimizerConfig<T>& config, T* state, std::size_t n) noexcept
-      : config_(config), state_(state), n_(n) {
-    const std::size_t words = state_per_parameter(config.kind) * n;
-    for (std::size_t i = 0U; (state_ != nullptr) && (i < words); ++i) {
+  /// `state` is a caller array of `capacity` scalars (nullptr and 0 for
+  /// SGD), zeroed here. It holds the state of capacity /
+  /// state_per_parameter(kind) parameters (SGD: any number).
+  Optimizer(const OptimizerConfig<T>& config, T* state, std::size_t capacity) noexcept
+      : config_(config),
+        state_(state),
+        max_parameters_(max_parameters_for(config.kind, state, capacity)) {
+    const std::size_t words = (state_ != nullptr) ? capacity : 0U;
+    for (std::size_t i = 0U; i < words; ++i) {
       state_[i] = T(0);
     }
   }
+  /// The same for a static array, whose size is the capacity:
+  /// `float moments[kPlan.optimizer_bytes / sizeof(float)]; nn::Optimizer<float> opt(config, moments);`
+  template <std::size_t N>
+  Optimizer(const OptimizerConfig<T>& config, T (&state)[N]) noexcept : Optimizer(config, state, N) {}
+  /// Without state: plain SGD (another rule is not ready()).
+  explicit Optimizer(const OptimizerConfig<T>& config) noexcept : Optimizer(config, nullptr, 0U) {}
 
-  /// False if the rule needs state and none was given (step() does nothing).
-  bool ready() const noexcept { return (state_per_parameter(config_.kind) == 0U) || (state_ != nullptr); }
+  /// False if the rule needs state and the buffer holds none (every step()
+  /// is refused).
+  bool ready() const noexcept { return max_parameters_ != 0U; }
+  /// The most parameters a step may update: the state's capacity divided by
+  /// state_per_parameter(kind); the largest size_t for SGD.
+  std::size_t max_parameters() const noexcept { return max_parameters_; }
   /// Changes the learning rate (schedules).
   void set_lr(T lr) noexcept { config_.lr = lr; }
   /// The rule and hyperparameters.
   const OptimizerConfig<T>& config() const noexcept { return config_; }
   /// Updates made so far.
   std::uint64_t steps() const noexcept { return steps_; }
-  /// For checkpoints: the state array, its size in scalars, and the step counter.
+  /// For checkpoints: the state array, the scalars of it in use
+  /// (state_per_parameter(kind) * max_parameters(); 0 for SGD), and the step
+  /// counter.
   /// @{
   T* state() noexcept { return state_; }
-  std::size_t state_size() const noexcept { return state_per_parameter(config_.kind) * n_; }
+  std::size_t state_size() const noexcept {
+    return (state_per_parameter(config_.kind) == 0U) ? 0U : (state_per_parameter(config_.kind) * max_parameters_);
+  }
   std::uint64_t* step_counter() noexcept { return &steps_; }
   /// @}
 
-  /// One update of w[0..n) from g[0..n).
-  void step(T* w, const T* g) noexcept {
-    if (!ready()) {
-      return;
+  /// One update of the parameters `params` of `tape` from their gradients.
+  /// Returns kOk, or refuses, changing nothing (parameters, state, steps()),
+  /// and returns why: the tape's status if it holds an error (its gradients
+  /// may be those of a failed sample); kInvalidArgument if `params` is empty
+  /// or not recorded on the tape, or the rule needs state and has none;
+  /// kCapacityExceeded if `params` has more parameters than max_parameters().
+  /// The tape's status is not changed: the returned value is the outcome.
+  Status step(Tape<T>& tape, View params) noexcept {
+    if (tape.status() != Status::kOk) {
+      return tape.status();
     }
+    if (!is_recorded(tape, params) || !ready()) {
+      return Status::kInvalidArgument;
+    }
+    if (params.count > max_parameters_) {
+      return Status::kCapacityExceeded;
+    }
+    const std::size_t n = params.count;
+    T* const w = tape.values() + params.first;
+    const T* const g = tape.grads() + params.first;
     ++steps_;
     const T lr = config_.lr;
     switch (config_.kind) {
       case OptimizerKind::kSgd:
-        detail::sgd_range(w, g, lr, n_);
+        detail::sgd_range(w, g, lr, n);
         break;
       case OptimizerKind::kMomentum:
-        detail::momentum_range(w, state_, g, lr, config_.momentum, steps_ == 1U, n_);
+        detail::momentum_range(w, state_, g, lr, config_.momentum, steps_ == 1U, n);
         break;
       case OptimizerKind::kAdam:
       case OptimizerKind::kAdamW: {
         T* m = state_;
-        T* v = state_ + n_;
+        T* v = state_ + max_parameters_;
         const T b1 = config_.beta1;
         const T b2 = config_.beta2;
         const T t = static_cast<T>(steps_);
@@ -189,18 +239,27 @@ class Optimizer {
         const T decay = T(1) - (lr * config_.weight_decay);
         const bool decoupled = config_.kind == OptimizerKind::kAdamW;
         const simd::AdamStep<T> p{step_size, b1, b2, correction2_sqrt, config_.eps, decay, decoupled};
-        detail::adam_range(w, m, v, g, p, n_);
+        detail::adam_range(w, m, v, g, p, n);
         break;
       }
       default:
         break;
     }
+    return Status::kOk;
   }
 
  private:
+  static std::size_t max_parameters_for(OptimizerKind kind, const T* state, std::size_t capacity) noexcept {
+    const std::size_t per = state_per_parameter(kind);
+    if (per == 0U) {
+      return std::numeric_limits<std::size_t>::max();
+    }
+    return (state != nullptr) ? (capacity / per) : 0U;
+  }
+
   OptimizerConfig<T> config_;
   T* state_ = nullptr;
-  std::size_t n_ = 0U;
+  std::size_t max_parameters_ = 0U;
   std::uint64_t steps_ = 0U;
 };
 
