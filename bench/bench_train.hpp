@@ -88,7 +88,7 @@ int time_sgd_steps(const char* program, Model& model, const Config& config, cons
     std::fprintf(stderr, "%s: cannot create the model: %s\n", program, bt::status_name(tape.status()));
     return 1;
   }
-  const nn::View params = model.params();
+  const bt::View params = model.params();
   run.params = params.count;
   nn::OptimizerConfig<float> oc;
   oc.kind = nn::OptimizerKind::kSgd;

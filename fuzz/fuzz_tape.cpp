@@ -7,8 +7,8 @@
 // with guard bytes around it), then a list of calls: leaves and parameters,
 // every operator and function of ops.hpp (with values and plain numbers),
 // reductions, inner products and log-sum-exp over range operands
-// (consecutive nodes) and list operands, segment lists (segments,
-// inner_product_segments, dot_segments, matvec, dot_ranges, scale_shift),
+// (consecutive nodes) and list operands, view lists (view_list,
+// inner_product_views, dot_views, matvec, dot_ranges, scale_shift),
 // marks and rewinds (valid, stale, of the other tape, hand-made), backward
 // from any handle, zero_grad of all or a range, reset and clear_status, and
 // bytes_required / the constructor at the limits of size_t and Index.
@@ -334,13 +334,13 @@ const char* decode(const bt::Tape<T>& tape, Index i, Node* out) {
     why = run(n.ws, &n.nw, first_w, length);
     const Index runs = slot(list);
     if ((why == nullptr) && ((runs == 0U) || (runs > kMaxList))) {
-      why = "bad segment list";
+      why = "bad view list";
     }
     for (Index k = 0U; (why == nullptr) && (k < runs); ++k) {
       why = run(n.xs, &n.nx, slot(list + 1U + (2U * k)), slot(list + 2U + (2U * k)));
     }
     if ((why == nullptr) && (n.nx != length)) {
-      why = "segment list length differs from the weights";
+      why = "view list length differs from the weights";
     }
   } else if (n.op == Op::kScaleShift) {
     const Index scale = slot(a) + b;
@@ -827,12 +827,12 @@ struct Driver {
     std::uint32_t clock = 0U;  // side's cut_clock when taken
   };
   struct ListEntry {
-    bt::SegmentList list;
+    bt::ViewList list;
     int side = 0;
     bool used = false;
     bool stale = false;
     Index count = 0U;
-    bt::Segment parts[4];
+    bt::View parts[4];
   };
 
   Side side[2];
@@ -1611,7 +1611,7 @@ struct Driver {
     const int s = ((f & 0x80U) != 0U) ? 1 : 0;
     ListEntry& e = lists[(f >> 6) & 1U];
     Index count = 1U + (f % 4U);
-    bt::Segment parts[4];
+    bt::View parts[4];
     Outcome o;
     std::uint64_t total = 0U;
     for (Index r = 0U; r < count; ++r) {
@@ -1624,7 +1624,7 @@ struct Driver {
       }
       total += parts[r].count;
     }
-    const bt::Segment* pp = parts;
+    const bt::View* pp = parts;
     if (on(kFNull) && ((f & 0x30U) == 0x10U)) {
       pp = nullptr;
       o.must(kInvArg);
@@ -1636,9 +1636,9 @@ struct Driver {
     if ((side[s].slots - side[s].slots_used) < (1U + (2U * count))) {
       o.must(kCap);
     }
-    call = "Tape::segments";
+    call = "Tape::view_list";
     Side& sd = side[s];
-    const bt::SegmentList list = sd.tape->segments(pp, count);
+    const bt::ViewList list = sd.tape->view_list(pp, count);
     const bool failed = list.slot == kNo;
     if (sd.status != Status::kOk || o.certain) {
       if (!failed) {
@@ -1666,13 +1666,13 @@ struct Driver {
     }
   }
 
-  // A segment list argument: a stored one (maybe stale or of the other tape)
+  // A view list argument: a stored one (maybe stale or of the other tape)
   // or a made-up one. Sets `known` if the model knows what it holds on `s`.
-  bt::SegmentList list_arg(int s, std::uint8_t b, Outcome* o, ListEntry** known) {
+  bt::ViewList list_arg(int s, std::uint8_t b, Outcome* o, ListEntry** known) {
     *known = nullptr;
     ListEntry& e = lists[b & 1U];
     if (((b & 0x0EU) == 0U) || !e.used) {  // made up
-      bt::SegmentList l;
+      bt::ViewList l;
       l.slot = ((b & 0x10U) != 0U) ? kNo : ((b >> 5) % (side[s].slots_used + 2U));
       l.total = (b >> 4) % 5U;
       if ((l.slot == kNo) || (l.total == 0U) || (l.slot >= side[s].slots_used)) {
@@ -1695,8 +1695,8 @@ struct Driver {
     return e.list;
   }
   // True if the slots at list.slot read as a list with a run of 0 nodes
-  // (segments() never stores one; a made-up, stale or foreign list may).
-  bool zero_run(int s, bt::SegmentList list) const {
+  // (view_list() never stores one; a made-up, stale or foreign list may).
+  bool zero_run(int s, bt::ViewList list) const {
     const bt::Tape<T>& t = *side[s].tape;
     const Index runs = t.slot(list.slot);
     for (Index r = 0U; (runs != kNo) && (r < runs) && (r < kMaxList); ++r) {
@@ -1731,7 +1731,7 @@ struct Driver {
     want.op = Op::kDotRV;
     want.bias = with_bias ? bias.v.index() : kNo;
     bool trust = false;
-    bt::SegmentList list;
+    bt::ViewList list;
     if (s != kNone) {
       ListEntry* e = nullptr;
       list = list_arg(s, lb, &o, &e);
@@ -1762,14 +1762,14 @@ struct Driver {
     } else {
       list = lists[lb & 1U].list;
     }
-    call = direct ? "Tape::dot_segments" : (with_bias ? "inner_product_segments_with_bias" : "inner_product_segments");
+    call = direct ? "Tape::dot_views" : (with_bias ? "inner_product_views_with_bias" : "inner_product_views");
     Value<T> r;
     if (direct) {
-      r = side[home].tape->dot_segments(w_first, list, with_bias ? &bias.v : nullptr);
+      r = side[home].tape->dot_views(w_first, list, with_bias ? &bias.v : nullptr);
     } else if (with_bias) {
-      r = bt::inner_product_segments_with_bias(w.v, list, bias.v);
+      r = bt::inner_product_views_with_bias(w.v, list, bias.v);
     } else {
-      r = bt::inner_product_segments(w.v, list);
+      r = bt::inner_product_views(w.v, list);
     }
     settle(s, o, r, 1U, 3U, &want, trust);
   }
@@ -1784,7 +1784,7 @@ struct Driver {
     const Index bias_first = ((bb & 1U) != 0U) ? kNo : index_arg(s, bb);
     Outcome o;
     ListEntry* e = nullptr;
-    const bt::SegmentList list = list_arg(s, in.u8(), &o, &e);
+    const bt::ViewList list = list_arg(s, in.u8(), &o, &e);
     if ((e == nullptr) && zero_run(s, list)) {
       if (!on(kFZeroRun)) {
         return;
@@ -1815,7 +1815,11 @@ struct Driver {
       n.bias = (bias_first == kNo) ? kNo : (bias_first + row);
     }
     call = "Tape::matvec";
-    const Value<T> r = side[s].tape->matvec(w_first, rows, list, bias_first);
+    const bt::View rv = side[s].tape->matvec(w_first, rows, list, bias_first);
+    const Value<T> r(side[s].tape, rv.first);  // the first row; kNoView gives an invalid handle
+    if ((rv.first != kNo) && (rv.count != rows)) {
+      broken("view", "Tape::matvec returned %u nodes for %u rows", static_cast<unsigned>(rv.count), static_cast<unsigned>(rows));
+    }
     settle(s, o, r, count, 4U, want, e == nullptr);
   }
 
@@ -1870,7 +1874,11 @@ struct Driver {
         want[k].bias = c + k;
       }
       call = "Tape::scale_shift";
-      const Value<T> r = side[s].tape->scale_shift(a, b, c, n);
+      const bt::View rv = side[s].tape->scale_shift(a, b, c, n);
+      const Value<T> r(side[s].tape, rv.first);  // the first output; kNoView gives an invalid handle
+      if ((rv.first != kNo) && (rv.count != n)) {
+        broken("view", "Tape::scale_shift returned %u nodes for %u", static_cast<unsigned>(rv.count), static_cast<unsigned>(n));
+      }
       settle(s, o, r, count, 3U, want);
     }
   }

@@ -6,7 +6,7 @@ corpus-tape/ next to this script's copy when run elsewhere).
 Each seed is a small program in the target's byte encoding (see
 LLVMFuzzerTestOneInput and Driver::run in fuzz_tape.cpp) that uses the tape
 the way its documentation says: parameters, a per-sample loop with a mark
-and rewinds, every op kind, list and segment operands, backward and
+and rewinds, every op kind, list and view-list operands, backward and
 zero_grad. None of them misuses the tape: the fuzzer has to find the
 misuse (stale marks, foreign handles, nodes a root does not reach) itself.
 """
@@ -15,7 +15,7 @@ import sys
 
 # Action codes (first byte of an action, taken modulo 20).
 LEAF, UNARY, BINARY, REDUCE, MEAN_MSQ, DOT, LSE = 0, 2, 4, 6, 7, 8, 9
-SEGMENTS, DOT_SEGMENTS, MATVEC, RANGES, MARK, REWIND, BACKWARD, ZERO_GRAD, RESET = (
+SEGMENTS, DOT_VIEWS, MATVEC, RANGES, MARK, REWIND, BACKWARD, ZERO_GRAD, RESET = (
     10, 11, 12, 13, 14, 15, 17, 18, 19)
 
 # Unary functions (second byte modulo 26) and binary ones (modulo 12).
@@ -130,11 +130,11 @@ def seeds():
         acts += [[LSE, 0x00] + pick_list([2, 4, 6])]
         acts += [reduce(0, range_list(4, back=0)), backward(0)]
         out[f"dot_{t}"] = program(double, config(32, 64), config(4, 4), acts)
-        # Segment lists: inner products, a matrix-vector product, ranges.
+        # View lists: inner products, a matrix-vector product, ranges.
         acts = [leaf(x) for x in (0.5, -1.0, 2.0, 1.5, -0.25, 3.0, 0.75, 1.0, -1.5, 0.25)]
         acts += [[SEGMENTS, 0x01, 0, 2, 4, 2]]          # runs {0,2} {4,2} (first = byte % (size+2))
-        acts += [[DOT_SEGMENTS, 0x02, 0, 6, 0x02]]      # Tape::dot_segments(6, list 0)
-        acts += [[DOT_SEGMENTS, 0x01, 9, 5, 0x02]]      # inner_product_segments_with_bias(w, list 0, bias)
+        acts += [[DOT_VIEWS, 0x02, 0, 6, 0x02]]      # Tape::dot_views(6, list 0)
+        acts += [[DOT_VIEWS, 0x01, 9, 5, 0x02]]      # inner_product_views_with_bias(w, list 0, bias)
         acts += [[MATVEC, 0x00, 2, 2, 0x01, 0x02]]      # matvec(2, 2 rows, list 0, no bias)
         acts += [[RANGES, 0x00, 0, 3, 3]]               # dot_ranges(0, 3, 3)
         acts += [[RANGES, 0x01, 0, 3, 3, 6]]            # scale_shift(0, 3, 6, 3)

@@ -528,19 +528,19 @@ void layers_before_create(bt_test::Context& t) {
   const bt::Value<double> xs[4] = {tape.leaf(1.0), tape.leaf(2.0), tape.leaf(3.0), tape.leaf(4.0)};
   static_cast<void>(xs);
   const bt::nn::CausalSelfAttention<double> attention;
-  const bt::nn::View in[1] = {bt::nn::View{0U, 4U}};
-  bt::nn::View out[1] = {bt::nn::kNoView};
+  const bt::View in[1] = {bt::View{0U, 4U}};
+  bt::View out[1] = {bt::kNoView};
   BT_CHECK(t, !attention.forward(tape, in, 1U, out));
   BT_CHECK(t, tape.status() == bt::Status::kInvalidArgument);
   tape.reset();
   static_cast<void>(tape.leaf(1.0));
   const bt::nn::Linear<double> linear;
-  const bt::nn::View y = linear.forward(tape, bt::nn::View{0U, 1U});
+  const bt::View y = linear.forward(tape, bt::View{0U, 1U});
   BT_CHECK(t, y.count == 0U);
   BT_CHECK(t, tape.status() != bt::Status::kOk);
 }
 
-// Found by the tape fuzzer: an interior node's name, a segment list with an
+// Found by the tape fuzzer: an interior node's name, a view list with an
 // empty run, and interior gradients left by an earlier sweep below a leaf root.
 void fuzzer_findings(bt_test::Context& t) {
   // name() of an interior node: nullptr, whatever the buffer held before.
@@ -554,17 +554,17 @@ void fuzzer_findings(bt_test::Context& t) {
 #if BURTORCH_CONFIG_PARAM_NAMES
   BT_CHECK(t, (named.name(w.index()) != nullptr) && (named.name(w.index())[0] == 'w'));
 #endif
-  // A made-up segment list whose slots parse as runs {0, 1} and {1, 0}.
+  // A made-up view list whose slots parse as runs {0, 1} and {1, 0}.
   static bt::FixedTape<double, 8, 8> tape;
   tape.reset();
   const bt::Value<double> x[4] = {tape.leaf(1.0), tape.leaf(2.0), tape.leaf(3.0), tape.leaf(4.0)};
   const bt::Value<double> order[5] = {x[2], x[0], x[1], x[1], x[0]};  // slots 2 0 1 1 0
   static_cast<void>(bt::reduce_sum(order, 5U));
-  bt::SegmentList made_up;
+  bt::ViewList made_up;
   made_up.slot = 0U;
   made_up.total = 1U;
   const std::size_t before = tape.size();
-  BT_CHECK(t, !tape.dot_segments(3U, made_up, nullptr).valid());
+  BT_CHECK(t, !tape.dot_views(3U, made_up, nullptr).valid());
   BT_CHECK(t, tape.status() == bt::Status::kInvalidHandle);
   BT_CHECK(t, tape.size() == before);
   // backward(y), then backward(z) of a newer leaf: y's interior gradient

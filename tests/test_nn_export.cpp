@@ -41,7 +41,7 @@ bool export_params(const std::string& path, const Config& c) {
   if (!model.create(tape, c, rng)) {
     return false;
   }
-  const nn::View params = model.params();
+  const bt::View params = model.params();
   return write(path, tape.values() + params.first, params.count * sizeof(double));
 }
 

@@ -95,7 +95,7 @@ void overwrite(bt::Tape<T>& tape, bt::Index first, const double* v, std::size_t 
 
 // Sets the gradients of the nodes of v to g[0..v.count).
 template <class T>
-void overwrite_grads(bt::Tape<T>& tape, nn::View v, const double* g) {
+void overwrite_grads(bt::Tape<T>& tape, bt::View v, const double* g) {
   for (bt::Index i = 0U; i < v.count; ++i) {
     tape.grads()[v.first + i] = static_cast<T>(g[i]);
   }
@@ -103,7 +103,7 @@ void overwrite_grads(bt::Tape<T>& tape, nn::View v, const double* g) {
 
 // sum(view[i] * c[i]) as a root, c on the tape as leaves.
 template <class T>
-bt::Value<T> weighted_sum(bt::Tape<T>& tape, nn::View y, bt::Index c, std::size_t n) {
+bt::Value<T> weighted_sum(bt::Tape<T>& tape, bt::View y, bt::Index c, std::size_t n) {
   bt::Value<T> ys[64];
   bt::Value<T> cs[64];
   for (std::size_t i = 0U; i < n; ++i) {
@@ -145,7 +145,7 @@ void linear_case(bt_test::Context& t, const LinearCase& k) {
   }
   const bt::Index x = leaves(tape, k.x, 5U);
   const bt::Index c = leaves(tape, k.c, 3U);
-  const nn::View y = lin.forward(tape, nn::View{x, 5U});
+  const bt::View y = lin.forward(tape, bt::View{x, 5U});
   BT_CHECK(t, y.count == 3U);
   BT_CHECK(t, tape.backward(weighted_sum(tape, y, c, 3U)) == bt::Status::kOk);
   check_array(t, tape.values() + y.first, k.y, 3U, "linear y");
@@ -192,7 +192,7 @@ void layernorm(bt_test::Context& t) {
   overwrite(tape, ln.beta, layernorm_beta, 7U);
   const bt::Index x = leaves(tape, layernorm_x, 7U);
   const bt::Index c = leaves(tape, layernorm_c, 7U);
-  const nn::View y = ln.forward(tape, nn::View{x, 7U});
+  const bt::View y = ln.forward(tape, bt::View{x, 7U});
   BT_CHECK(t, tape.size() == (28U + nn::LayerNorm<T>::nodes(o)));
   BT_CHECK(t, tape.backward(weighted_sum(tape, y, c, 7U)) == bt::Status::kOk);
   check_array(t, tape.values() + y.first, layernorm_y, 7U, "layernorm y");
@@ -222,10 +222,10 @@ void attention(bt_test::Context& t) {
   overwrite(tape, 0U, attention_params, attention_params_n);
   const bt::Index x = leaves(tape, attention_x, kSteps * kD);
   const bt::Index c = leaves(tape, attention_c, kSteps * kD);
-  nn::View xs[kSteps];
-  nn::View ys[kSteps];
+  bt::View xs[kSteps];
+  bt::View ys[kSteps];
   for (bt::Index s = 0U; s < kSteps; ++s) {
-    xs[s] = nn::View{x + (s * kD), kD};
+    xs[s] = bt::View{x + (s * kD), kD};
   }
   const std::size_t before_nodes = tape.size();
   const std::size_t before_slots = tape.slots_used();
@@ -252,7 +252,7 @@ void losses(bt_test::Context& t) {
   using namespace golden;
   bt::Tape<T> tape(g_arena, sizeof(g_arena), 128U, 128U);
   const bt::Index z = leaves(tape, ce_logits, 10U);
-  const bt::Value<T> ce = nn::cross_entropy(tape, nn::View{z, 10U}, static_cast<bt::Index>(ce_target));
+  const bt::Value<T> ce = nn::cross_entropy(tape, bt::View{z, 10U}, static_cast<bt::Index>(ce_target));
   BT_CHECK(t, tape.backward(ce) == bt::Status::kOk);
   // Logits near 1000: exp would overflow without the max shift.
   BT_CHECK(t, tape.all_finite());
@@ -267,7 +267,7 @@ void losses(bt_test::Context& t) {
   for (std::size_t i = 0U; i < 6U; ++i) {
     target[i] = static_cast<T>(mse_target[i]);
   }
-  const bt::Value<T> m = nn::mse(tape, nn::View{p, 6U}, target);
+  const bt::Value<T> m = nn::mse(tape, bt::View{p, 6U}, target);
   BT_CHECK(t, tape.backward(m) == bt::Status::kOk);
   BT_CHECK_NEAR(t, static_cast<double>(m.value()), mse_loss, Tol<T>::rel);
   check_array(t, tape.grads() + p, mse_grad, 6U, "mse dpred");
@@ -329,7 +329,7 @@ void gpt(bt_test::Context& t) {
     targets[i] = static_cast<std::uint8_t>(gpt_targets[i]);
   }
   const bt::Mark start = tape.mark();
-  nn::View logits[4];
+  bt::View logits[4];
   BT_CHECK(t, model.logits(tape, tokens, 4U, logits));
   for (std::size_t s = 0U; s < 4U; ++s) {
     check_array(t, tape.values() + logits[s].first, gpt_logits + (11U * s), 11U, "gpt logits");
@@ -357,7 +357,7 @@ void optimizer_case(bt_test::Context& t, nn::OptimizerKind kind, const double* e
   T state[12];
   nn::Optimizer<T> opt(config, state);
   bt::Tape<T> tape(g_arena, sizeof(g_arena), 16U, 16U);
-  const nn::View w{leaves(tape, opt_w0, 6U), 6U};
+  const bt::View w{leaves(tape, opt_w0, 6U), 6U};
   for (std::size_t s = 0U; s < 3U; ++s) {
     overwrite_grads(tape, w, opt_grads + (6U * s));
     BT_CHECK(t, opt.step(tape, w) == bt::Status::kOk);
@@ -375,7 +375,7 @@ void optimizers(bt_test::Context& t) {
   optimizer_case<T>(t, nn::OptimizerKind::kAdamW, opt_adamw, "adamw");
   bt::Tape<T> tape(g_arena, sizeof(g_arena), 16U, 16U);
   static_cast<void>(tape.leaf(T(5)));  // the view need not start at node 0
-  const nn::View g{leaves(tape, clip_above_in, 6U), 6U};
+  const bt::View g{leaves(tape, clip_above_in, 6U), 6U};
   overwrite_grads(tape, g, clip_above_in);
   const T norm = nn::clip_gradient_norm(tape, g, static_cast<T>(clip_above_max));
   BT_CHECK_NEAR(t, static_cast<double>(norm), clip_above_norm, Tol<T>::rel);
@@ -408,17 +408,17 @@ void optimizer_refuses(bt_test::Context& t) {
   BT_CHECK(t, opt.ready() && (opt.max_parameters() == 6U) && (opt.state_size() == 12U));
   bt::Tape<T> tape(g_arena, sizeof(g_arena), 16U, 16U);
   static_cast<void>(tape.leaf(T(3)));
-  const nn::View w{leaves(tape, opt_w0, 6U), 6U};
+  const bt::View w{leaves(tape, opt_w0, 6U), 6U};
   const bt::Index extra = leaves(tape, opt_w0, 2U);  // a 7-wide view fits on the tape
   tape.grads()[0] = T(0.5);
   tape.grads()[extra] = T(-0.25);
-  const nn::View refused[] = {
-      nn::View{w.first, 7U},                                // wider than the state
-      nn::View{static_cast<bt::Index>(tape.size()), 1U},    // just past the end
-      nn::View{extra, 3U},                                  // runs past the end
-      nn::View{w.first, 0U},                                // empty
-      nn::kNoView,                                          // a failed layer's
-      nn::View{bt::kNoIndex - 1U, 2U},                      // first + count wraps
+  const bt::View refused[] = {
+      bt::View{w.first, 7U},                                // wider than the state
+      bt::View{static_cast<bt::Index>(tape.size()), 1U},    // just past the end
+      bt::View{extra, 3U},                                  // runs past the end
+      bt::View{w.first, 0U},                                // empty
+      bt::kNoView,                                          // a failed layer's
+      bt::View{bt::kNoIndex - 1U, 2U},                      // first + count wraps
   };
   const bt::Status why[] = {bt::Status::kCapacityExceeded, bt::Status::kInvalidArgument,
                             bt::Status::kInvalidArgument,  bt::Status::kInvalidArgument,
@@ -467,20 +467,20 @@ void optimizer_refuses(bt_test::Context& t) {
   std::memcpy(values, tape.values(), n * sizeof(T));
   BT_CHECK(t, short_state.step(tape, w) == bt::Status::kCapacityExceeded);
   BT_CHECK(t, std::memcmp(values, tape.values(), n * sizeof(T)) == 0);
-  BT_CHECK(t, short_state.step(tape, nn::View{w.first, 5U}) == bt::Status::kOk);
+  BT_CHECK(t, short_state.step(tape, bt::View{w.first, 5U}) == bt::Status::kOk);
   BT_CHECK(t, std::memcmp(values, tape.values(), n * sizeof(T)) != 0);
   // No state at all: Adam is not ready, SGD needs none.
   nn::Optimizer<T> no_state(config);
   BT_CHECK(t, !no_state.ready() && (no_state.max_parameters() == 0U));
   std::memcpy(values, tape.values(), n * sizeof(T));
   BT_CHECK(t, no_state.step(tape, w) == bt::Status::kInvalidArgument);
-  BT_CHECK(t, no_state.step(tape, nn::View{w.first, 1U}) == bt::Status::kInvalidArgument);
+  BT_CHECK(t, no_state.step(tape, bt::View{w.first, 1U}) == bt::Status::kInvalidArgument);
   BT_CHECK(t, (std::memcmp(values, tape.values(), n * sizeof(T)) == 0) && (no_state.steps() == 0U));
   nn::OptimizerConfig<T> sgd;
   sgd.kind = nn::OptimizerKind::kSgd;
   nn::Optimizer<T> plain(sgd);
   BT_CHECK(t, plain.ready() && (plain.state_size() == 0U));
-  BT_CHECK(t, plain.step(tape, nn::View{0U, static_cast<bt::Index>(n)}) == bt::Status::kOk);
+  BT_CHECK(t, plain.step(tape, bt::View{0U, static_cast<bt::Index>(n)}) == bt::Status::kOk);
   BT_CHECK_NEAR(t, static_cast<double>(tape.values()[0]), 3.0 - (0.1 * 0.5), Tol<T>::rel);
 }
 // The state's layout, which checkpoints save (state_size() scalars): the
@@ -498,7 +498,7 @@ void adam_state_layout(bt_test::Context& t) {
   bt::Tape<T> tape(g_arena, sizeof(g_arena), 16U, 16U);
   const double w[3] = {1.0, 2.0, 3.0};
   const double g[3] = {0.5, -2.0, 4.0};
-  const nn::View v{leaves(tape, w, 3U), 3U};
+  const bt::View v{leaves(tape, w, 3U), 3U};
   overwrite_grads(tape, v, g);
   BT_CHECK(t, opt.step(tape, v) == bt::Status::kOk);
   BT_CHECK(t, (opt.state() == state) && (opt.state_size() == 12U));
@@ -518,23 +518,23 @@ void views_off_the_tape(bt_test::Context& t) {
   bt::Tape<double> tape(g_arena, sizeof(g_arena), 16U, 16U);
   const double v[4] = {1.0, 2.0, 3.0, 4.0};
   static_cast<void>(leaves(tape, v, 4U));
-  overwrite_grads(tape, nn::View{0U, 4U}, v);
+  overwrite_grads(tape, bt::View{0U, 4U}, v);
   int samples = 0;
-  const double loss = nn::serial_batch(tape, nn::View{2U, 3U}, 2U, [&](bt::Tape<double>& tp, std::size_t) {
+  const double loss = nn::serial_batch(tape, bt::View{2U, 3U}, 2U, [&](bt::Tape<double>& tp, std::size_t) {
     ++samples;
     return bt::Value<double>(&tp, 0U);
   });
   BT_CHECK(t, std::isnan(loss) && (samples == 0) && (tape.status() == bt::Status::kInvalidArgument));
   tape.clear_status();
-  BT_CHECK(t, std::isnan(nn::gradient_norm(tape, nn::kNoView)));
-  BT_CHECK(t, std::isnan(nn::clip_gradient_norm(tape, nn::View{3U, 2U}, 0.1)));
-  BT_CHECK(t, std::isnan(nn::clip_gradient_norm(tape, nn::View{0U, 0U}, 0.1)));
+  BT_CHECK(t, std::isnan(nn::gradient_norm(tape, bt::kNoView)));
+  BT_CHECK(t, std::isnan(nn::clip_gradient_norm(tape, bt::View{3U, 2U}, 0.1)));
+  BT_CHECK(t, std::isnan(nn::clip_gradient_norm(tape, bt::View{0U, 0U}, 0.1)));
   for (bt::Index i = 0U; i < 4U; ++i) {
     BT_CHECK(t, (tape.grads()[i] == v[i]) && (tape.values()[i] == v[i]));
   }
   BT_CHECK(t, (tape.size() == 4U) && (tape.status() == bt::Status::kOk));
   // On the tape: the norm of grads 3 and 4 is 5.
-  BT_CHECK(t, nn::gradient_norm(tape, nn::View{2U, 2U}) == 5.0);
+  BT_CHECK(t, nn::gradient_norm(tape, bt::View{2U, 2U}) == 5.0);
 }
 
 // Defaults of the options structs: torch.nn's initialisation, drawn in

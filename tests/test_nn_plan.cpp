@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// nn memory plans, serial batches, the PRNG and initialisation, segment
+// nn memory plans, serial batches, the PRNG and initialisation, view list
 // lists' error paths, and resuming from a checkpoint.
 //  - A tape sized by a model's plan trains without kCapacityExceeded; one
 //    node or one slot less fails cleanly (status set, nothing overwritten).
@@ -152,7 +152,7 @@ void plan_mlp(bt_test::Context& t) {
   // The paper's formula: d = 1,755 + 1,052 e.
   BT_CHECK(t, nn::MakemoreMlp<double>::parameters(nn::MlpConfig{27U, 16U, 64U, 4U}) == 5963U);
   BT_CHECK(t, nn::MakemoreMlp<double>::parameters(nn::MlpConfig{27U, 16U, 64U, 1024U}) == 1079003U);
-  // Per sample: 2e + 27 + 2 nodes; slots: the context's 16-run segment list
+  // Per sample: 2e + 27 + 2 nodes; slots: the context's 16-run view list
   // (1 + 2 * 16), a matvec descriptor (4), the hidden view as a one-run list
   // (3) and the output matvec (4).
   BT_CHECK(t, nn::MakemoreMlp<float>::sample_nodes(nn::MlpConfig{27U, 16U, 64U, 4U}) == 37U);
@@ -185,7 +185,7 @@ void batch_is_serial(bt_test::Context& t) {
   static nn::MakemoreMlp<double> model;
   nn::Rng rng(9U);
   BT_CHECK(t, model.create(tape, kMlp, rng));
-  const nn::View params = model.params();
+  const bt::View params = model.params();
   const bt::Index first = params.first;
   const std::size_t n = params.count;
   // Per-sample gradients, summed in a side buffer (g_arena2).
@@ -303,7 +303,7 @@ void init_moments(bt_test::Context& t) {
                   static_cast<float>(nn::draw(nn::Init::normal(0.0, 0.02), 1U, b)));
 }
 
-void segment_list_errors(bt_test::Context& t) {
+void view_list_errors(bt_test::Context& t) {
   // 12 nodes are used; the micro:bit's arena holds 32 double nodes, not 64.
   constexpr std::size_t kCap = BURTORCH_TEST_SMALL_TARGET ? 32U : 64U;
   bt::Tape<double> tape(g_arena, sizeof(g_arena), kCap, kCap);
@@ -313,26 +313,26 @@ void segment_list_errors(bt_test::Context& t) {
   const bt::Mark m = tape.mark();
   const bt::Value<double> x0 = tape.leaf(2.0);
   const bt::Value<double> x1 = tape.leaf(3.0);
-  const bt::Segment runs[2] = {{x0.index(), 1U}, {x1.index(), 1U}};
-  const bt::SegmentList list = tape.segments(runs, 2U);
+  const bt::View runs[2] = {{x0.index(), 1U}, {x1.index(), 1U}};
+  const bt::ViewList list = tape.view_list(runs, 2U);
   BT_CHECK(t, list.total == 2U);
   // w = params 0, 1 = (1, 2): 1*2 + 2*3 = 8.
-  const bt::Value<double> y = tape.dot_segments(0U, list, nullptr);
+  const bt::Value<double> y = tape.dot_views(0U, list, nullptr);
   BT_CHECK(t, y.value() == 8.0);
   BT_CHECK(t, tape.backward(y) == bt::Status::kOk);
   BT_CHECK(t, tape.grad(0U) == 2.0 && tape.grad(1U) == 3.0 && x1.grad() == 2.0);
   // A weight range past the end of the tape.
-  static_cast<void>(tape.dot_segments(static_cast<bt::Index>(tape.size()) - 1U, list, nullptr));
+  static_cast<void>(tape.dot_views(static_cast<bt::Index>(tape.size()) - 1U, list, nullptr));
   BT_CHECK(t, tape.status() == bt::Status::kInvalidHandle);
   tape.clear_status();
   // A run that is not on the tape.
-  const bt::Segment bad = {1000U, 4U};
-  BT_CHECK(t, tape.segments(&bad, 1U).slot == bt::kNoIndex);
+  const bt::View bad = {1000U, 4U};
+  BT_CHECK(t, tape.view_list(&bad, 1U).slot == bt::kNoIndex);
   BT_CHECK(t, tape.status() == bt::Status::kInvalidHandle);
   tape.clear_status();
   // After a rewind past the list, it is rejected, not read.
   BT_CHECK(t, tape.rewind(m) == bt::Status::kOk);
-  static_cast<void>(tape.dot_segments(0U, list, nullptr));
+  static_cast<void>(tape.dot_views(0U, list, nullptr));
   BT_CHECK(t, tape.status() == bt::Status::kInvalidArgument);
   BT_CHECK(t, tape.size() == 8U);
 }
@@ -361,10 +361,11 @@ void matvec_rows(bt_test::Context& t) {
   static_cast<void>(tape.leaf(100.0));
   const bt::Index x2 = tape.leaf(x[2]).index();
   static_cast<void>(tape.leaf(x[3]));
-  const bt::Segment runs[2] = {{x0, 2U}, {x2, 2U}};
-  const bt::SegmentList list = tape.segments(runs, 2U);
+  const bt::View runs[2] = {{x0, 2U}, {x2, 2U}};
+  const bt::ViewList list = tape.view_list(runs, 2U);
   const std::size_t slots_before = tape.slots_used();
-  const bt::Value<double> y = tape.matvec(0U, kRows, list, kRows * kIn);
+  const bt::View y_view = tape.matvec(0U, kRows, list, kRows * kIn);
+  const bt::Value<double> y(&tape, y_view.first);  // the first output (invalid for kNoView)
   BT_CHECK(t, y.valid());
   BT_CHECK(t, tape.slots_used() == slots_before + 4U);  // one descriptor for all rows
   for (bt::Index o = 0U; o < kRows; ++o) {
@@ -431,14 +432,16 @@ void matvec_rows(bt_test::Context& t) {
     static_cast<void>(small.param(2.0));
     const bt::Value<double> a = small.leaf(3.0);
     static_cast<void>(small.leaf(4.0));
-    const bt::Segment one = {a.index(), 2U};
-    const bt::SegmentList l = small.segments(&one, 1U);
+    const bt::View one = {a.index(), 2U};
+    const bt::ViewList l = small.view_list(&one, 1U);
     // Rows of 2 weights from node 0, overlapping the inputs: allowed (any recorded nodes).
-    const bt::Value<double> r = small.matvec(0U, kTwoRows, l, bt::kNoIndex);
+    const bt::View r_view = small.matvec(0U, kTwoRows, l, bt::kNoIndex);
+  const bt::Value<double> r(&small, r_view.first);  // the first output (invalid for kNoView)
     if (less == 0) {
       BT_CHECK(t, r.valid() && (small.status() == bt::Status::kOk));
       BT_CHECK(t, r.value() == (1.0 * 3.0) + (2.0 * 4.0));
-      const bt::Value<double> r2 = small.matvec(0U, 1U, l, bt::kNoIndex);
+      const bt::View r2_view = small.matvec(0U, 1U, l, bt::kNoIndex);
+  const bt::Value<double> r2(&small, r2_view.first);  // the first output (invalid for kNoView)
       BT_CHECK(t, !r2.valid() && (small.status() == bt::Status::kCapacityExceeded));  // slots are used up
     } else {
       BT_CHECK(t, !r.valid() && (small.status() == bt::Status::kCapacityExceeded));
@@ -481,7 +484,8 @@ void range_ops(bt_test::Context& t) {
   tape.zero_grad();
   // scale_shift: y_o = b_o * a_o + c_o; L = y0 - 2 y1 + 3 y2.
   const std::size_t slots_before = tape.slots_used();
-  const bt::Value<double> y = tape.scale_shift(a0, b0, c0, 3U);
+  const bt::View y_view = tape.scale_shift(a0, b0, c0, 3U);
+  const bt::Value<double> y(&tape, y_view.first);  // the first output (invalid for kNoView)
   BT_CHECK(t, y.valid() && (tape.slots_used() == slots_before + 3U));
   const double w[3] = {1.0, -2.0, 3.0};
   bt::Value<double> terms[3];
@@ -498,7 +502,8 @@ void range_ops(bt_test::Context& t) {
   }
   // The same run as scale and input: y = x * x + c, dy/dx = 2x.
   tape.zero_grad();
-  const bt::Value<double> sq = tape.scale_shift(b0, b0, c0, 1U);
+  const bt::View sq_view = tape.scale_shift(b0, b0, c0, 1U);
+  const bt::Value<double> sq(&tape, sq_view.first);  // the first output (invalid for kNoView)
   BT_CHECK(t, sq.value() == (b[0] * b[0]) + c[0]);
   BT_CHECK(t, tape.backward(sq) == bt::Status::kOk);
   BT_CHECK(t, tape.grad(b0) == 2.0 * b[0]);
@@ -539,7 +544,8 @@ void range_ops(bt_test::Context& t) {
     static_cast<void>(small.param(3.0));
     static_cast<void>(small.leaf(5.0));
     static_cast<void>(small.leaf(7.0));
-    const bt::Value<double> r = small.scale_shift(0U, 2U, 0U, 2U);  // x * s + s
+    const bt::View r_view = small.scale_shift(0U, 2U, 0U, 2U);
+  const bt::Value<double> r(&small, r_view.first);  // the first output (invalid for kNoView)  // x * s + s
     if (less == 0) {
       BT_CHECK(t, r.valid() && (r.value() == (5.0 * 2.0) + 2.0) && (small.size() == 6U));
     } else {
@@ -663,7 +669,7 @@ const bt_test::TestCase kCases[] = {
     {"rng_known_answers", rng_known_answers},
     {"portable_log_accuracy", portable_log_accuracy},
     {"init_moments", init_moments},
-    {"segment_list_errors", segment_list_errors},
+    {"view_list_errors", view_list_errors},
     {"matvec_rows", matvec_rows},
     {"range_ops", range_ops},
     {"resume_continues_curve", resume_continues_curve},

@@ -67,7 +67,7 @@ void mlp_run(bt_test::Context& t, bt::Index hidden, bool adam, long parameters, 
   nn::Rng init(trajectory::kInitSeed);
   BT_CHECK(t, model.create(tape, c, init));
   BT_CHECK(t, static_cast<long>(model.params().count) == parameters);
-  const nn::View params = model.params();
+  const bt::View params = model.params();
   nn::Optimizer<double> opt(optimizer(adam, adam ? trajectory::kMlpAdamLr : trajectory::kMlpSgdLr), g_moments);
   nn::Rng data(trajectory::kDataSeed);
   double losses[trajectory::kSteps];
@@ -91,7 +91,7 @@ void gpt_run(bt_test::Context& t, bool adam, const double* golden) {
   nn::Rng init(trajectory::kInitSeed);
   BT_CHECK(t, model.create(tape, trajectory::kGpt, init));
   BT_CHECK(t, static_cast<long>(model.params().count) == golden::gpt_parameters);
-  const nn::View params = model.params();
+  const bt::View params = model.params();
   nn::Optimizer<double> opt(optimizer(adam, adam ? trajectory::kGptAdamLr : trajectory::kGptSgdLr), g_moments);
   nn::Rng data(trajectory::kDataSeed);
   double losses[trajectory::kSteps];

@@ -160,7 +160,7 @@ Run train_library(handwritten::Shape s) {
   oc.kind = nn::OptimizerKind::kSgd;
   oc.lr = kLr;
   nn::Optimizer<float> opt(oc);  // SGD: no state
-  const nn::View all{0U, static_cast<bt::Index>(params)};  // W1, b1, W2, b2
+  const bt::View all{0U, static_cast<bt::Index>(params)};  // W1, b1, W2, b2
   Run run;
   std::uint32_t step = 0U;
   const auto sample_loss = [&](bt::Tape<float>& tp, std::size_t b) {
@@ -169,8 +169,8 @@ Run train_library(handwritten::Shape s) {
     for (std::size_t k = 0U; k < s.in; ++k) {
       static_cast<void>(tp.leaf(g_x[i][k]));
     }
-    const nn::View h = l1.forward(tp, nn::View{first, static_cast<bt::Index>(s.in)});
-    const nn::View z = l2.forward(tp, h);
+    const bt::View h = l1.forward(tp, bt::View{first, static_cast<bt::Index>(s.in)});
+    const bt::View z = l2.forward(tp, h);
     return nn::cross_entropy(tp, z, static_cast<bt::Index>(g_y[i]));
   };
   bool refused = false;  // an optimizer step refused (checked after the timed loop)

@@ -67,8 +67,8 @@ struct Operands {
   bt::Index bias = 0U;
   bt::Index scale = 0U;
   bt::Index shift = 0U;
-  bt::SegmentList one_run;   // x[0..16) as one run
-  bt::SegmentList two_runs;  // x[0..8) and x[16..24)
+  bt::ViewList one_run;   // x[0..16) as one run
+  bt::ViewList two_runs;  // x[0..8) and x[16..24)
 };
 
 Operands g_in;
@@ -194,10 +194,10 @@ void make_operands() {
     g_in.list_a[i] = g_in.x[32U + (2U * i)];
     g_in.list_b[i] = g_in.x[33U + (2U * i)];
   }
-  const bt::Segment one[1] = {{g_in.x[0].index(), 16U}};
-  g_in.one_run = g_tape.segments(one, 1U);
-  const bt::Segment two[2] = {{g_in.x[0].index(), 8U}, {g_in.x[16].index(), 8U}};
-  g_in.two_runs = g_tape.segments(two, 2U);
+  const bt::View one[1] = {{g_in.x[0].index(), 16U}};
+  g_in.one_run = g_tape.view_list(one, 1U);
+  const bt::View two[2] = {{g_in.x[0].index(), 8U}, {g_in.x[16].index(), 8U}};
+  g_in.two_runs = g_tape.view_list(two, 2U);
   if (g_tape.status() != bt::Status::kOk) {
     fail("operands");
   }
@@ -275,8 +275,8 @@ int main() {
   const bt::Index w = g_in.weight;
   const bt::Index bias = g_in.bias;
   const bt::Index x0 = g_in.x[0].index();
-  measure("dot_segments/2x8", 1U, false, [&] {
-    static_cast<void>(g_tape.dot_segments(w, g_in.two_runs, nullptr));
+  measure("dot_views/2x8", 1U, false, [&] {
+    static_cast<void>(g_tape.dot_views(w, g_in.two_runs, nullptr));
   });
   measure("matvec/16x16", 16U, true, [&] { static_cast<void>(g_tape.matvec(w, 16U, g_in.one_run, bias)); });
   measure("scale_shift/16", 16U, true, [&] {

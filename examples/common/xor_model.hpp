@@ -65,19 +65,19 @@ struct XorNet {
   }
 
   // The parameters on the tape: the hidden layer's, then the output's.
-  nn::View params() const noexcept {
-    const nn::View h = hidden.params();
-    const nn::View o = output.params();
+  bt::View params() const noexcept {
+    const bt::View h = hidden.params();
+    const bt::View o = output.params();
     const bool adjacent = (h.count != 0U) && (o.count != 0U) && (o.first == (h.first + h.count));
-    return adjacent ? nn::View{h.first, h.count + o.count} : nn::kNoView;
+    return adjacent ? bt::View{h.first, h.count + o.count} : bt::kNoView;
   }
 
   // Records one sample; returns its loss (invalid if the tape failed).
   bt::Value<T> loss(bt::Tape<T>& tape, T a, T b, T target) const noexcept {
     const bt::Value<T> x0 = tape.leaf(a);
     static_cast<void>(tape.leaf(b));
-    const nn::View h = hidden.forward(tape, nn::View{x0.index(), 2U});
-    const nn::View y = output.forward(tape, h);
+    const bt::View h = hidden.forward(tape, bt::View{x0.index(), 2U});
+    const bt::View y = output.forward(tape, h);
     return nn::mse(tape, y, &target);
   }
 };

@@ -355,15 +355,15 @@ inline Value<T> inner_product_with_bias(const Value<T>* w, const Value<T>* x, st
 }
 
 /// sum(w[i] * x[i]) where w is the range of x.total nodes starting at `w` and
-/// x is a segment list (Tape::segments): e.g. 16 embedding rows read in place.
+/// x is a view list (Tape::segments): e.g. 16 embedding rows read in place.
 template <class T>
-inline Value<T> inner_product_segments(Value<T> w, SegmentList x) noexcept {
-  return (w.tape() != nullptr) ? w.tape()->dot_segments(w.index(), x, nullptr) : w;
+inline Value<T> inner_product_views(Value<T> w, ViewList x) noexcept {
+  return (w.tape() != nullptr) ? w.tape()->dot_views(w.index(), x, nullptr) : w;
 }
-/// inner_product_segments(w, x) + bias (one node).
+/// inner_product_views(w, x) + bias (one node).
 template <class T>
-inline Value<T> inner_product_segments_with_bias(Value<T> w, SegmentList x, Value<T> bias) noexcept {
-  return (w.tape() != nullptr) ? w.tape()->dot_segments(w.index(), x, &bias) : w;
+inline Value<T> inner_product_views_with_bias(Value<T> w, ViewList x, Value<T> bias) noexcept {
+  return (w.tape() != nullptr) ? w.tape()->dot_views(w.index(), x, &bias) : w;
 }
 
 /// log(sum(exp(xs[i]))), max-shifted (never overflows); its gradient is the

@@ -103,16 +103,19 @@ struct Mark {
 
 /// A run of consecutive nodes [first, first + count): an embedding row, a
 /// layer's outputs, one attention head's outputs.
-struct Segment {
+struct View {
   Index first = 0U;  ///< the first node of the run
   Index count = 0U;  ///< how many nodes
 };
+
+/// The view a failed layer or bulk op returns (first kNoIndex, no nodes).
+constexpr View kNoView{kNoIndex, 0U};
 
 /// Several runs read as one operand of `total` elements without copying:
 /// stored once in argument slots (at `slot`: the number of runs, then a
 /// first/count pair per run) and shared by any number of inner products.
 /// Invalid when slot == kNoIndex. Rewinding past `slot` discards it.
-struct SegmentList {
+struct ViewList {
   Index slot = kNoIndex;  ///< where the list starts in the argument slots
   Index total = 0U;       ///< the elements of all runs together
 };
@@ -280,6 +283,25 @@ class Tape {
   /// kInvalidArgument; an operand that is empty (default or from a call with
   /// no tape) kEmptyHandle, of another tape kForeignValue, not (or no
   /// longer) recorded kInvalidHandle. Nothing is recorded on an error.
+  /// Records n nodes by calling f(k) for k = 0 .. n-1, where each call
+  /// records one node (an op of ops.hpp) and returns its handle; the nodes
+  /// are consecutive, so they are returned as one View (a layer's
+  /// activations, its parameters). kNoView if a call failed (the tape keeps
+  /// that status) or if the calls did not record exactly n nodes
+  /// (kInvalidArgument). One check at the end: a failed op records nothing
+  /// and every later op fails too, so the node count alone tells.
+  template <class F>
+  View record_view(Index n, F f) noexcept {
+    const Index first = size_;
+    for (Index k = 0U; k < n; ++k) {
+      static_cast<void>(f(k));
+    }
+    if (BURTORCH_UNLIKELY((status_ != Status::kOk) || ((size_ - first) != n))) {
+      static_cast<void>(report(Status::kInvalidArgument));
+      return kNoView;
+    }
+    return View{first, n};
+  }
   /// A reduction over xs[0..n): `range_op` is a run variant (kSumR, kMeanR,
   /// kLogSumExpR, ...: op_kind() kRangeReduce); stored as a run if the
   /// nodes are consecutive, else as a list (the op's L variant).
@@ -290,20 +312,20 @@ class Tape {
   /// The same for two runs of n consecutive nodes, given by their first
   /// nodes: no handle array to gather and scan (attention scores).
   Value<T> dot_ranges(Index w_first, Index x_first, Index n, const Value<T>* bias) noexcept;
-  /// Stores `count` runs once (1 + 2 * count slots); see SegmentList.
-  SegmentList segments(const Segment* parts, std::size_t count) noexcept;
+  /// Stores `count` runs once (1 + 2 * count slots); see ViewList.
+  ViewList view_list(const View* parts, std::size_t count) noexcept;
   /// sum(value[w_first + i] * x[i]) (+ bias) over the x.total elements of x.
-  Value<T> dot_segments(Index w_first, SegmentList x, const Value<T>* bias) noexcept;
+  Value<T> dot_views(Index w_first, ViewList x, const Value<T>* bias) noexcept;
   /// A layer's outputs: `rows` consecutive nodes, row o = sum(value[w_first +
   /// o * x.total + k] * x[k]) (+ value[bias_first + o]; kNoIndex: no bias).
   /// The weights are row-major from w_first. All rows share one 4-slot
-  /// descriptor (dot_segments stores 3 slots per output). Returns the first
-  /// row; the others follow it.
-  Value<T> matvec(Index w_first, Index rows, SegmentList x, Index bias_first) noexcept;
+  /// descriptor (dot_views stores 3 slots per output). Returns the rows
+  /// (kNoView on error).
+  View matvec(Index w_first, Index rows, ViewList x, Index bias_first) noexcept;
   /// n consecutive nodes, output o = value[x_first + o] * value[scale_first +
   /// o] + value[shift_first + o], sharing one 3-slot descriptor (a layer
-  /// norm's gain and bias). Returns the first output.
-  Value<T> scale_shift(Index scale_first, Index x_first, Index shift_first, Index n) noexcept;
+  /// norm's gain and bias). Returns the outputs (kNoView on error).
+  View scale_shift(Index scale_first, Index x_first, Index shift_first, Index n) noexcept;
   /// A reduction (`range_op` a run variant, as for reduce()) of the n
   /// consecutive nodes [first, first + n), e.g. a layer's outputs: no handle
   /// array to gather (layers call it with a View), the same node and bits as
@@ -398,9 +420,9 @@ class Tape {
   /// Zeroes the gradients of the non-leaf nodes in [first, end): stale
   /// results of an earlier backward over nodes that are still recorded.
   BURTORCH_COLD void clear_interior_grads(Index first, Index end) noexcept;
-  /// True if x names a segment list whose runs are all still recorded;
+  /// True if x names a view list whose runs are all still recorded;
   /// otherwise records the error and returns false.
-  bool list_valid(SegmentList x) noexcept;
+  bool list_valid(ViewList x) noexcept;
   /// Room for `nodes` more interior nodes and `slots` argument slots: the
   /// first slot, or kNoIndex with kCapacityExceeded recorded.
   Index reserve(Index nodes, Index slots) noexcept;
@@ -457,7 +479,7 @@ class Tape {
   /// Nodes below this may hold gradients from an earlier backward; newer
   /// nodes got a zero gradient when recorded. Bounds backward's clearing.
   Index swept_end_ = 0U;
-  /// The segment list dot_segments last validated (slot, total), or kNoIndex:
+  /// The view list dot_views last validated (slot, total), or kNoIndex:
   /// its runs stay valid until a rewind, so the next inner products over the
   /// same list (every output of a layer) skip the check.
   Index checked_list_ = kNoIndex;

@@ -79,7 +79,7 @@ void create_model(Model& model, Tape& tape, const Config& config, burtorch::nn::
 // One optimizer step over the model's parameters, or exits with code 1
 // naming why it was refused.
 template <class Optimizer, class Tape>
-void step(Optimizer& opt, Tape& tape, burtorch::nn::View params) {
+void step(Optimizer& opt, Tape& tape, burtorch::View params) {
   const burtorch::Status s = opt.step(tape, params);
   if (s != burtorch::Status::kOk) {
     print("optimizer step failed: ");

@@ -63,7 +63,7 @@ int main() {
   nn::Rng rng(42U);
   firmware::create_model(g_model, g_tape, kConfig, rng);
   nn::Optimizer<float> opt(firmware::sgd(kLr));  // SGD: no state
-  const nn::View params = g_model.params();
+  const bt::View params = g_model.params();
   double losses[kSteps];
   const double t0 = firmware::seconds();
   for (int step = 0; step < kSteps; ++step) {

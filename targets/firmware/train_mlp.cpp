@@ -55,7 +55,7 @@ int main() {
   nn::Rng rng(42U);
   firmware::create_model(g_model, g_tape, kConfig, rng);
   nn::Optimizer<float> opt(firmware::sgd(kLr));  // SGD: no state
-  const nn::View params = g_model.params();
+  const bt::View params = g_model.params();
   double since = 0.0;
   double last = 1e9;
   const double t0 = firmware::seconds();

@@ -161,14 +161,14 @@ int run(const trainer::Options& o) {
   if (o.samples > 0) {
     nn::Rng sample_rng(o.seed + 2U);
     std::vector<std::uint8_t> out(1U, corpus.train[0]);
-    nn::View logits[nn::kMaxSteps];
+    bt::View logits[nn::kMaxSteps];
     for (long s = 0; s < o.samples; ++s) {
       const std::size_t len = std::min<std::size_t>(out.size(), block);
       const std::uint8_t* ctx = &out[out.size() - len];
       if (!model.logits(tape, ctx, static_cast<bt::Index>(len), logits)) {
         break;
       }
-      const nn::View z = logits[len - 1U];
+      const bt::View z = logits[len - 1U];
       out.push_back(static_cast<std::uint8_t>(trainer::sample_softmax(tape.values() + z.first, z.count, sample_rng)));
       static_cast<void>(tape.rewind(start));
     }

@@ -183,7 +183,7 @@ int run(const trainer::Options& o) {
       std::uint8_t ctx[kContext] = {};
       std::string word;
       for (int len = 0; len < 32; ++len) {
-        const nn::View z = model.logits(tape, ctx);
+        const bt::View z = model.logits(tape, ctx);
         const std::uint32_t next = trainer::sample_softmax(tape.values() + z.first, kVocab, sample_rng);
         static_cast<void>(tape.rewind(start));
         if (next == kBoundary) {

@@ -789,7 +789,7 @@ template <class T>
 class Session {
  public:
   Session(const char* program, const char* name, const char* default_csv, const Options& o, bt::Tape<T>& tape,
-          nn::View params, const Identity& id)
+          bt::View params, const Identity& id)
       : program_(program),
         o_(o),
         tape_(tape),
@@ -915,7 +915,7 @@ class Session {
   const char* program_;
   const Options& o_;
   bt::Tape<T>& tape_;
-  nn::View params_;   // the model's parameters
+  bt::View params_;   // the model's parameters
   bt::Index first_;   // params_.first
   std::size_t n_;     // params_.count
   std::unique_ptr<T[]> moments_;

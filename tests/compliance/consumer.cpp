@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // A user's translation unit, as a compliance kit sees one: it instantiates
 // every public template of libburtorch for float and double (every op in its
-// two-operand, range, list and segment forms, Tape and FixedTape, every
+// two-operand, range, list and view-list forms, Tape and FixedTape, every
 // layer, loss, model and optimizer, checkpoints, the Graphviz export) and a
 // tape of lanes, so static analysis of this file covers the template code a
 // product compiles from our headers. tools/check.d/39-compliance-kit.sh runs
@@ -76,12 +76,14 @@ bool record_ops(bt::Tape<T>& tape) {
     y = y + mm.mean + mm.mean_squares;
     y = y + bt::inner_product(v, &xs[3U], 3U) + bt::inner_product_with_bias(v, &xs[3U], 3U, b);
   }
-  // Segment form: a weight range against a list of runs.
-  const std::array<bt::Segment, 2U> runs = {bt::Segment{0U, 2U}, bt::Segment{3U, 2U}};
-  const bt::SegmentList segs = tape.segments(runs.data(), runs.size());
-  y = y + bt::inner_product_segments(xs[1U], segs) + bt::inner_product_segments_with_bias(xs[1U], segs, a);
-  const bt::Value<T> row = tape.matvec(0U, 1U, segs, bt::kNoIndex);
-  const bt::Value<T> shifted = tape.scale_shift(0U, 1U, 2U, 2U);
+  // View form: a weight range against a list of runs.
+  const std::array<bt::View, 2U> runs = {bt::View{0U, 2U}, bt::View{3U, 2U}};
+  const bt::ViewList segs = tape.view_list(runs.data(), runs.size());
+  y = y + bt::inner_product_views(xs[1U], segs) + bt::inner_product_views_with_bias(xs[1U], segs, a);
+  const bt::View rows = tape.matvec(0U, 1U, segs, bt::kNoIndex);
+  const bt::View shifts = tape.scale_shift(0U, 1U, 2U, 2U);
+  const bt::Value<T> row(&tape, rows.first);
+  const bt::Value<T> shifted(&tape, shifts.first);
   const bt::Value<T> ranged = tape.dot_ranges(0U, 2U, 3U, nullptr);
   y = y + row + shifted + ranged;
   // Read-only accessors and the status protocol.
@@ -134,16 +136,16 @@ bool train_layers(bt::Tape<T>& tape) {
   ok = ok && linear.create(tape, linear_options, rng);
   ok = ok && norm.create(tape, norm_options, rng);
   ok = ok && attention.create(tape, attention_options, rng);
-  const bt::nn::View params{embedding.params().first,
+  const bt::View params{embedding.params().first,
                             static_cast<bt::Index>(embedding.params().count + linear.params().count +
                                                    norm.params().count + attention.params().count)};
   ok = ok && bt::nn::is_recorded(tape, params) && (params.count == tape.size());
   const std::array<T, 4U> target = {T(0), T(1), T(0), T(1)};
   const T mean_loss = bt::nn::serial_batch(tape, params, 2U, [&](bt::Tape<T>& t, std::size_t i) {
-    const bt::nn::View x = embedding.row(static_cast<bt::Index>(i));
-    const bt::nn::View h = bt::nn::add(t, linear.forward(t, x), x);
-    const std::array<bt::nn::View, 2U> steps = {norm.forward(t, h), h};
-    std::array<bt::nn::View, 2U> attended = {bt::nn::kNoView, bt::nn::kNoView};
+    const bt::View x = embedding.row(static_cast<bt::Index>(i));
+    const bt::View h = bt::nn::add(t, linear.forward(t, x), x);
+    const std::array<bt::View, 2U> steps = {norm.forward(t, h), h};
+    std::array<bt::View, 2U> attended = {bt::kNoView, bt::kNoView};
     static_cast<void>(attention.forward(t, steps.data(), 2U, attended.data()));
     const bt::Value<T> ce = bt::nn::cross_entropy(t, attended[1U], 1U);
     return ce + bt::nn::mse(t, attended[0U], target.data());
@@ -164,7 +166,7 @@ bool train_layers(bt::Tape<T>& tape) {
   }
   bt::nn::OptimizerConfig<T> sgd;
   bt::nn::Optimizer<T> stateless(sgd);
-  ok = ok && (stateless.step(tape, bt::nn::kNoView) == bt::Status::kInvalidArgument);
+  ok = ok && (stateless.step(tape, bt::kNoView) == bt::Status::kInvalidArgument);
   return ok && (tape.status() == bt::Status::kOk);
 }
 

@@ -183,8 +183,8 @@ Value<T> Tape<T>::dot_ranges(Index w_first, Index x_first, Index n, const Value<
 }
 
 template <class T>
-SegmentList Tape<T>::segments(const Segment* parts, std::size_t count) noexcept {
-  SegmentList out;
+ViewList Tape<T>::view_list(const View* parts, std::size_t count) noexcept {
+  ViewList out;
   if ((parts == nullptr) || (count == 0U) || (count >= (kNoIndex / 4U))) {
     static_cast<void>(fail(Status::kInvalidArgument));
     return out;
@@ -218,7 +218,7 @@ SegmentList Tape<T>::segments(const Segment* parts, std::size_t count) noexcept 
 }
 
 template <class T>
-bool Tape<T>::list_valid(SegmentList x) noexcept {
+bool Tape<T>::list_valid(ViewList x) noexcept {
   if ((x.slot == kNoIndex) || (x.total == 0U) || (x.slot >= slots_used_)) {
     static_cast<void>(fail(Status::kInvalidArgument));
     return false;
@@ -238,7 +238,7 @@ bool Tape<T>::list_valid(SegmentList x) noexcept {
     for (Index r = 0U; r < runs; ++r) {
       const Index first = args_[x.slot + 1U + (2U * r)];
       const Index n = args_[x.slot + 2U + (2U * r)];
-      // An empty run is never stored by segments(): this is no list of ours.
+      // An empty run is never stored by view_list(): this is no list of ours.
       if ((n == 0U) || (first >= size_) || (n > (size_ - first))) {
         static_cast<void>(fail(Status::kInvalidHandle));
         return false;
@@ -256,7 +256,7 @@ bool Tape<T>::list_valid(SegmentList x) noexcept {
 }
 
 template <class T>
-Value<T> Tape<T>::dot_segments(Index w_first, SegmentList x, const Value<T>* bias) noexcept {
+Value<T> Tape<T>::dot_views(Index w_first, ViewList x, const Value<T>* bias) noexcept {
   if (!list_valid(x)) {
     return Value<T>(this, kNoIndex);
   }
@@ -271,25 +271,28 @@ Value<T> Tape<T>::dot_segments(Index w_first, SegmentList x, const Value<T>* bia
 }
 
 template <class T>
-Value<T> Tape<T>::matvec(Index w_first, Index rows, SegmentList x, Index bias_first) noexcept {
+View Tape<T>::matvec(Index w_first, Index rows, ViewList x, Index bias_first) noexcept {
   if (rows == 0U) {
-    return fail(Status::kInvalidArgument);
+    static_cast<void>(fail(Status::kInvalidArgument));
+    return kNoView;
   }
   if (!list_valid(x)) {
-    return Value<T>(this, kNoIndex);
+    return kNoView;
   }
   // Every weight and bias must be recorded (64-bit: rows * length may
   // exceed an Index; then it exceeds size_ too).
   const std::uint64_t weights = static_cast<std::uint64_t>(rows) * x.total;
   if ((w_first >= size_) || (weights > (size_ - w_first))) {
-    return fail(Status::kInvalidHandle);
+    static_cast<void>(fail(Status::kInvalidHandle));
+    return kNoView;
   }
   if ((bias_first != kNoIndex) && ((bias_first >= size_) || (rows > (size_ - bias_first)))) {
-    return fail(Status::kInvalidHandle);
+    static_cast<void>(fail(Status::kInvalidHandle));
+    return kNoView;
   }
   const Index descriptor = reserve(rows, 4U);  // room for all rows, or none is recorded
   if (descriptor == kNoIndex) {
-    return Value<T>(this, kNoIndex);
+    return kNoView;
   }
   args_[descriptor] = w_first;
   args_[descriptor + 1U] = x.slot;
@@ -303,20 +306,22 @@ Value<T> Tape<T>::matvec(Index w_first, Index rows, SegmentList x, Index bias_fi
     }
     static_cast<void>(append(Op::kMatRow, result, descriptor, o));  // fits: room checked above
   }
-  return Value<T>(this, first);
+  return View{first, rows};
 }
 
 template <class T>
-Value<T> Tape<T>::scale_shift(Index scale_first, Index x_first, Index shift_first, Index n) noexcept {
+View Tape<T>::scale_shift(Index scale_first, Index x_first, Index shift_first, Index n) noexcept {
   if (n == 0U) {
-    return fail(Status::kInvalidArgument);
+    static_cast<void>(fail(Status::kInvalidArgument));
+    return kNoView;
   }
   if (!recorded(scale_first, n) || !recorded(x_first, n) || !recorded(shift_first, n)) {
-    return fail(Status::kInvalidHandle);
+    static_cast<void>(fail(Status::kInvalidHandle));
+    return kNoView;
   }
   const Index descriptor = reserve(n, 3U);  // room for all outputs, or none is recorded
   if (descriptor == kNoIndex) {
-    return Value<T>(this, kNoIndex);
+    return kNoView;
   }
   args_[descriptor] = scale_first;
   args_[descriptor + 1U] = x_first;
@@ -326,7 +331,7 @@ Value<T> Tape<T>::scale_shift(Index scale_first, Index x_first, Index shift_firs
     const T y = (values_[x_first + o] * values_[scale_first + o]) + values_[shift_first + o];
     static_cast<void>(append(Op::kScaleShift, y, descriptor, o));  // fits: room checked above
   }
-  return Value<T>(this, first);
+  return View{first, n};
 }
 
 template <class T>

@@ -5,7 +5,7 @@
 /// before any sample) and records its forward pass as nodes. Activations are
 /// passed around as Views: runs of consecutive nodes. Inputs made of several
 /// runs (16 embedding rows, 6 attention heads) go to inner products as a
-/// SegmentList, read in place, never copied.
+/// ViewList, read in place, never copied.
 ///
 /// A layer is built by create(tape, options, rng) from an options struct
 /// (LinearOptions, EmbeddingOptions, LayerNormOptions, AttentionOptions:
@@ -78,11 +78,14 @@ inline bool gather(Tape<T>& tape, View v, Value<T>* out, std::size_t capacity) n
 template <class T>
 inline Index make_params(Tape<T>& tape, std::size_t count, const Init& init, std::size_t fan_in, Rng& rng,
                          const char* name) noexcept {
-  const Index first = static_cast<Index>(tape.size());
-  for (std::size_t i = 0U; i < count; ++i) {
-    static_cast<void>(tape.param(static_cast<T>(draw(init, fan_in, rng)), name));
+  if (count >= kNoIndex) {
+    static_cast<void>(tape.report(Status::kInvalidArgument));
+    return kNoIndex;
   }
-  return (tape.status() == Status::kOk) ? first : kNoIndex;
+  const View made = tape.record_view(static_cast<Index>(count), [&](Index /*k*/) noexcept {
+    return tape.param(static_cast<T>(draw(init, fan_in, rng)), name);
+  });
+  return made.first;
 }
 
 /// One unary node per element of x; the results form a new view.
@@ -91,8 +94,7 @@ inline View activate(Tape<T>& tape, View x, Activation act) noexcept {
   if (act == Activation::kIdentity) {
     return x;
   }
-  const Index first = static_cast<Index>(tape.size());
-  for (Index i = 0U; i < x.count; ++i) {
+  return tape.record_view(x.count, [&](Index i) noexcept {
     const Value<T> v = node(tape, x.first + i);
     Value<T> y;
     if (act == Activation::kTanh) {
@@ -102,11 +104,8 @@ inline View activate(Tape<T>& tape, View x, Activation act) noexcept {
     } else {
       y = sigmoid(v);
     }
-    if (!y.valid()) {
-      return kNoView;
-    }
-  }
-  return View{first, x.count};
+    return y;
+  });
 }
 
 /// How to build a Linear. Only `in` and `out` have no default; the rest is
@@ -145,14 +144,14 @@ struct Linear {
   static constexpr std::size_t parameters(const LinearOptions& o) noexcept {
     return (static_cast<std::size_t>(o.in) * o.out) + (o.bias ? o.out : 0U);
   }
-  /// Nodes and slots of forward() on a SegmentList: the outputs share one
+  /// Nodes and slots of forward() on a ViewList: the outputs share one
   /// matvec descriptor, whatever their number.
   static constexpr std::size_t nodes(const LinearOptions& o) noexcept {
     return (o.act == Activation::kIdentity) ? o.out : (2U * static_cast<std::size_t>(o.out));
   }
   /// @copydoc nodes
   static constexpr std::size_t slots(const LinearOptions& /*o*/) noexcept { return 4U; }
-  /// The same for forward() on a View (one extra one-run segment list).
+  /// The same for forward() on a View (one extra one-run view list).
   static constexpr std::size_t view_slots(const LinearOptions& o) noexcept { return 3U + slots(o); }
 
   /// Appends the layer's parameters to the tape: in * out weights drawn from
@@ -180,20 +179,17 @@ struct Linear {
 
   /// Records act(W x + b) for an input of `in` nodes stored as a segment
   /// list; returns the `out` output nodes (kNoView on error).
-  View forward(Tape<T>& tape, SegmentList x) const noexcept {
+  View forward(Tape<T>& tape, ViewList x) const noexcept {
     if (x.total != in) {
       static_cast<void>(tape.report(Status::kInvalidArgument));
       return kNoView;
     }
-    const Value<T> y = tape.matvec(weight, out, x, bias);
-    if (!y.valid()) {
-      return kNoView;
-    }
-    return activate(tape, View{y.index(), out}, act);
+    const View y = tape.matvec(weight, out, x, bias);
+    return (y.count != 0U) ? activate(tape, y, act) : kNoView;
   }
 
   /// The same for an input that is one run of nodes.
-  View forward(Tape<T>& tape, View x) const noexcept { return forward(tape, tape.segments(&x, 1U)); }
+  View forward(Tape<T>& tape, View x) const noexcept { return forward(tape, tape.view_list(&x, 1U)); }
 };
 
 /// How to build an Embedding (torch.nn.Embedding's N(0, 1) by default).
@@ -285,16 +281,9 @@ struct LayerNorm {
     }
     const Value<T> mu = tape.reduce_range(Op::kMeanR, x.first, n);
     const Value<T> rstd = inv_sqrt(tape.reduce_range(Op::kVarBiasedR, x.first, n) + eps);
-    const Index centered = static_cast<Index>(tape.size());
-    for (Index i = 0U; i < n; ++i) {
-      static_cast<void>(node(tape, x.first + i) - mu);
-    }
-    const Index scaled = static_cast<Index>(tape.size());
-    for (Index i = 0U; i < n; ++i) {
-      static_cast<void>(node(tape, centered + i) * rstd);
-    }
-    const Value<T> y = tape.scale_shift(gamma, scaled, beta, n);
-    return y.valid() ? View{y.index(), n} : kNoView;
+    const View centered = tape.record_view(n, [&](Index i) noexcept { return node(tape, x.first + i) - mu; });
+    const View scaled = tape.record_view(n, [&](Index i) noexcept { return node(tape, centered.first + i) * rstd; });
+    return (scaled.count != 0U) ? tape.scale_shift(gamma, scaled.first, beta, n) : kNoView;
   }
 };
 
@@ -305,11 +294,8 @@ inline View add(Tape<T>& tape, View x, View y) noexcept {
     static_cast<void>(tape.report(Status::kInvalidArgument));
     return kNoView;
   }
-  const Index first = static_cast<Index>(tape.size());
-  for (Index i = 0U; i < x.count; ++i) {
-    static_cast<void>(node(tape, x.first + i) + node(tape, y.first + i));
-  }
-  return (tape.status() == Status::kOk) ? View{first, x.count} : kNoView;
+  return tape.record_view(x.count,
+                          [&](Index i) noexcept { return node(tape, x.first + i) + node(tape, y.first + i); });
 }
 
 /// Softmax cross-entropy of logits with a target class, max-shifted:
@@ -330,15 +316,12 @@ constexpr std::size_t kCrossEntropyNodes = 2U;
 /// pred.count + 1 nodes, no slots.
 template <class T>
 inline Value<T> mse(Tape<T>& tape, View pred, const T* target) noexcept {
-  const Index first = static_cast<Index>(tape.size());
-  for (Index i = 0U; i < pred.count; ++i) {
-    static_cast<void>(node(tape, pred.first + i) - target[i]);
-  }
-  if ((tape.status() != Status::kOk) || (pred.count > kMaxGather)) {
+  if ((target == nullptr) || (pred.count == 0U) || (pred.count > kMaxGather)) {
     static_cast<void>(tape.report(Status::kInvalidArgument));
     return Value<T>(&tape, kNoIndex);
   }
-  return tape.reduce_range(Op::kMeanSqR, first, pred.count);
+  const View diff = tape.record_view(pred.count, [&](Index i) noexcept { return node(tape, pred.first + i) - target[i]; });
+  return (diff.count != 0U) ? tape.reduce_range(Op::kMeanSqR, diff.first, diff.count) : Value<T>(&tape, kNoIndex);
 }
 
 /// How to build a CausalSelfAttention. Only `width` has no default; the
@@ -360,7 +343,7 @@ struct AttentionOptions {
 /// Causal multi-head self-attention over a sequence of up to kMaxSteps
 /// positions: per head h, out_t = sum_{j<=t} softmax_j(q_t . k_j / sqrt(hs)) v_j,
 /// the heads' outputs (each a view of hs nodes) feed the output projection
-/// as one segment list (the split-tensor trick: no concatenation).
+/// as one view list (the split-tensor trick: no concatenation).
 /// Wq, Wk, Wv are [width][width] without bias (row h*hs + d is dimension d of
 /// head h); the projection is a Linear with bias.
 template <class T>
@@ -394,7 +377,7 @@ struct CausalSelfAttention {
            + (constant_slots<T>() * d * steps)                  // q * scale
            + (h * ((3U * steps * (steps + 1U)) / 2U))           // scores
            + (h * steps * 3U * (d / h))                         // weighted values
-           + (steps * (1U + (2U * h)))                          // heads as a segment list
+           + (steps * (1U + (2U * h)))                          // heads as a view list
            + (4U * steps);                                      // projection: a matvec per position
   }
 
@@ -441,72 +424,63 @@ struct CausalSelfAttention {
       static_cast<void>(tape.report(Status::kInvalidArgument));
       return false;
     }
-    SegmentList lists[kMaxSteps];
+    ViewList lists[kMaxSteps];
     for (Index t = 0U; t < steps; ++t) {
-      lists[t] = tape.segments(&x[t], 1U);
+      lists[t] = tape.view_list(&x[t], 1U);
     }
     // q[t] = view q_first + t*width, likewise k; v is stored transposed so
     // that dimension d of head h over positions is one run: v_first +
     // (h*hs + d)*steps + t. (So v is one inner product per output, not a
     // matvec per position: a matvec's rows are consecutive nodes.)
-    const Index q_raw = static_cast<Index>(tape.size());
+    // Each matvec's rows follow the previous one's: position t's q starts
+    // at q_raw.first + t * width.
+    View q_raw = kNoView;
     for (Index t = 0U; t < steps; ++t) {
-      static_cast<void>(tape.matvec(wq, width, lists[t], kNoIndex));
+      const View q = tape.matvec(wq, width, lists[t], kNoIndex);
+      q_raw = (t == 0U) ? q : q_raw;
     }
-    const Index k_first = static_cast<Index>(tape.size());
+    View k_all = kNoView;
     for (Index t = 0U; t < steps; ++t) {
-      static_cast<void>(tape.matvec(wk, width, lists[t], kNoIndex));
+      const View k = tape.matvec(wk, width, lists[t], kNoIndex);
+      k_all = (t == 0U) ? k : k_all;
     }
-    const Index v_first = static_cast<Index>(tape.size());
+    View v_all = kNoView;
     for (Index r = 0U; r < width; ++r) {
-      for (Index t = 0U; t < steps; ++t) {
-        static_cast<void>(tape.dot_segments(wv + (r * width), lists[t], nullptr));
-      }
+      const View v = tape.record_view(steps, [&](Index t) noexcept { return tape.dot_views(wv + (r * width), lists[t], nullptr); });
+      v_all = (r == 0U) ? v : v_all;
     }
     const T scale = T(1) / std::sqrt(static_cast<T>(hs));
-    const Index q_first = static_cast<Index>(tape.size());
-    for (Index i = 0U; i < (steps * width); ++i) {
-      static_cast<void>(node(tape, q_raw + i) * scale);
-    }
+    const View q_all = tape.record_view(steps * width, [&](Index i) noexcept { return node(tape, q_raw.first + i) * scale; });
     if (tape.status() != Status::kOk) {
       return false;
     }
-    Value<T> ea[kMaxSteps];
+    const Index k_first = k_all.first;
+    const Index v_first = v_all.first;
+    const Index q_first = q_all.first;
     for (Index t = 0U; t < steps; ++t) {
-      Segment head_views[kMaxHeads];
+      View head_views[kMaxHeads];
       for (Index h = 0U; h < heads; ++h) {
         const Index q = q_first + (t * width) + (h * hs);
-        const Index scores = static_cast<Index>(tape.size());
         T top = T(0);
-        for (Index j = 0U; j <= t; ++j) {
-          const T s = tape.dot_ranges(q, k_first + (j * width) + (h * hs), hs, nullptr).value();
-          top = ((j == 0U) || (s > top)) ? s : top;
-        }
+        const View scores = tape.record_view(t + 1U, [&](Index j) noexcept {
+          const Value<T> s = tape.dot_ranges(q, k_first + (j * width) + (h * hs), hs, nullptr);
+          top = ((j == 0U) || (s.value() > top)) ? s.value() : top;
+          return s;
+        });
         // Under the maximum's shift the largest exponent is 0: no overflow.
         // The shift is a constant, which softmax's gradient ignores exactly.
-        const Index shifted = static_cast<Index>(tape.size());
-        for (Index j = 0U; j <= t; ++j) {
-          static_cast<void>(node(tape, scores + j) - top);
-        }
-        const Index exps = static_cast<Index>(tape.size());
-        for (Index j = 0U; j <= t; ++j) {
-          static_cast<void>(exp(node(tape, shifted + j)));
-        }
-        static_cast<void>(gather(tape, View{exps, t + 1U}, ea, kMaxSteps));
-        const Value<T> total = reduce_sum(ea, t + 1U);
-        const Index weighted = static_cast<Index>(tape.size());
-        for (Index d = 0U; d < hs; ++d) {
-          static_cast<void>(tape.dot_ranges(exps, v_first + (((h * hs) + d) * steps), t + 1U, nullptr));
-        }
-        head_views[h] = View{static_cast<Index>(tape.size()), hs};
-        for (Index d = 0U; d < hs; ++d) {
-          static_cast<void>(node(tape, weighted + d) / total);
-        }
+        const View shifted = tape.record_view(t + 1U, [&](Index j) noexcept { return node(tape, scores.first + j) - top; });
+        const View exps = tape.record_view(t + 1U, [&](Index j) noexcept { return exp(node(tape, shifted.first + j)); });
+        const Value<T> total = tape.reduce_range(Op::kSumR, exps.first, exps.count);
+        const View weighted = tape.record_view(hs, [&](Index d) noexcept {
+          return tape.dot_ranges(exps.first, v_first + (((h * hs) + d) * steps), t + 1U, nullptr);
+        });
+        head_views[h] = tape.record_view(hs, [&](Index d) noexcept { return node(tape, weighted.first + d) / total; });
         if (tape.status() != Status::kOk) {
           return false;
         }
       }
-      out[t] = proj.forward(tape, tape.segments(head_views, heads));
+      out[t] = proj.forward(tape, tape.view_list(head_views, heads));
     }
     return tape.status() == Status::kOk;
   }

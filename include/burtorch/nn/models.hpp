@@ -4,7 +4,7 @@
 ///
 /// MakemoreMlp (paper §2.4, Bengio et al. 2003): a context of `context`
 /// tokens, each an embedding row of `embed` parameters; the rows feed the
-/// hidden layer as one segment list (no concatenation); tanh hidden layer of
+/// hidden layer as one view list (no concatenation); tanh hidden layer of
 /// width e; linear output over the vocabulary; softmax cross-entropy.
 /// d = V*E + (C*E + 1)*e + (e + 1)*V = 1,755 + 1,052 e for V=27, C=16, E=64.
 ///
@@ -144,7 +144,7 @@ class MakemoreMlp {
     return Embedding<T>::parameters(embedding_options(c)) + Linear<T>::parameters(hidden_options(c)) +
            Linear<T>::parameters(output_options(c));
   }
-  /// One sample: segment list of the context rows, hidden layer, output
+  /// One sample: view list of the context rows, hidden layer, output
   /// layer (its input is one view), cross-entropy.
   static constexpr std::size_t logits_nodes(const MlpConfig& c) noexcept {
     return Linear<T>::nodes(hidden_options(c)) + Linear<T>::nodes(output_options(c));
@@ -153,7 +153,7 @@ class MakemoreMlp {
   static constexpr std::size_t sample_nodes(const MlpConfig& c) noexcept {
     return logits_nodes(c) + kCrossEntropyNodes;
   }
-  /// The context's segment list and the two layers' descriptors.
+  /// The context's view list and the two layers' descriptors.
   static constexpr std::size_t sample_slots(const MlpConfig& c) noexcept {
     return (1U + (2U * static_cast<std::size_t>(c.context))) + Linear<T>::slots(hidden_options(c)) +
            Linear<T>::view_slots(output_options(c));
@@ -170,16 +170,19 @@ class MakemoreMlp {
   bool create(Tape<T>& tape, const MlpConfig& c, Rng& rng) noexcept {
     config_ = c;
     params_ = kNoView;
-    const Index first = static_cast<Index>(tape.size());
     if ((c.context == 0U) || (c.context > kMaxContext)) {
       return false;
     }
     const bool ok = embedding_.create(tape, embedding_options(c), rng) &&
                     hidden_.create(tape, hidden_options(c), rng) && output_.create(tape, output_options(c), rng);
-    if (!ok || (tape.size() != (first + parameters(c)))) {
+    // The layers' parameters must form one run, from the first layer's to
+    // the end of the last one's.
+    const View first = embedding_.params();
+    const View last = output_.params();
+    if (!ok || ((static_cast<std::size_t>(last.first) + last.count) != (first.first + parameters(c)))) {
       return false;
     }
-    params_ = View{first, static_cast<Index>(parameters(c))};
+    params_ = View{first.first, static_cast<Index>(parameters(c))};
     return true;
   }
 
@@ -191,11 +194,11 @@ class MakemoreMlp {
 
   /// The logits for a context of config().context token ids.
   View logits(Tape<T>& tape, const std::uint8_t* context) const noexcept {
-    Segment rows[kMaxContext];
+    View rows[kMaxContext];
     for (Index i = 0U; i < config_.context; ++i) {
       rows[i] = embedding_.row(context[i]);
     }
-    const SegmentList x = tape.segments(rows, config_.context);
+    const ViewList x = tape.view_list(rows, config_.context);
     return output_.forward(tape, hidden_.forward(tape, x));
   }
 
@@ -352,7 +355,6 @@ class Gpt {
   bool create(Tape<T>& tape, const GptConfig& c, Rng& rng) noexcept {
     config_ = c;
     params_ = kNoView;
-    const Index first = static_cast<Index>(tape.size());
     if ((c.layers > kMaxLayers) || (c.block > kMaxSteps) || (c.heads == 0U) || ((c.width % c.heads) != 0U)) {
       return false;
     }
@@ -366,10 +368,12 @@ class Gpt {
     }
     ok = ok && final_norm_.create(tape, norm_options(c, BURTORCH_NAME("lnf.g"), BURTORCH_NAME("lnf.b")), rng) &&
          head_.create(tape, head_options(c), rng);
-    if (!ok || (tape.size() != (first + parameters(c)))) {
+    const View first = token_.params();
+    const View last = head_.params();
+    if (!ok || ((static_cast<std::size_t>(last.first) + last.count) != (first.first + parameters(c)))) {
       return false;
     }
-    params_ = View{first, static_cast<Index>(parameters(c))};
+    params_ = View{first.first, static_cast<Index>(parameters(c))};
     return true;
   }
 

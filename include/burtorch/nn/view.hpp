@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file
-/// nn::View: a run of consecutive nodes of a tape. A layer's outputs are a
+/// View: a run of consecutive nodes of a tape. A layer's outputs are a
 /// view; so are a layer's or a model's parameters (params()), which is what
 /// an optimizer step, a serial batch and gradient clipping take.
 #ifndef BURTORCH_NN_VIEW_HPP
@@ -11,8 +11,8 @@
 namespace burtorch {
 namespace nn {
 
-/// A run of consecutive nodes [first, first + count).
-using View = Segment;
+// burtorch::View (tape.hpp), a run of consecutive nodes [first, first +
+// count), is the view: nn code names it without a qualifier.
 
 /// The view a failed layer returns, and the parameters of a layer or model
 /// that was not created (first kNoIndex, no nodes).

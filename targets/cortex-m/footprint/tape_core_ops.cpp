@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Footprint probe, part 1: the "tape core" a firmware pays for. Every op of
 // ops.hpp on Tape<float> (the forward code is inline, so it lands in this
-// file's object), reductions, inner products, segments, backward,
+// file's object), reductions, inner products, view lists, backward,
 // mark/rewind and status. No layers, no checkpoints, no DOT export.
 // tools/footprint attributes this object plus libburtorch.a's linked
 // sections to "tape core" (docs/footprint.md).
@@ -37,9 +37,9 @@ float burtorch_footprint_tape_core(const float* in, float* grads) noexcept {
   y += bt::reduce_sum_of_squares(x, 4U) + bt::reduce_mean_squares(list, 4U) + bt::reduce_negative_mean(x, 4U);
   y += bt::variance(list, 4U) + bt::variance_biased(x, 4U) + bt::log_sum_exp(x, 4U);
   y += bt::inner_product(x, list, 4U) + bt::inner_product_with_bias(list, x, 4U, a);
-  const bt::Segment parts[2] = {{x[0].index(), 2U}, {x[2].index(), 2U}};
-  const bt::SegmentList segs = g_tape.segments(parts, 2U);
-  y += bt::inner_product_segments(x[0], segs) + bt::inner_product_segments_with_bias(x[0], segs, b);
+  const bt::View parts[2] = {{x[0].index(), 2U}, {x[2].index(), 2U}};
+  const bt::ViewList segs = g_tape.view_list(parts, 2U);
+  y += bt::inner_product_views(x[0], segs) + bt::inner_product_views_with_bias(x[0], segs, b);
   static_cast<void>(g_tape.backward(y));
   for (int i = 0; i < 4; ++i) {
     grads[i] = x[i].grad();
