@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// Library-internal: the kernel implementation this build of the library
-// selects, per scalar type (burtorch/simd.hpp lists the rules). The public
-// simd::dot etc. forward to it (lib/simd/reference.cpp); the tape calls it
-// directly. Only translation units compiled with the library's flags may
-// use it (the tape's float and double instantiations live in lib/tape.cpp).
+// Library-internal, kept only for lib/tape_impl.hpp, which still names the
+// kernels simd::for_float::dot, simd::for_double::axpy: both names are now
+// burtorch::simd itself, whose float and double functions are the selected
+// kernels (lib/simd/isa.hpp). Remove with those call sites.
 #ifndef BURTORCH_LIB_SIMD_SELECT_HPP
 #define BURTORCH_LIB_SIMD_SELECT_HPP
 
@@ -12,25 +11,8 @@
 namespace burtorch {
 namespace simd {
 
-#if BURTORCH_SIMD_AVX2
-namespace for_float = avx2;
-namespace for_double = avx2;
-#elif BURTORCH_SIMD_SSE2
-namespace for_float = sse2;
-namespace for_double = sse2;
-#elif BURTORCH_SIMD_NEON_F64
-namespace for_float = neon;
-namespace for_double = neon;
-#elif BURTORCH_SIMD_NEON
-namespace for_float = neon;
-namespace for_double = reference;
-#elif BURTORCH_SIMD_MVE
-namespace for_float = mve;
-namespace for_double = reference;
-#else
-namespace for_float = reference;
-namespace for_double = reference;
-#endif
+namespace for_float = ::burtorch::simd;
+namespace for_double = ::burtorch::simd;
 
 }  // namespace simd
 }  // namespace burtorch
