@@ -39,9 +39,9 @@
 // term (axpy's masked tail fuses its last terms too); the optimizer steps
 // never fuse.
 //
-// isa::Inline<I, T> (at the end) gathers implementation I's kernels over T,
-// the reference's included; the public functions (lib/simd/selected.cpp)
-// and isa::Kernels (lib/simd/isa.cpp) are made of it.
+// isa::Inline<I> (at the end) gathers implementation I's kernels, the
+// reference's included; the public functions (lib/simd/selected.cpp) and
+// isa::Kernels (lib/simd/isa.cpp) are made of it.
 //
 // The vector algorithms are only instantiated in optimised builds
 // (burtorch/simd.hpp), where the helpers below inline away; unoptimised
@@ -258,70 +258,67 @@ namespace isa {
 template <class I, class T>
 struct Vector;
 
-// Implementation I's kernels over T as inline functions: the algorithms
-// above over Vector<I, T>. Each translation unit calls each at most once, so
-// the kernel is compiled into its caller: the public functions
-// (lib/simd/selected.cpp) are the kernels, not calls to them.
-template <class I, class T>
+// Implementation I's kernels as inline functions (over the T of their
+// arguments): the algorithms above over Vector<I, T>. The public functions
+// (lib/simd/selected.cpp) compile them into themselves: those are the
+// kernels, not calls to them.
+template <class I>
 struct Inline {
-  using V = Vector<I, T>;
-  static T dot(const T* a, const T* b, std::size_t n) noexcept { return kernels::dot<V>(a, b, n); }
-  static void axpy(T* y, T alpha, const T* x, std::size_t n) noexcept { kernels::axpy<V>(y, alpha, x, n); }
-  static void scale(T* x, T s, std::size_t n) noexcept { kernels::scale<V>(x, s, n); }
-  static void sgd_step(T* w, const T* g, T lr, std::size_t n) noexcept { kernels::sgd_step<V>(w, g, lr, n); }
-  static void momentum_step(T* w, T* buf, const T* g, T lr, T momentum, bool first, std::size_t n) noexcept {
-    kernels::momentum_step<V>(w, buf, g, lr, momentum, first, n);
+  template <class T>
+  static T dot(const T* a, const T* b, std::size_t n) noexcept {
+    return kernels::dot<Vector<I, T>>(a, b, n);
   }
+  template <class T>
+  static void axpy(T* y, T alpha, const T* x, std::size_t n) noexcept {
+    kernels::axpy<Vector<I, T>>(y, alpha, x, n);
+  }
+  template <class T>
+  static void scale(T* x, T s, std::size_t n) noexcept {
+    kernels::scale<Vector<I, T>>(x, s, n);
+  }
+  template <class T>
+  static void sgd_step(T* w, const T* g, T lr, std::size_t n) noexcept {
+    kernels::sgd_step<Vector<I, T>>(w, g, lr, n);
+  }
+  template <class T>
+  static void momentum_step(T* w, T* buf, const T* g, T lr, T momentum, bool first, std::size_t n) noexcept {
+    kernels::momentum_step<Vector<I, T>>(w, buf, g, lr, momentum, first, n);
+  }
+  template <class T>
   static void adam_step(T* w, T* m, T* v, const T* g, const AdamStep<T>& p, std::size_t n) noexcept {
-    kernels::adam_step<V>(w, m, v, g, p, n);
+    kernels::adam_step<Vector<I, T>>(w, m, v, g, p, n);
   }
 };
 
 // The reference: the loops of burtorch/simd.hpp (template arguments given,
 // so the templates, not the public float and double functions).
-template <class T>
-struct Inline<Reference, T> {
-  static T dot(const T* a, const T* b, std::size_t n) noexcept { return simd::dot<T>(a, b, n); }
-  static void axpy(T* y, T alpha, const T* x, std::size_t n) noexcept { simd::axpy<T>(y, alpha, x, n); }
-  static void scale(T* x, T s, std::size_t n) noexcept { simd::scale<T>(x, s, n); }
-  static void sgd_step(T* w, const T* g, T lr, std::size_t n) noexcept { simd::sgd_step<T>(w, g, lr, n); }
+template <>
+struct Inline<Reference> {
+  template <class T>
+  static T dot(const T* a, const T* b, std::size_t n) noexcept {
+    return simd::dot<T>(a, b, n);
+  }
+  template <class T>
+  static void axpy(T* y, T alpha, const T* x, std::size_t n) noexcept {
+    simd::axpy<T>(y, alpha, x, n);
+  }
+  template <class T>
+  static void scale(T* x, T s, std::size_t n) noexcept {
+    simd::scale<T>(x, s, n);
+  }
+  template <class T>
+  static void sgd_step(T* w, const T* g, T lr, std::size_t n) noexcept {
+    simd::sgd_step<T>(w, g, lr, n);
+  }
+  template <class T>
   static void momentum_step(T* w, T* buf, const T* g, T lr, T momentum, bool first, std::size_t n) noexcept {
     simd::momentum_step<T>(w, buf, g, lr, momentum, first, n);
   }
+  template <class T>
   static void adam_step(T* w, T* m, T* v, const T* g, const AdamStep<T>& p, std::size_t n) noexcept {
     simd::adam_step<T>(w, m, v, g, p, n);
   }
 };
-
-// Kernels<I, T> (isa.hpp): Inline<I, T> out of line; sum_squares is dot(x, x).
-template <class I, class T>
-T Kernels<I, T>::dot(const T* a, const T* b, std::size_t n) noexcept {
-  return Inline<I, T>::dot(a, b, n);
-}
-template <class I, class T>
-T Kernels<I, T>::sum_squares(const T* x, std::size_t n) noexcept {
-  return dot(x, x, n);
-}
-template <class I, class T>
-void Kernels<I, T>::axpy(T* y, T alpha, const T* x, std::size_t n) noexcept {
-  Inline<I, T>::axpy(y, alpha, x, n);
-}
-template <class I, class T>
-void Kernels<I, T>::scale(T* x, T s, std::size_t n) noexcept {
-  Inline<I, T>::scale(x, s, n);
-}
-template <class I, class T>
-void Kernels<I, T>::sgd_step(T* w, const T* g, T lr, std::size_t n) noexcept {
-  Inline<I, T>::sgd_step(w, g, lr, n);
-}
-template <class I, class T>
-void Kernels<I, T>::momentum_step(T* w, T* buf, const T* g, T lr, T momentum, bool first, std::size_t n) noexcept {
-  Inline<I, T>::momentum_step(w, buf, g, lr, momentum, first, n);
-}
-template <class I, class T>
-void Kernels<I, T>::adam_step(T* w, T* m, T* v, const T* g, const AdamStep<T>& p, std::size_t n) noexcept {
-  Inline<I, T>::adam_step(w, m, v, g, p, n);
-}
 
 }  // namespace isa
 }  // namespace simd

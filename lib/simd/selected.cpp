@@ -20,8 +20,8 @@ namespace burtorch {
 namespace simd {
 
 namespace {
-using F = isa::Inline<isa::ForFloat, float>;
-using D = isa::Inline<isa::ForDouble, double>;
+using F = isa::Inline<isa::ForFloat>;
+using D = isa::Inline<isa::ForDouble>;
 }  // namespace
 
 [[gnu::flatten]] float dot(const float* a, const float* b, std::size_t n) noexcept { return F::dot(a, b, n); }
