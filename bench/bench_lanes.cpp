@@ -10,6 +10,7 @@
 // Usage: bench_lanes [--runs R] [--iterations N] [--json] | --isa
 //   --isa   prints the selected vector kernels (burtorch/simd.hpp) and exits.
 #include <burtorch/burtorch.hpp>
+#include <burtorch/detail/tape_impl.hpp>  // the tape's templates, for the lane type (see lanes.hpp)
 #include <burtorch/lanes.hpp>
 #include <burtorch/simd.hpp>
 

@@ -69,9 +69,9 @@ prove() {
   fi
 }
 
-prove defect-stale-mark stale-mark lib/tape_impl.hpp \
+prove defect-stale-mark stale-mark include/burtorch/detail/tape_state.hpp \
   'if (generation_at(key) > m.generation) {' 'if (false) {'
-prove defect-zero-gradient gradient lib/tape_impl.hpp \
+prove defect-zero-gradient gradient include/burtorch/detail/tape_backward.hpp \
   'if (ScalarOps<T>::is_zero(g)) {' 'if (false) {'
 
 [ "$failures" -eq 0 ]

@@ -2,12 +2,15 @@
 // The vector kernels of burtorch/simd.hpp against the scalar reference, on
 // every target (each build tests the implementations its compiler target
 // allows: SSE2 and AVX2 on x86-64, Neon on AArch64/ARMv7, Helium on
-// Cortex-M55 under QEMU). The reference itself is checked against an
-// independent implementation of the documented summation order and against
-// exact integer sums; the optimizer steps against the torch.optim formulas
+// Cortex-M55 under QEMU; lib/simd/isa.hpp gives each as out-of-line
+// functions). The reference itself is checked against an independent
+// implementation of the documented summation order and against exact
+// integer sums; the optimizer steps against the torch.optim formulas
 // written out here. Without fused multiply-add every kernel must give the
 // reference's bits; with it (avx2+fma) inner products and axpy must agree
-// to a few units in the last place per term. Heap-free.
+// to a few units in the last place per term. The public float and double
+// functions must be the selected implementation's kernels, and the public
+// templates (any other scalar type) the reference. Heap-free.
 #include <burtorch/burtorch.hpp>
 #include <burtorch/lanes.hpp>
 #include <burtorch/simd.hpp>
@@ -20,10 +23,12 @@
 
 #include "../examples/graphs.hpp"
 #include "harness.hpp"
+#include "simd/isa.hpp"  // the implementations one by one (library-internal)
 #include "burtorch/detail/tape_impl.hpp"  // instantiates the tape for the lane type below
 
 namespace bt = burtorch;
 namespace simd = burtorch::simd;
+namespace isa = burtorch::simd::isa;
 
 namespace {
 
@@ -79,10 +84,10 @@ void fill(T* x, std::size_t n, Lcg& r, bool integers) {
 }
 
 // The documented order, written out independently of lib/simd: P partials
-// from +0, term i into partial i mod P, then halving.
-template <class T>
+// from +0 (P = 64 / sizeof(T) for float and double), term i into partial
+// i mod P, then halving.
+template <class T, std::size_t kP = 64U / sizeof(T)>
 T defined_dot(const T* a, const T* b, std::size_t n) {
-  constexpr std::size_t kP = 64U / sizeof(T);
   T p[kP];
   for (std::size_t k = 0U; k < kP; ++k) {
     p[k] = T(0);
@@ -100,6 +105,10 @@ T defined_dot(const T* a, const T* b, std::size_t n) {
   }
   return p[0];
 }
+
+// The reference implementation, compiled in the library.
+template <class T>
+using Ref = isa::Kernels<isa::Reference, T>;
 
 template <class T>
 double abs_sum(const T* a, const T* b, std::size_t n) {
@@ -125,8 +134,8 @@ void reference_is_the_documented_order_t(bt_test::Context& t) {
   for (std::size_t n = 0U; n <= kMax; ++n) {
     fill(z.a, n, r, false);
     fill(z.b, n, r, false);
-    mismatches += same(simd::reference::dot(z.a, z.b, n), defined_dot(z.a, z.b, n)) ? 0 : 1;
-    mismatches += same(simd::reference::sum_squares(z.a, n), defined_dot(z.a, z.a, n)) ? 0 : 1;
+    mismatches += same(Ref<T>::dot(z.a, z.b, n), defined_dot(z.a, z.b, n)) ? 0 : 1;
+    mismatches += same(Ref<T>::sum_squares(z.a, n), defined_dot(z.a, z.a, n)) ? 0 : 1;
   }
   BT_CHECK(t, mismatches == 0);
   // Small integers: every partial sum is exact, so the result is the sum.
@@ -136,8 +145,8 @@ void reference_is_the_documented_order_t(bt_test::Context& t) {
   for (std::size_t i = 0U; i < kMax; ++i) {
     exact += static_cast<double>(z.a[i]) * static_cast<double>(z.b[i]);
   }
-  BT_CHECK(t, static_cast<double>(simd::reference::dot(z.a, z.b, kMax)) == exact);
-  BT_CHECK(t, simd::reference::dot(z.a, z.b, 0U) == T(0));
+  BT_CHECK(t, static_cast<double>(Ref<T>::dot(z.a, z.b, kMax)) == exact);
+  BT_CHECK(t, Ref<T>::dot(z.a, z.b, 0U) == T(0));
   // Where order matters, the partials decide: 2^24 + 1 + ... in float.
   z.a[0] = T(1e20);
   z.b[0] = T(1);
@@ -146,7 +155,7 @@ void reference_is_the_documented_order_t(bt_test::Context& t) {
     z.b[i] = T(1);
   }
   z.a[16] = T(-1e20);  // cancels a[0] in partial 0 (P = 16 for float) or not (P = 8)
-  BT_CHECK(t, same(simd::reference::dot(z.a, z.b, 20U), defined_dot(z.a, z.b, 20U)));
+  BT_CHECK(t, same(Ref<T>::dot(z.a, z.b, 20U), defined_dot(z.a, z.b, 20U)));
 }
 
 void reference_is_the_documented_order(bt_test::Context& t) {
@@ -178,7 +187,7 @@ void reference_optimizer_steps_follow_torch(bt_test::Context& t) {
   const double bc1 = 1.0 - std::pow(b1, 3.0);
   const double bc2 = 1.0 - std::pow(b2, 3.0);
   const simd::AdamStep<double> p{lr / bc1, b1, b2, std::sqrt(bc2), 1e-8, 1.0 - (lr * 0.1), true};
-  simd::reference::adam_step(z.y0, z.m0, z.v0, z.b, p, n);
+  Ref<double>::adam_step(z.y0, z.m0, z.v0, z.b, p, n);
   long mismatches = 0;
   for (std::size_t i = 0U; i < n; ++i) {
     double w = z.y1[i] * (1.0 - (lr * 0.1));
@@ -191,8 +200,8 @@ void reference_optimizer_steps_follow_torch(bt_test::Context& t) {
   BT_CHECK(t, mismatches == 0);
   // SGD with momentum: buf = g first, then buf * mu + g; w -= lr * buf.
   std::memcpy(z.y0, z.a, n * sizeof(double));
-  simd::reference::momentum_step(z.y0, z.m0, z.b, 0.1, 0.9, true, n);
-  simd::reference::momentum_step(z.y0, z.m0, z.b, 0.1, 0.9, false, n);
+  Ref<double>::momentum_step(z.y0, z.m0, z.b, 0.1, 0.9, true, n);
+  Ref<double>::momentum_step(z.y0, z.m0, z.b, 0.1, 0.9, false, n);
   mismatches = 0;
   for (std::size_t i = 0U; i < n; ++i) {
     const double buf = (z.b[i] * 0.9) + z.b[i];
@@ -204,41 +213,41 @@ void reference_optimizer_steps_follow_torch(bt_test::Context& t) {
 
 // --- each implementation against the reference ------------------------------
 
-// An implementation's kernels as static functions (namespaces cannot be
-// template arguments).
-#define BT_TEST_KERNEL_SET(Name, ns, fused)                                                              \
-  struct Name {                                                                                          \
-    static constexpr const char* kName = #ns;                                                            \
-    static constexpr bool kFused = (fused);                                                              \
-    template <class T>                                                                                   \
-    static T dot(const T* a, const T* b, std::size_t n) {                                                \
-      return simd::ns::dot(a, b, n);                                                                     \
-    }                                                                                                    \
-    template <class T>                                                                                   \
-    static T sum_squares(const T* x, std::size_t n) {                                                    \
-      return simd::ns::sum_squares(x, n);                                                                \
-    }                                                                                                    \
-    template <class T>                                                                                   \
-    static void axpy(T* y, T alpha, const T* x, std::size_t n) {                                         \
-      simd::ns::axpy(y, alpha, x, n);                                                                    \
-    }                                                                                                    \
-    template <class T>                                                                                   \
-    static void scale(T* x, T s, std::size_t n) {                                                        \
-      simd::ns::scale(x, s, n);                                                                          \
-    }                                                                                                    \
-    template <class T>                                                                                   \
-    static void sgd_step(T* w, const T* g, T lr, std::size_t n) {                                        \
-      simd::ns::sgd_step(w, g, lr, n);                                                                   \
-    }                                                                                                    \
-    template <class T>                                                                                   \
-    static void momentum_step(T* w, T* buf, const T* g, T lr, T mu, bool first, std::size_t n) {         \
-      simd::ns::momentum_step(w, buf, g, lr, mu, first, n);                                              \
-    }                                                                                                    \
-    template <class T>                                                                                   \
-    static void adam_step(T* w, T* m, T* v, const T* g, const simd::AdamStep<T>& p, std::size_t n) {    \
-      simd::ns::adam_step(w, m, v, g, p, n);                                                             \
-    }                                                                                                    \
-  };
+// An implementation's kernels (lib/simd/isa.hpp) as one type: the checks
+// below take it as a template argument.
+template <class I>
+struct Impl {
+  static constexpr const char* kName = I::kName;
+  static constexpr bool kFused = I::kFused;
+  template <class T>
+  static T dot(const T* a, const T* b, std::size_t n) {
+    return isa::Kernels<I, T>::dot(a, b, n);
+  }
+  template <class T>
+  static T sum_squares(const T* x, std::size_t n) {
+    return isa::Kernels<I, T>::sum_squares(x, n);
+  }
+  template <class T>
+  static void axpy(T* y, T alpha, const T* x, std::size_t n) {
+    isa::Kernels<I, T>::axpy(y, alpha, x, n);
+  }
+  template <class T>
+  static void scale(T* x, T s, std::size_t n) {
+    isa::Kernels<I, T>::scale(x, s, n);
+  }
+  template <class T>
+  static void sgd_step(T* w, const T* g, T lr, std::size_t n) {
+    isa::Kernels<I, T>::sgd_step(w, g, lr, n);
+  }
+  template <class T>
+  static void momentum_step(T* w, T* buf, const T* g, T lr, T mu, bool first, std::size_t n) {
+    isa::Kernels<I, T>::momentum_step(w, buf, g, lr, mu, first, n);
+  }
+  template <class T>
+  static void adam_step(T* w, T* m, T* v, const T* g, const simd::AdamStep<T>& p, std::size_t n) {
+    isa::Kernels<I, T>::adam_step(w, m, v, g, p, n);
+  }
+};
 
 // Inner products and sums of squares at every length 0..kMax and four
 // alignments; exact without fusion, else within 4 ulp per term.
@@ -254,9 +263,9 @@ void check_reductions(bt_test::Context& t) {
       T* b = &z.b[(offset * 3U) % 4U];
       fill(a, n, r, false);
       fill(b, n, r, false);
-      const T want = simd::reference::dot(a, b, n);
+      const T want = Ref<T>::dot(a, b, n);
       const T got = K::dot(a, b, n);
-      const T want_sq = simd::reference::sum_squares(a, n);
+      const T want_sq = Ref<T>::sum_squares(a, n);
       const T got_sq = K::sum_squares(a, n);
       if (K::kFused) {
         const double bound = 4.0 * eps * (abs_sum(a, b, n) + 1e-30);
@@ -289,7 +298,7 @@ void check_updates(bt_test::Context& t) {
       fill(z.y0, n + offset + kPad, r, false);
       std::memcpy(z.y1, z.y0, sizeof(z.y1));
       const T alpha = static_cast<T>(r.unit());
-      simd::reference::axpy(&z.y0[offset], alpha, &z.a[offset], n);
+      Ref<T>::axpy(&z.y0[offset], alpha, &z.a[offset], n);
       K::axpy(&z.y1[offset], alpha, &z.a[offset], n);
       for (std::size_t i = 0U; i < n + offset + kPad; ++i) {
         if (K::kFused && (i >= offset) && (i < n + offset)) {
@@ -300,7 +309,7 @@ void check_updates(bt_test::Context& t) {
         }
       }
       std::memcpy(z.y1, z.y0, sizeof(z.y1));
-      simd::reference::scale(&z.y0[offset], alpha, n);
+      Ref<T>::scale(&z.y0[offset], alpha, n);
       K::scale(&z.y1[offset], alpha, n);
       for (std::size_t i = 0U; i < n + offset + kPad; ++i) {
         mismatches += same(z.y0[i], z.y1[i]) ? 0 : 1;
@@ -332,17 +341,17 @@ void check_optimizers(bt_test::Context& t) {
     std::memcpy(z.y1, z.a, n * sizeof(T));
     std::memcpy(z.m1, z.m0, n * sizeof(T));
     std::memcpy(z.v1, z.v0, n * sizeof(T));
-    simd::reference::sgd_step(z.y0, z.b, T(0.1), n);
+    Ref<T>::sgd_step(z.y0, z.b, T(0.1), n);
     K::sgd_step(z.y1, z.b, T(0.1), n);
     for (int step = 0; step < 2; ++step) {
-      simd::reference::momentum_step(z.y0, z.m0, z.b, T(0.05), T(0.9), step == 0, n);
+      Ref<T>::momentum_step(z.y0, z.m0, z.b, T(0.05), T(0.9), step == 0, n);
       K::momentum_step(z.y1, z.m1, z.b, T(0.05), T(0.9), step == 0, n);
     }
     for (int step = 1; step <= 2; ++step) {
       const T bc1 = T(1) - static_cast<T>(std::pow(0.9, step));
       const T bc2 = T(1) - static_cast<T>(std::pow(0.999, step));
       const simd::AdamStep<T> p{T(0.001) / bc1, T(0.9), T(0.999), std::sqrt(bc2), T(1e-8), T(0.99999), step == 2};
-      simd::reference::adam_step(z.y0, z.m0, z.v0, z.b, p, n);
+      Ref<T>::adam_step(z.y0, z.m0, z.v0, z.b, p, n);
       K::adam_step(z.y1, z.m1, z.v1, z.b, p, n);
     }
     for (std::size_t i = 0U; i < n; ++i) {
@@ -370,50 +379,173 @@ void check_double(bt_test::Context& t) {
   check_optimizers<K, double>(t);
 }
 
-BT_TEST_KERNEL_SET(Reference, reference, false)
-#if BURTORCH_SIMD_SSE2
-BT_TEST_KERNEL_SET(Sse2, sse2, false)
-#endif
-#if BURTORCH_SIMD_AVX2
-BT_TEST_KERNEL_SET(Avx2, avx2, BURTORCH_SIMD_AVX2_FMA != 0)
-#endif
-#if BURTORCH_SIMD_NEON
-BT_TEST_KERNEL_SET(Neon, neon, false)
-#endif
-#if BURTORCH_SIMD_MVE
-BT_TEST_KERNEL_SET(Mve, mve, false)
-#endif
-
 void every_kernel_matches_the_reference(bt_test::Context& t) {
   bt_test::print("kernels tested: reference");
-  check_float<Reference>(t);
-  check_double<Reference>(t);
+  check_float<Impl<isa::Reference>>(t);
+  check_double<Impl<isa::Reference>>(t);
 #if BURTORCH_SIMD_SSE2
   bt_test::print(" sse2");
-  check_float<Sse2>(t);
-  check_double<Sse2>(t);
+  check_float<Impl<isa::Sse2>>(t);
+  check_double<Impl<isa::Sse2>>(t);
 #endif
 #if BURTORCH_SIMD_AVX2
   bt_test::print(BURTORCH_SIMD_AVX2_FMA ? " avx2+fma" : " avx2");
-  check_float<Avx2>(t);
-  check_double<Avx2>(t);
+  check_float<Impl<isa::Avx2>>(t);
+  check_double<Impl<isa::Avx2>>(t);
 #endif
 #if BURTORCH_SIMD_NEON
   bt_test::print(" neon");
-  check_float<Neon>(t);
+  check_float<Impl<isa::Neon>>(t);
 #if BURTORCH_SIMD_NEON_F64
-  check_double<Neon>(t);
+  check_double<Impl<isa::Neon>>(t);
 #endif
 #endif
 #if BURTORCH_SIMD_MVE
   bt_test::print(" mve");
-  check_float<Mve>(t);
+  check_float<Impl<isa::Mve>>(t);
 #endif
   bt_test::print("; selected: float ");
   bt_test::print(simd::isa_float());
   bt_test::print(", double ");
   bt_test::print(simd::isa_double());
   bt_test::print("\n");
+}
+
+// --- the public functions -------------------------------------------------------
+
+// The public float and double functions as a kernel set (a call with float
+// or double arguments picks them over the templates).
+struct Public {
+  template <class T>
+  static T dot(const T* a, const T* b, std::size_t n) {
+    return simd::dot(a, b, n);
+  }
+  template <class T>
+  static T sum_squares(const T* x, std::size_t n) {
+    return simd::sum_squares(x, n);
+  }
+  template <class T>
+  static void axpy(T* y, T alpha, const T* x, std::size_t n) {
+    simd::axpy(y, alpha, x, n);
+  }
+  template <class T>
+  static void scale(T* x, T s, std::size_t n) {
+    simd::scale(x, s, n);
+  }
+  template <class T>
+  static void sgd_step(T* w, const T* g, T lr, std::size_t n) {
+    simd::sgd_step(w, g, lr, n);
+  }
+  template <class T>
+  static void momentum_step(T* w, T* buf, const T* g, T lr, T mu, bool first, std::size_t n) {
+    simd::momentum_step(w, buf, g, lr, mu, first, n);
+  }
+  template <class T>
+  static void adam_step(T* w, T* m, T* v, const T* g, const simd::AdamStep<T>& p, std::size_t n) {
+    simd::adam_step(w, m, v, g, p, n);
+  }
+};
+
+// The public templates (the reference loops), instantiated in this file.
+struct Templates {
+  template <class T>
+  static T dot(const T* a, const T* b, std::size_t n) {
+    return simd::dot<T>(a, b, n);
+  }
+  template <class T>
+  static T sum_squares(const T* x, std::size_t n) {
+    return simd::sum_squares<T>(x, n);
+  }
+  template <class T>
+  static void axpy(T* y, T alpha, const T* x, std::size_t n) {
+    simd::axpy<T>(y, alpha, x, n);
+  }
+  template <class T>
+  static void scale(T* x, T s, std::size_t n) {
+    simd::scale<T>(x, s, n);
+  }
+  template <class T>
+  static void sgd_step(T* w, const T* g, T lr, std::size_t n) {
+    simd::sgd_step<T>(w, g, lr, n);
+  }
+  template <class T>
+  static void momentum_step(T* w, T* buf, const T* g, T lr, T mu, bool first, std::size_t n) {
+    simd::momentum_step<T>(w, buf, g, lr, mu, first, n);
+  }
+  template <class T>
+  static void adam_step(T* w, T* m, T* v, const T* g, const simd::AdamStep<T>& p, std::size_t n) {
+    simd::adam_step<T>(w, m, v, g, p, n);
+  }
+};
+
+// Runs every kernel of K and of L on the same data (each kernel on the
+// results of the previous ones) and counts the values that differ in any
+// bit, elements past the end included.
+template <class K, class L, class T>
+long bitwise_differences() {
+  Buffers<T>& z = buffers<T>();
+  Lcg r;
+  long mismatches = 0;
+  const std::size_t lengths[] = {0U, 1U, 3U, 4U, 7U, 8U, 15U, 16U, 17U, 33U, kMax};
+  for (std::size_t n : lengths) {
+    fill(z.a, n, r, false);
+    fill(z.b, n, r, false);
+    fill(z.y0, n + kPad, r, false);
+    fill(z.m0, n + kPad, r, false);
+    for (std::size_t i = 0U; i < n + kPad; ++i) {
+      z.v0[i] = static_cast<T>(std::fabs(r.unit()));
+    }
+    std::memcpy(z.y1, z.y0, sizeof(z.y1));
+    std::memcpy(z.m1, z.m0, sizeof(z.m1));
+    std::memcpy(z.v1, z.v0, sizeof(z.v1));
+    mismatches += same(K::dot(z.a, z.b, n), L::dot(z.a, z.b, n)) ? 0 : 1;
+    mismatches += same(K::sum_squares(z.a, n), L::sum_squares(z.a, n)) ? 0 : 1;
+    const T alpha = static_cast<T>(r.unit());
+    K::axpy(z.y0, alpha, z.a, n);
+    L::axpy(z.y1, alpha, z.a, n);
+    K::scale(z.y0, alpha, n);
+    L::scale(z.y1, alpha, n);
+    K::sgd_step(z.y0, z.b, T(0.1), n);
+    L::sgd_step(z.y1, z.b, T(0.1), n);
+    for (int step = 0; step < 2; ++step) {
+      K::momentum_step(z.y0, z.m0, z.b, T(0.05), T(0.9), step == 0, n);
+      L::momentum_step(z.y1, z.m1, z.b, T(0.05), T(0.9), step == 0, n);
+    }
+    for (int step = 1; step <= 2; ++step) {
+      const T bc1 = T(1) - static_cast<T>(std::pow(0.9, step));
+      const T bc2 = T(1) - static_cast<T>(std::pow(0.999, step));
+      const simd::AdamStep<T> p{T(0.001) / bc1, T(0.9), T(0.999), std::sqrt(bc2), T(1e-8), T(0.99999), step == 2};
+      K::adam_step(z.y0, z.m0, z.v0, z.b, p, n);
+      L::adam_step(z.y1, z.m1, z.v1, z.b, p, n);
+    }
+    for (std::size_t i = 0U; i < n + kPad; ++i) {
+      mismatches += (same(z.y0[i], z.y1[i]) && same(z.m0[i], z.m1[i]) && same(z.v0[i], z.v1[i])) ? 0 : 1;
+    }
+  }
+  return mismatches;
+}
+
+// simd::dot(const float*, ...) etc. are the selected implementation's
+// kernels (bitwise, fused multiply-adds included), and isa_float() and
+// isa_double() name it.
+void public_functions_are_the_selected_kernels(bt_test::Context& t) {
+  BT_CHECK(t, (bitwise_differences<Public, Impl<isa::ForFloat>, float>() == 0));
+  BT_CHECK(t, (bitwise_differences<Public, Impl<isa::ForDouble>, double>() == 0));
+  BT_CHECK(t, std::strcmp(simd::isa_float(), isa::ForFloat::kName) == 0);
+  BT_CHECK(t, std::strcmp(simd::isa_double(), isa::ForDouble::kName) == 0);
+#if BURTORCH_SIMD_AVX2_FMA
+  // Fused and unfused kernels differ somewhere, so the comparison above
+  // tells the selected fused kernels from the reference (in float: the
+  // products of the test values, 24-bit fractions, are exact in double).
+  BT_CHECK(t, (bitwise_differences<Public, Impl<isa::Reference>, float>() != 0));
+#endif
+}
+
+// The templates are the reference: instantiated here for float and double,
+// they give the bits of the library's reference implementation.
+void templates_are_the_reference(bt_test::Context& t) {
+  BT_CHECK(t, (bitwise_differences<Templates, Impl<isa::Reference>, float>() == 0));
+  BT_CHECK(t, (bitwise_differences<Templates, Impl<isa::Reference>, double>() == 0));
 }
 
 // --- the tape uses the selected kernels ---------------------------------------
@@ -576,13 +708,112 @@ void lane_selects_and_products(bt_test::Context& t) {
   BT_CHECK(t, mismatches == 0);
 }
 
+// --- the templates for other scalar types ------------------------------------
+
+struct Twelve {
+  char bytes[12];
+};
+
+// A lane type's kernels are the reference's in every lane: each lane of the
+// element-wise steps is bitwise the library's reference for double, and
+// each lane of an inner product is the documented order with the lane
+// type's own P. long double's inner product likewise.
+void templates_serve_other_scalar_types(bt_test::Context& t) {
+  // P: the largest power of two with P * sizeof(T) <= 64, at least 1.
+  BT_CHECK(t, simd::partials<float>() == 16U);
+  BT_CHECK(t, simd::partials<double>() == 8U);
+  BT_CHECK(t, simd::partials<Twelve>() == 4U);
+  BT_CHECK(t, (simd::partials<bt::Lanes<double, 2>>() == 4U));
+  BT_CHECK(t, (simd::partials<bt::Lanes<double, 8>>() == 1U));
+  BT_CHECK(t, (simd::partials<bt::Lanes<double, 16>>() == 1U));
+
+  using L = bt::Lanes<double, kLaneCount>;
+  constexpr std::size_t kN = BURTORCH_TEST_SMALL_TARGET ? 5U : 13U;
+  constexpr std::size_t kP = simd::partials<L>();
+  static L w[kN];
+  static L g[kN];
+  static L m[kN];
+  static L v[kN];
+  Lcg r;
+  for (std::size_t i = 0U; i < kN; ++i) {
+    for (std::size_t k = 0U; k < kLaneCount; ++k) {
+      w[i].lane[k] = r.unit();
+      g[i].lane[k] = r.unit();
+      m[i].lane[k] = r.unit();
+      v[i].lane[k] = std::fabs(r.unit());
+    }
+  }
+  // Lane k of every array, as double, into the scalar buffers.
+  Buffers<double>& z = g_d;
+  for (std::size_t i = 0U; i < kN; ++i) {
+    for (std::size_t k = 0U; k < kLaneCount; ++k) {
+      const std::size_t at = (k * kN) + i;
+      z.y0[at] = w[i].lane[k];
+      z.b[at] = g[i].lane[k];
+      z.m0[at] = m[i].lane[k];
+      z.v0[at] = v[i].lane[k];
+    }
+  }
+  long mismatches = 0;
+  for (std::size_t k = 0U; k < kLaneCount; ++k) {
+    double a[kN];
+    double b[kN];
+    for (std::size_t i = 0U; i < kN; ++i) {
+      a[i] = w[i].lane[k];
+      b[i] = g[i].lane[k];
+    }
+    for (std::size_t n = 0U; n <= kN; ++n) {
+      mismatches += same(simd::dot(w, g, n).lane[k], defined_dot<double, kP>(a, b, n)) ? 0 : 1;
+      mismatches += same(simd::sum_squares(w, n).lane[k], defined_dot<double, kP>(a, a, n)) ? 0 : 1;
+    }
+  }
+  simd::axpy(w, L(0.25), g, kN);
+  simd::scale(w, L(0.75), kN);
+  simd::sgd_step(w, g, L(0.1), kN);
+  simd::momentum_step(w, m, g, L(0.05), L(0.9), false, kN);
+  const simd::AdamStep<L> p{L(0.01), L(0.9), L(0.999), L(0.03), L(1e-8), L(0.999), true};
+  simd::adam_step(w, m, v, g, p, kN);
+  const simd::AdamStep<double> q{0.01, 0.9, 0.999, 0.03, 1e-8, 0.999, true};
+  for (std::size_t k = 0U; k < kLaneCount; ++k) {
+    double* wk = &z.y0[k * kN];
+    double* mk = &z.m0[k * kN];
+    double* vk = &z.v0[k * kN];
+    const double* gk = &z.b[k * kN];
+    Ref<double>::axpy(wk, 0.25, gk, kN);
+    Ref<double>::scale(wk, 0.75, kN);
+    Ref<double>::sgd_step(wk, gk, 0.1, kN);
+    Ref<double>::momentum_step(wk, mk, gk, 0.05, 0.9, false, kN);
+    Ref<double>::adam_step(wk, mk, vk, gk, q, kN);
+    for (std::size_t i = 0U; i < kN; ++i) {
+      mismatches += (same(w[i].lane[k], wk[i]) && same(m[i].lane[k], mk[i]) && same(v[i].lane[k], vk[i])) ? 0 : 1;
+    }
+  }
+  BT_CHECK(t, mismatches == 0);
+
+  // long double: the documented order with P = 64 / sizeof(long double).
+  static long double la[kN];
+  static long double lb[kN];
+  for (std::size_t i = 0U; i < kN; ++i) {
+    la[i] = static_cast<long double>(r.unit());
+    lb[i] = static_cast<long double>(r.unit());
+  }
+  mismatches = 0;
+  for (std::size_t n = 0U; n <= kN; ++n) {
+    mismatches += (simd::dot(la, lb, n) == defined_dot(la, lb, n)) ? 0 : 1;
+  }
+  BT_CHECK(t, mismatches == 0);
+}
+
 const bt_test::TestCase kCases[] = {
     {"reference_is_the_documented_order", reference_is_the_documented_order},
     {"reference_optimizer_steps_follow_torch", reference_optimizer_steps_follow_torch},
     {"every_kernel_matches_the_reference", every_kernel_matches_the_reference},
+    {"public_functions_are_the_selected_kernels", public_functions_are_the_selected_kernels},
+    {"templates_are_the_reference", templates_are_the_reference},
     {"tape_inner_products_use_the_kernels", tape_inner_products_use_the_kernels},
     {"lane_tape_equals_scalar_tapes", lane_tape_equals_scalar_tapes},
     {"lane_selects_and_products", lane_selects_and_products},
+    {"templates_serve_other_scalar_types", templates_serve_other_scalar_types},
 };
 
 }  // namespace

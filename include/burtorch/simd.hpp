@@ -1,15 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file
-/// Kernels over contiguous ranges of float or double: inner products,
-/// axpy-style gradient updates and optimizer steps. The tape uses them for
-/// inner products whose operands are runs of consecutive nodes (weights,
-/// embedding rows, layer outputs) and their backward; the optimizers use
-/// them over the parameter range.
+/// Kernels over contiguous ranges: inner products, axpy-style gradient
+/// updates and optimizer steps. The tape uses them for inner products whose
+/// operands are runs of consecutive nodes (weights, embedding rows, layer
+/// outputs) and their backward; the optimizers use them over the parameter
+/// range.
 ///
-/// One interface, several implementations chosen when the library is
-/// compiled (no run-time dispatch, no function pointers):
-///   reference   portable scalar C++, always built: the definition of every
-///               result, used on targets without a vector unit
+/// Each kernel is declared once for float, once for double and once as a
+/// template for any other scalar type. The float and double functions are
+/// the kernels of the implementation selected when the library was compiled
+/// (no run-time dispatch, no function pointers, no forwarding call):
+///   reference   portable scalar C++: the templates below, which define
+///               every result; used on targets without a vector unit
 ///   sse2        x86-64 baseline (every x86-64 build)
 ///   avx2        x86-64 with -mavx2 (e.g. -march=native); with -mfma and
 ///               BURTORCH_CONFIG_SIMD_FMA 1 it fuses multiply-adds
@@ -17,11 +19,12 @@
 ///               (float only; ARMv7 Neon flushes subnormals to zero)
 ///   mve         Cortex-M55 Helium (float only; no vector sqrt/divide, so
 ///               the Adam step stays scalar)
-/// simd::isa_float()/isa_double() name the selected sets.
+/// simd::isa_float()/isa_double() name the selected ones.
 /// BURTORCH_CONFIG_SIMD 0 selects the reference everywhere, and so do
-/// unoptimised (-O0) builds.
+/// unoptimised (-O0) builds. The templates (any other T) always run the
+/// reference loops, compiled with the caller's flags.
 ///
-/// Results. Every reduction (dot, sum_squares) keeps P = 64 / sizeof(T)
+/// Results. Every reduction (dot, sum_squares) keeps P = partials<T>()
 /// partial sums (16 for float, 8 for double), all starting at +0: element
 /// i is added to partial i mod P in index order, and the partials are
 /// combined by halving (p[k] += p[k + h] for h = P/2, P/4, ..., 1). Every
@@ -31,7 +34,9 @@
 /// for subnormals). With fused multiply-add (avx2+fma) dot, sum_squares and
 /// axpy round once per term instead of twice: not bitwise equal, but within
 /// a few units in the last place per term. Element-wise optimizer steps
-/// never fuse: they are bitwise equal to the reference everywhere.
+/// never fuse: they are bitwise equal to the reference everywhere. The
+/// library compiles its kernels with -ffp-contract=off; a program that
+/// instantiates a template for its own type decides that with its own flags.
 ///
 /// Ranges must not overlap unless they are identical (y == x in axpy).
 #ifndef BURTORCH_SIMD_HPP
@@ -40,6 +45,7 @@
 #include <cstddef>
 
 #include "burtorch/config.hpp"
+#include "burtorch/scalar.hpp"
 
 /// @name Implementations in this build
 /// Which implementations this build contains (0 or 1), from the compiler's
@@ -88,10 +94,16 @@
 namespace burtorch {
 namespace simd {
 
-/// Partial sums of a reduction: one 64-byte block of accumulators.
+/// Partial sums of a reduction over T: the largest power of two P with
+/// P * sizeof(T) <= 64 (one 64-byte block of accumulators), at least 1:
+/// 16 for float, 8 for double.
 template <class T>
 constexpr std::size_t partials() noexcept {
-  return 64U / sizeof(T);
+  std::size_t p = 1U;
+  while (((p * 2U) * sizeof(T)) <= 64U) {
+    p *= 2U;
+  }
+  return p;
 }
 
 /// One Adam/AdamW update, in the order of torch.optim (1.13, single tensor):
@@ -109,95 +121,168 @@ struct AdamStep {
   bool decoupled;  ///< true: AdamW (apply decay)
 };
 
-/// @cond INTERNAL
-// Declare the kernel set of one implementation (no macro parameters: the
-// two lists are spelled out per scalar type).
-#define BURTORCH_SIMD_DECLARE_FLOAT \
-  /* sum of a[i] * b[i] */                                                                                            \
-  float dot(const float* a, const float* b, std::size_t n) noexcept;                                                  \
-  /* sum of x[i]^2 */                                                                                                 \
-  float sum_squares(const float* x, std::size_t n) noexcept;                                                          \
-  /* y[i] += alpha * x[i] */                                                                                          \
-  void axpy(float* y, float alpha, const float* x, std::size_t n) noexcept;                                           \
-  /* x[i] *= s */                                                                                                     \
-  void scale(float* x, float s, std::size_t n) noexcept;                                                              \
-  /* w[i] -= lr * g[i] */                                                                                             \
-  void sgd_step(float* w, const float* g, float lr, std::size_t n) noexcept;                                          \
-  /* buf = first ? g : buf * momentum + g; w -= lr * buf (torch.optim.SGD) */                                         \
-  void momentum_step(float* w, float* buf, const float* g, float lr, float momentum, bool first,                      \
-                     std::size_t n) noexcept;                                                                         \
-  void adam_step(float* w, float* m, float* v, const float* g, const AdamStep<float>& p, std::size_t n) noexcept;
-
-#define BURTORCH_SIMD_DECLARE_DOUBLE \
-  /* sum of a[i] * b[i] */                                                                                            \
-  double dot(const double* a, const double* b, std::size_t n) noexcept;                                               \
-  /* sum of x[i]^2 */                                                                                                 \
-  double sum_squares(const double* x, std::size_t n) noexcept;                                                        \
-  /* y[i] += alpha * x[i] */                                                                                          \
-  void axpy(double* y, double alpha, const double* x, std::size_t n) noexcept;                                        \
-  /* x[i] *= s */                                                                                                     \
-  void scale(double* x, double s, std::size_t n) noexcept;                                                            \
-  /* w[i] -= lr * g[i] */                                                                                             \
-  void sgd_step(double* w, const double* g, double lr, std::size_t n) noexcept;                                       \
-  /* buf = first ? g : buf * momentum + g; w -= lr * buf (torch.optim.SGD) */                                         \
-  void momentum_step(double* w, double* buf, const double* g, double lr, double momentum, bool first,                \
-                     std::size_t n) noexcept;                                                                         \
-  void adam_step(double* w, double* m, double* v, const double* g, const AdamStep<double>& p,                         \
-                 std::size_t n) noexcept;
-
-namespace reference {
-BURTORCH_SIMD_DECLARE_FLOAT
-BURTORCH_SIMD_DECLARE_DOUBLE
-}  // namespace reference
-
-#if BURTORCH_SIMD_SSE2
-namespace sse2 {
-BURTORCH_SIMD_DECLARE_FLOAT
-BURTORCH_SIMD_DECLARE_DOUBLE
-}  // namespace sse2
-#endif
-
-#if BURTORCH_SIMD_AVX2
-namespace avx2 {
-BURTORCH_SIMD_DECLARE_FLOAT
-BURTORCH_SIMD_DECLARE_DOUBLE
-}  // namespace avx2
-#endif
-
-#if BURTORCH_SIMD_NEON
-namespace neon {
-BURTORCH_SIMD_DECLARE_FLOAT
-#if BURTORCH_SIMD_NEON_F64
-BURTORCH_SIMD_DECLARE_DOUBLE
-#endif
-}  // namespace neon
-#endif
-
-#if BURTORCH_SIMD_MVE
-namespace mve {
-BURTORCH_SIMD_DECLARE_FLOAT
-}  // namespace mve
-#endif
-
-/// @endcond
-
 /// Names of the selected implementations, e.g. "avx2+fma" or "reference".
 /// @{
 const char* isa_float() noexcept;
 const char* isa_double() noexcept;
 /// @}
 
-/// The kernels the library uses: the implementation selected when the
-/// library was compiled (defined in lib/simd/reference.cpp, so a program
-/// compiled with other flags than the library still calls the library's
-/// choice).
-/// @cond INTERNAL
-BURTORCH_SIMD_DECLARE_FLOAT
-BURTORCH_SIMD_DECLARE_DOUBLE
-/// @endcond
+namespace detail {
+// Combines the partial sums p[0..P) of a reduction by halving: p[k] +=
+// p[k + h] for h = P/2, ..., 1; the result is p[0]. Partials start at +0 and
+// can never become -0 (in round-to-nearest x + y is -0 only if both are -0),
+// so partials that received no term add an exact +0: padding a short range
+// with zero terms (masked or zero-filled vector lanes) changes no bit.
+template <class T>
+inline T combine(T* p) noexcept {
+  constexpr std::size_t kP = partials<T>();
+#if !defined(__OPTIMIZE_SIZE__)
+#pragma GCC unroll 8  // BT-DEV-015: constant indices keep the partials in registers (not at -Os)
+#endif
+  for (std::size_t h = kP / 2U; h > 0U; h /= 2U) {
+#if !defined(__OPTIMIZE_SIZE__)
+#pragma GCC unroll 8  // BT-DEV-015: constant indices keep the partials in registers (not at -Os)
+#endif
+    for (std::size_t k = 0U; k < h; ++k) {
+      p[k] += p[k + h];
+    }
+  }
+  return p[0];
+}
+}  // namespace detail
 
-#undef BURTORCH_SIMD_DECLARE_FLOAT
-#undef BURTORCH_SIMD_DECLARE_DOUBLE
+// The kernels. Each comes as three overloads: float and double, the
+// implementation selected when the library was compiled (defined in the
+// library, so a program compiled with other flags than the library still
+// calls the library's choice), and a template for any other scalar type T
+// (long double, burtorch/lanes.hpp, ...), which is the reference loop: the
+// definition of the results, also what the reference implementation runs
+// for float and double, and what the vector implementations run on the
+// elements after their last whole vector. A call picks the float or double
+// overload whenever its arguments are float or double; simd::dot<float>
+// (template arguments given) names the reference loop itself.
+
+/// Sum of a[i] * b[i] for i < n, in the order of the file comment (P
+/// partial sums of index order, combined by halving). The reference loop
+/// runs whole blocks of P terms, one per partial, then the tail; except at
+/// -Os both are unrolled to constant indices so the partials stay in
+/// registers on cores without vector units (Cortex-M4 at -O2: 27% fewer
+/// instructions per training step of a 64-128-10 MLP,
+/// docs/mcu-instructions.md); the same operations in the same order, so the
+/// same bits.
+/// @{
+float dot(const float* a, const float* b, std::size_t n) noexcept;
+double dot(const double* a, const double* b, std::size_t n) noexcept;
+template <class T>
+T dot(const T* a, const T* b, std::size_t n) noexcept {
+  constexpr std::size_t kP = partials<T>();
+  T p[kP] = {};
+#if defined(__OPTIMIZE_SIZE__)
+  for (std::size_t i = 0U; i < n; ++i) {  // -Os: the compact loop (the unrolled one is 0.9 KB more on Cortex-M4)
+    p[i % kP] += a[i] * b[i];
+  }
+#else
+  std::size_t i = 0U;
+  for (; (n - i) >= kP; i += kP) {
+#pragma GCC unroll 16  // BT-DEV-015: keeps the partial sums in registers
+    for (std::size_t k = 0U; k < kP; ++k) {
+      p[k] += a[i + k] * b[i + k];
+    }
+  }
+  const std::size_t tail = n - i;
+#pragma GCC unroll 16  // BT-DEV-015: keeps the partial sums in registers
+  for (std::size_t k = 0U; k < kP; ++k) {
+    if (k < tail) {
+      p[k] += a[i + k] * b[i + k];
+    }
+  }
+#endif
+  return detail::combine(p);
+}
+/// @}
+
+/// Sum of x[i]^2 for i < n: dot(x, x, n).
+/// @{
+float sum_squares(const float* x, std::size_t n) noexcept;
+double sum_squares(const double* x, std::size_t n) noexcept;
+template <class T>
+T sum_squares(const T* x, std::size_t n) noexcept {
+  return dot<T>(x, x, n);
+}
+/// @}
+
+/// y[i] += alpha * x[i] for i < n.
+/// @{
+void axpy(float* y, float alpha, const float* x, std::size_t n) noexcept;
+void axpy(double* y, double alpha, const double* x, std::size_t n) noexcept;
+template <class T>
+void axpy(T* y, T alpha, const T* x, std::size_t n) noexcept {
+  for (std::size_t i = 0U; i < n; ++i) {
+    y[i] += alpha * x[i];
+  }
+}
+/// @}
+
+/// x[i] *= s for i < n.
+/// @{
+void scale(float* x, float s, std::size_t n) noexcept;
+void scale(double* x, double s, std::size_t n) noexcept;
+template <class T>
+void scale(T* x, T s, std::size_t n) noexcept {
+  for (std::size_t i = 0U; i < n; ++i) {
+    x[i] *= s;
+  }
+}
+/// @}
+
+/// SGD: w[i] -= lr * g[i] for i < n.
+/// @{
+void sgd_step(float* w, const float* g, float lr, std::size_t n) noexcept;
+void sgd_step(double* w, const double* g, double lr, std::size_t n) noexcept;
+template <class T>
+void sgd_step(T* w, const T* g, T lr, std::size_t n) noexcept {
+  for (std::size_t i = 0U; i < n; ++i) {
+    w[i] -= lr * g[i];
+  }
+}
+/// @}
+
+/// SGD with momentum (torch.optim.SGD, dampening 0): buf[i] = g[i] on the
+/// first step, else buf[i] * momentum + g[i]; then w[i] -= lr * buf[i].
+/// @{
+void momentum_step(float* w, float* buf, const float* g, float lr, float momentum, bool first,
+                   std::size_t n) noexcept;
+void momentum_step(double* w, double* buf, const double* g, double lr, double momentum, bool first,
+                   std::size_t n) noexcept;
+template <class T>
+void momentum_step(T* w, T* buf, const T* g, T lr, T momentum, bool first, std::size_t n) noexcept {
+  for (std::size_t i = 0U; i < n; ++i) {
+    buf[i] = first ? g[i] : ((buf[i] * momentum) + g[i]);
+    w[i] -= lr * buf[i];
+  }
+}
+/// @}
+
+/// One Adam/AdamW update of w, m and v from g (AdamStep has the formulas).
+/// The square root is ScalarOps<T>::sqrt (std::sqrt for float and double).
+/// @{
+void adam_step(float* w, float* m, float* v, const float* g, const AdamStep<float>& p, std::size_t n) noexcept;
+void adam_step(double* w, double* m, double* v, const double* g, const AdamStep<double>& p, std::size_t n) noexcept;
+template <class T>
+void adam_step(T* w, T* m, T* v, const T* g, const AdamStep<T>& p, std::size_t n) noexcept {
+  const T one_minus_b1 = T(1) - p.beta1;
+  const T one_minus_b2 = T(1) - p.beta2;
+  for (std::size_t i = 0U; i < n; ++i) {
+    if (p.decoupled) {
+      w[i] *= p.decay;
+    }
+    m[i] = (m[i] * p.beta1) + (g[i] * one_minus_b1);
+    v[i] = (v[i] * p.beta2) + ((g[i] * g[i]) * one_minus_b2);
+    const T denominator = (ScalarOps<T>::sqrt(v[i]) / p.correction2_sqrt) + p.eps;
+    w[i] += -p.step_size * (m[i] / denominator);
+  }
+}
+/// @}
 
 }  // namespace simd
 }  // namespace burtorch

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The vector kernels of burtorch/simd.hpp, written once for every
 // instruction set. Each kernel is a template over a traits struct V that
-// describes one vector type of one instruction set (lib/simd/x86.cpp: SSE2,
-// AVX2; lib/simd/arm.cpp: Neon, Helium); those files only define the traits
-// and instantiate the kernels. A traits struct provides:
+// describes one vector type of one instruction set: isa::Vector<I, T>, the
+// vector of T of implementation I (lib/simd/x86.hpp: SSE2, AVX2;
+// lib/simd/arm.hpp: Neon, Helium). A traits struct provides:
 //
 //   V::Scalar, V::Vec, V::kLanes   element type, vector type, lanes W
 //   V::broadcast(x)                every lane x
@@ -21,31 +21,38 @@
 //                                  first count < W lanes only
 //   V::kDivSqrt                    V::div and V::sqrt exist
 //
-// Why the results are the reference's (lib/simd/common.hpp) bit for bit
-// whenever V::kFused is false:
+// Why the results are the reference's (the templates of burtorch/simd.hpp)
+// bit for bit whenever V::kFused is false:
 // - Reductions keep the reference's P = partials<T>() partial sums as P / W
 //   accumulators: lane j of accumulator k is partial k * W + j, so term i
 //   lands in partial i mod P, in index order, exactly as in the reference.
 //   The last n mod P terms use the same lanes; the lanes past the end add
-//   +0 * +0, an exact +0 (common.hpp: partials are never -0). Halving over
-//   the accumulators (k += k + A/2, ..., 1) and then over the lanes is the
-//   reference's halving over p[0..P).
+//   +0 * +0, an exact +0 (simd::detail::combine: partials are never -0).
+//   Halving over the accumulators (k += k + A/2, ..., 1) and then over the
+//   lanes is the reference's halving over p[0..P).
 // - Element-wise kernels compute each element with the reference's
 //   operations in the reference's order; lanes do not interact. Their last
-//   n mod W elements run the reference's scalar loop itself, except in
-//   axpy with V::kMasked, which ends with one masked vector.
+//   n mod W elements run the reference loop itself (simd::scale<T> etc. on
+//   the rest of the range), except in axpy with V::kMasked, which ends with
+//   one masked vector.
 // With V::kFused (AVX2 with FMA) dot, sum_squares and axpy round once per
 // term (axpy's masked tail fuses its last terms too); the optimizer steps
 // never fuse.
 //
-// Only compiled in optimised builds (burtorch/simd.hpp): the helpers below
-// inline away; unoptimised builds select the reference.
+// isa::Inline<I> (at the end) gathers implementation I's kernels, the
+// reference's included; the public functions (lib/simd/selected.cpp) and
+// isa::Kernels (lib/simd/isa.cpp) are made of it.
+//
+// The vector algorithms are only instantiated in optimised builds
+// (burtorch/simd.hpp), where the helpers below inline away; unoptimised
+// builds select the reference.
 #ifndef BURTORCH_LIB_SIMD_KERNELS_HPP
 #define BURTORCH_LIB_SIMD_KERNELS_HPP
 
 #include <cstddef>
 
-#include "common.hpp"
+#include "burtorch/simd.hpp"
+#include "isa.hpp"
 
 namespace burtorch {
 namespace simd {
@@ -167,7 +174,7 @@ inline void axpy(Scalar<V>* y, Scalar<V> alpha, const Scalar<V>* x, std::size_t 
       V::store_first(&y[i], V::mul_add(k, V::load_first(&x[i], r), V::load_first(&y[i], r)), r);
     }
   } else {
-    detail::axpy(y, alpha, x, i, n);
+    simd::axpy<Scalar<V>>(&y[i], alpha, &x[i], n - i);
   }
 }
 
@@ -179,7 +186,7 @@ inline void scale(Scalar<V>* x, Scalar<V> s, std::size_t n) noexcept {
   for (; (i + V::kLanes) <= n; i += V::kLanes) {
     V::store(&x[i], V::mul(V::load(&x[i]), k));
   }
-  detail::scale(x, s, i, n);
+  simd::scale<Scalar<V>>(&x[i], s, n - i);
 }
 
 // w[i] -= lr * g[i]
@@ -190,7 +197,7 @@ inline void sgd_step(Scalar<V>* w, const Scalar<V>* g, Scalar<V> lr, std::size_t
   for (; (i + V::kLanes) <= n; i += V::kLanes) {
     V::store(&w[i], V::sub(V::load(&w[i]), V::mul(k, V::load(&g[i]))));
   }
-  detail::sgd_step(w, g, lr, i, n);
+  simd::sgd_step<Scalar<V>>(&w[i], &g[i], lr, n - i);
 }
 
 // buf = first ? g : buf * momentum + g; w -= lr * buf
@@ -206,11 +213,11 @@ inline void momentum_step(Scalar<V>* w, Scalar<V>* buf, const Scalar<V>* g, Scal
     V::store(&buf[i], b);
     V::store(&w[i], V::sub(V::load(&w[i]), V::mul(k, b)));
   }
-  detail::momentum_step(w, buf, g, lr, momentum, first, i, n);
+  simd::momentum_step<Scalar<V>>(&w[i], &buf[i], &g[i], lr, momentum, first, n - i);
 }
 
 // One Adam/AdamW step (burtorch/simd.hpp, AdamStep). Without a vector
-// divide and square root (ARMv7 Neon, Helium) it is the reference's loop.
+// divide and square root (ARMv7 Neon, Helium) it is the reference loop.
 template <class V>
 inline void adam_step(Scalar<V>* w, Scalar<V>* m, Scalar<V>* v, const Scalar<V>* g, const AdamStep<Scalar<V>>& p,
                       std::size_t n) noexcept {
@@ -239,10 +246,81 @@ inline void adam_step(Scalar<V>* w, Scalar<V>* m, Scalar<V>* v, const Scalar<V>*
       V::store(&w[i], V::add(wi, V::mul(step, V::div(mi, denominator))));
     }
   }
-  detail::adam_step(w, m, v, g, p, i, n);
+  simd::adam_step<T>(&w[i], &m[i], &v[i], &g[i], p, n - i);
 }
 
 }  // namespace kernels
+
+namespace isa {
+
+// The vector of T of implementation I (lib/simd/x86.hpp, lib/simd/arm.hpp):
+// the traits struct described at the top of this file.
+template <class I, class T>
+struct Vector;
+
+// Implementation I's kernels as inline functions (over the T of their
+// arguments): the algorithms above over Vector<I, T>. The public functions
+// (lib/simd/selected.cpp) compile them into themselves: those are the
+// kernels, not calls to them.
+template <class I>
+struct Inline {
+  template <class T>
+  static T dot(const T* a, const T* b, std::size_t n) noexcept {
+    return kernels::dot<Vector<I, T>>(a, b, n);
+  }
+  template <class T>
+  static void axpy(T* y, T alpha, const T* x, std::size_t n) noexcept {
+    kernels::axpy<Vector<I, T>>(y, alpha, x, n);
+  }
+  template <class T>
+  static void scale(T* x, T s, std::size_t n) noexcept {
+    kernels::scale<Vector<I, T>>(x, s, n);
+  }
+  template <class T>
+  static void sgd_step(T* w, const T* g, T lr, std::size_t n) noexcept {
+    kernels::sgd_step<Vector<I, T>>(w, g, lr, n);
+  }
+  template <class T>
+  static void momentum_step(T* w, T* buf, const T* g, T lr, T momentum, bool first, std::size_t n) noexcept {
+    kernels::momentum_step<Vector<I, T>>(w, buf, g, lr, momentum, first, n);
+  }
+  template <class T>
+  static void adam_step(T* w, T* m, T* v, const T* g, const AdamStep<T>& p, std::size_t n) noexcept {
+    kernels::adam_step<Vector<I, T>>(w, m, v, g, p, n);
+  }
+};
+
+// The reference: the loops of burtorch/simd.hpp (template arguments given,
+// so the templates, not the public float and double functions).
+template <>
+struct Inline<Reference> {
+  template <class T>
+  static T dot(const T* a, const T* b, std::size_t n) noexcept {
+    return simd::dot<T>(a, b, n);
+  }
+  template <class T>
+  static void axpy(T* y, T alpha, const T* x, std::size_t n) noexcept {
+    simd::axpy<T>(y, alpha, x, n);
+  }
+  template <class T>
+  static void scale(T* x, T s, std::size_t n) noexcept {
+    simd::scale<T>(x, s, n);
+  }
+  template <class T>
+  static void sgd_step(T* w, const T* g, T lr, std::size_t n) noexcept {
+    simd::sgd_step<T>(w, g, lr, n);
+  }
+  template <class T>
+  static void momentum_step(T* w, T* buf, const T* g, T lr, T momentum, bool first, std::size_t n) noexcept {
+    simd::momentum_step<T>(w, buf, g, lr, momentum, first, n);
+  }
+  template <class T>
+  static void adam_step(T* w, T* m, T* v, const T* g, const AdamStep<T>& p, std::size_t n) noexcept {
+    simd::adam_step<T>(w, m, v, g, p, n);
+  }
+};
+
+}  // namespace isa
 }  // namespace simd
 }  // namespace burtorch
 

@@ -7,6 +7,9 @@
 /// step over more parameters than it holds is refused. Formulas and the order
 /// of operations follow torch.optim (1.13, single-tensor path) so
 /// trajectories match.
+/// The element-wise updates are the kernels of burtorch/simd.hpp: the
+/// library's vector kernels for float and double, the reference loops for
+/// any other scalar type (bitwise the same: tests/test_simd.cpp).
 #ifndef BURTORCH_NN_OPTIM_HPP
 #define BURTORCH_NN_OPTIM_HPP
 
@@ -22,67 +25,6 @@
 
 namespace burtorch {
 namespace nn {
-
-namespace detail {
-/// The element-wise steps over a range: the vector kernels of
-/// burtorch/simd.hpp for float and double (bitwise equal to these loops:
-/// tests/test_simd.cpp), the loops themselves for other scalar types.
-template <class T>
-inline void scale_range(T* x, T s, std::size_t n) noexcept {
-  for (std::size_t i = 0U; i < n; ++i) {
-    x[i] *= s;
-  }
-}
-inline void scale_range(float* x, float s, std::size_t n) noexcept { simd::scale(x, s, n); }
-inline void scale_range(double* x, double s, std::size_t n) noexcept { simd::scale(x, s, n); }
-
-template <class T>
-inline void sgd_range(T* w, const T* g, T lr, std::size_t n) noexcept {
-  for (std::size_t i = 0U; i < n; ++i) {
-    w[i] -= lr * g[i];
-  }
-}
-inline void sgd_range(float* w, const float* g, float lr, std::size_t n) noexcept { simd::sgd_step(w, g, lr, n); }
-inline void sgd_range(double* w, const double* g, double lr, std::size_t n) noexcept { simd::sgd_step(w, g, lr, n); }
-
-/// torch: buf = g on the first step, then buf = momentum * buf + g.
-template <class T>
-inline void momentum_range(T* w, T* buf, const T* g, T lr, T momentum, bool first, std::size_t n) noexcept {
-  for (std::size_t i = 0U; i < n; ++i) {
-    buf[i] = first ? g[i] : ((buf[i] * momentum) + g[i]);
-    w[i] -= lr * buf[i];
-  }
-}
-inline void momentum_range(float* w, float* buf, const float* g, float lr, float momentum, bool first,
-                           std::size_t n) noexcept {
-  simd::momentum_step(w, buf, g, lr, momentum, first, n);
-}
-inline void momentum_range(double* w, double* buf, const double* g, double lr, double momentum, bool first,
-                           std::size_t n) noexcept {
-  simd::momentum_step(w, buf, g, lr, momentum, first, n);
-}
-
-template <class T>
-inline void adam_range(T* w, T* m, T* v, const T* g, const simd::AdamStep<T>& p, std::size_t n) noexcept {
-  for (std::size_t i = 0U; i < n; ++i) {
-    if (p.decoupled) {
-      w[i] *= p.decay;
-    }
-    m[i] = (m[i] * p.beta1) + (g[i] * (T(1) - p.beta1));
-    v[i] = (v[i] * p.beta2) + ((g[i] * g[i]) * (T(1) - p.beta2));
-    const T denominator = (std::sqrt(v[i]) / p.correction2_sqrt) + p.eps;
-    w[i] += -p.step_size * (m[i] / denominator);
-  }
-}
-inline void adam_range(float* w, float* m, float* v, const float* g, const simd::AdamStep<float>& p,
-                       std::size_t n) noexcept {
-  simd::adam_step(w, m, v, g, p, n);
-}
-inline void adam_range(double* w, double* m, double* v, const double* g, const simd::AdamStep<double>& p,
-                       std::size_t n) noexcept {
-  simd::adam_step(w, m, v, g, p, n);
-}
-}  // namespace detail
 
 /// The update rule of an Optimizer (torch.optim's formulas and order).
 enum class OptimizerKind : unsigned char {
@@ -112,7 +54,7 @@ struct OptimizerConfig {
 /// g *= scale over n gradients (e.g. 1/B after a serial batch of B samples).
 template <class T>
 inline void scale_gradients(T* grads, std::size_t n, T scale) noexcept {
-  detail::scale_range(grads, scale, n);
+  simd::scale(grads, scale, n);
 }
 
 /// Global L2 norm of the gradients of `params`; NaN if the view is not
@@ -220,10 +162,10 @@ class Optimizer {
     const T lr = config_.lr;
     switch (config_.kind) {
       case OptimizerKind::kSgd:
-        detail::sgd_range(w, g, lr, n);
+        simd::sgd_step(w, g, lr, n);
         break;
       case OptimizerKind::kMomentum:
-        detail::momentum_range(w, state_, g, lr, config_.momentum, steps_ == 1U, n);
+        simd::momentum_step(w, state_, g, lr, config_.momentum, steps_ == 1U, n);
         break;
       case OptimizerKind::kAdam:
       case OptimizerKind::kAdamW: {
@@ -239,7 +181,7 @@ class Optimizer {
         const T decay = T(1) - (lr * config_.weight_decay);
         const bool decoupled = config_.kind == OptimizerKind::kAdamW;
         const simd::AdamStep<T> p{step_size, b1, b2, correction2_sqrt, config_.eps, decay, decoupled};
-        detail::adam_range(w, m, v, g, p, n);
+        simd::adam_step(w, m, v, g, p, n);
         break;
       }
       default:

@@ -1,11 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
-// Arm kernels of burtorch/simd.hpp: Neon (AArch64: float and double;
-// ARMv7-A: float) and Helium/MVE (Cortex-M55: float). Only the vector
-// traits live here; the algorithms are lib/simd/kernels.hpp. Multiply and
-// add stay separate instructions (vmulq + vaddq), so results are bitwise
-// those of the reference; reductions hold the P partial sums in four 16-byte
-// accumulators. ARMv7 Neon and MVE have no vector divide or square root:
-// their Adam step is the reference's.
+// Library-internal: the Arm vector traits of lib/simd/kernels.hpp, Neon
+// (AArch64: float and double; ARMv7-A: float) and Helium/MVE (Cortex-M55:
+// float). Multiply and add stay separate instructions (vmulq + vaddq), so
+// results are bitwise those of the reference; reductions hold the P partial
+// sums in four 16-byte accumulators. ARMv7 Neon and MVE have no vector
+// divide or square root: their Adam step is the reference's. Included only
+// by the kernels' sources (lib/simd/*.cpp), compiled with the library's
+// flags.
+#ifndef BURTORCH_LIB_SIMD_ARM_HPP
+#define BURTORCH_LIB_SIMD_ARM_HPP
+
+#include <cstddef>
+
 #include "kernels.hpp"
 
 #if BURTORCH_SIMD_NEON
@@ -18,13 +24,12 @@
 
 namespace burtorch {
 namespace simd {
+namespace isa {
 
 #if BURTORCH_SIMD_NEON || BURTORCH_SIMD_MVE
-namespace {
-
 // Neon and MVE name their 4 x float vector float32x4_t and spell these
-// operations alike (vld1q_f32, vaddq_f32, ...); NeonFloat and MveFloat add
-// what differs: tails, divide and square root.
+// operations alike (vld1q_f32, vaddq_f32, ...); Vector<Neon, float> and
+// Vector<Mve, float> add what differs: tails, divide and square root.
 struct Float32x4 {
   using Scalar = float;
   using Vec = float32x4_t;
@@ -43,14 +48,11 @@ struct Float32x4 {
     return (vgetq_lane_f32(v, 0) + vgetq_lane_f32(v, 2)) + (vgetq_lane_f32(v, 1) + vgetq_lane_f32(v, 3));
   }
 };
-
-}  // namespace
-#endif
+#endif  // BURTORCH_SIMD_NEON || BURTORCH_SIMD_MVE
 
 #if BURTORCH_SIMD_NEON
-namespace {
-
-struct NeonFloat : Float32x4 {
+template <>
+struct Vector<Neon, float> : Float32x4 {
   static constexpr bool kMasked = false;
   // count is 1 to 3; the lanes are set from scalars, not copied through a
   // buffer in memory (a vector load right after scalar stores stalls).
@@ -74,7 +76,8 @@ struct NeonFloat : Float32x4 {
 };
 
 #if BURTORCH_SIMD_NEON_F64
-struct NeonDouble {
+template <>
+struct Vector<Neon, double> {
   using Scalar = double;
   using Vec = float64x2_t;
   static constexpr std::size_t kLanes = 2U;
@@ -98,55 +101,13 @@ struct NeonDouble {
   static double sum_lanes(Vec v) noexcept { return vgetq_lane_f64(v, 0) + vgetq_lane_f64(v, 1); }
 };
 #endif  // BURTORCH_SIMD_NEON_F64
-
-}  // namespace
-
-namespace neon {
-float dot(const float* a, const float* b, std::size_t n) noexcept { return kernels::dot<NeonFloat>(a, b, n); }
-float sum_squares(const float* x, std::size_t n) noexcept { return dot(x, x, n); }
-void axpy(float* y, float alpha, const float* x, std::size_t n) noexcept {
-  kernels::axpy<NeonFloat>(y, alpha, x, n);
-}
-void scale(float* x, float s, std::size_t n) noexcept { kernels::scale<NeonFloat>(x, s, n); }
-void sgd_step(float* w, const float* g, float lr, std::size_t n) noexcept {
-  kernels::sgd_step<NeonFloat>(w, g, lr, n);
-}
-void momentum_step(float* w, float* buf, const float* g, float lr, float momentum, bool first,
-                   std::size_t n) noexcept {
-  kernels::momentum_step<NeonFloat>(w, buf, g, lr, momentum, first, n);
-}
-void adam_step(float* w, float* m, float* v, const float* g, const AdamStep<float>& p, std::size_t n) noexcept {
-  kernels::adam_step<NeonFloat>(w, m, v, g, p, n);
-}
-
-#if BURTORCH_SIMD_NEON_F64
-double dot(const double* a, const double* b, std::size_t n) noexcept { return kernels::dot<NeonDouble>(a, b, n); }
-double sum_squares(const double* x, std::size_t n) noexcept { return dot(x, x, n); }
-void axpy(double* y, double alpha, const double* x, std::size_t n) noexcept {
-  kernels::axpy<NeonDouble>(y, alpha, x, n);
-}
-void scale(double* x, double s, std::size_t n) noexcept { kernels::scale<NeonDouble>(x, s, n); }
-void sgd_step(double* w, const double* g, double lr, std::size_t n) noexcept {
-  kernels::sgd_step<NeonDouble>(w, g, lr, n);
-}
-void momentum_step(double* w, double* buf, const double* g, double lr, double momentum, bool first,
-                   std::size_t n) noexcept {
-  kernels::momentum_step<NeonDouble>(w, buf, g, lr, momentum, first, n);
-}
-void adam_step(double* w, double* m, double* v, const double* g, const AdamStep<double>& p,
-               std::size_t n) noexcept {
-  kernels::adam_step<NeonDouble>(w, m, v, g, p, n);
-}
-#endif  // BURTORCH_SIMD_NEON_F64
-}  // namespace neon
 #endif  // BURTORCH_SIMD_NEON
 
 #if BURTORCH_SIMD_MVE
-namespace {
-
 // Helium predicates lanes (vctp32q: the first count lanes): tails load
 // with the other lanes zeroed and store only the first lanes.
-struct MveFloat : Float32x4 {
+template <>
+struct Vector<Mve, float> : Float32x4 {
   static constexpr bool kMasked = true;
   static constexpr bool kDivSqrt = false;
   static Vec load_first(const float* p, std::size_t count) noexcept {
@@ -156,24 +117,10 @@ struct MveFloat : Float32x4 {
     vstrwq_p_f32(p, v, vctp32q(static_cast<std::uint32_t>(count)));
   }
 };
-
-}  // namespace
-
-namespace mve {
-float dot(const float* a, const float* b, std::size_t n) noexcept { return kernels::dot<MveFloat>(a, b, n); }
-float sum_squares(const float* x, std::size_t n) noexcept { return dot(x, x, n); }
-void axpy(float* y, float alpha, const float* x, std::size_t n) noexcept { kernels::axpy<MveFloat>(y, alpha, x, n); }
-void scale(float* x, float s, std::size_t n) noexcept { kernels::scale<MveFloat>(x, s, n); }
-void sgd_step(float* w, const float* g, float lr, std::size_t n) noexcept { kernels::sgd_step<MveFloat>(w, g, lr, n); }
-void momentum_step(float* w, float* buf, const float* g, float lr, float momentum, bool first,
-                   std::size_t n) noexcept {
-  kernels::momentum_step<MveFloat>(w, buf, g, lr, momentum, first, n);
-}
-void adam_step(float* w, float* m, float* v, const float* g, const AdamStep<float>& p, std::size_t n) noexcept {
-  kernels::adam_step<MveFloat>(w, m, v, g, p, n);
-}
-}  // namespace mve
 #endif  // BURTORCH_SIMD_MVE
 
+}  // namespace isa
 }  // namespace simd
 }  // namespace burtorch
+
+#endif  // BURTORCH_LIB_SIMD_ARM_HPP

@@ -1,9 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
-// x86-64 kernels of burtorch/simd.hpp: SSE2 (every x86-64) and AVX2 (with
-// -mavx2; fused multiply-add with -mfma and BURTORCH_CONFIG_SIMD_FMA 1).
-// Only the vector traits live here; the algorithms are lib/simd/kernels.hpp.
-// Reductions hold their 16 (float) or 8 (double) partial sums in four SSE2
-// or two AVX2 accumulators.
+// Library-internal: the x86-64 vector traits of lib/simd/kernels.hpp, SSE2
+// (every x86-64) and AVX2 (with -mavx2; fused multiply-add with -mfma and
+// BURTORCH_CONFIG_SIMD_FMA 1). Reductions hold their 16 (float) or 8
+// (double) partial sums in four SSE2 or two AVX2 accumulators. Included
+// only by the kernels' sources (lib/simd/*.cpp), compiled with the
+// library's flags.
+#ifndef BURTORCH_LIB_SIMD_X86_HPP
+#define BURTORCH_LIB_SIMD_X86_HPP
+
+#include <cstddef>
+
 #include "kernels.hpp"
 
 #if BURTORCH_SIMD_SSE2
@@ -15,11 +21,11 @@
 
 namespace burtorch {
 namespace simd {
+namespace isa {
 
 #if BURTORCH_SIMD_SSE2
-namespace {
-
-struct Sse2Float {
+template <>
+struct Vector<Sse2, float> {
   using Scalar = float;
   using Vec = __m128;
   static constexpr std::size_t kLanes = 4U;
@@ -50,7 +56,8 @@ struct Sse2Float {
   }
 };
 
-struct Sse2Double {
+template <>
+struct Vector<Sse2, double> {
   using Scalar = double;
   using Vec = __m128d;
   static constexpr std::size_t kLanes = 2U;
@@ -72,55 +79,17 @@ struct Sse2Double {
   static double sum_lanes(Vec v) noexcept { return _mm_cvtsd_f64(_mm_add_sd(v, _mm_unpackhi_pd(v, v))); }
 };
 
-}  // namespace
-
-namespace sse2 {
-float dot(const float* a, const float* b, std::size_t n) noexcept { return kernels::dot<Sse2Float>(a, b, n); }
-double dot(const double* a, const double* b, std::size_t n) noexcept { return kernels::dot<Sse2Double>(a, b, n); }
-float sum_squares(const float* x, std::size_t n) noexcept { return dot(x, x, n); }
-double sum_squares(const double* x, std::size_t n) noexcept { return dot(x, x, n); }
-void axpy(float* y, float alpha, const float* x, std::size_t n) noexcept {
-  kernels::axpy<Sse2Float>(y, alpha, x, n);
-}
-void axpy(double* y, double alpha, const double* x, std::size_t n) noexcept {
-  kernels::axpy<Sse2Double>(y, alpha, x, n);
-}
-void scale(float* x, float s, std::size_t n) noexcept { kernels::scale<Sse2Float>(x, s, n); }
-void scale(double* x, double s, std::size_t n) noexcept { kernels::scale<Sse2Double>(x, s, n); }
-void sgd_step(float* w, const float* g, float lr, std::size_t n) noexcept {
-  kernels::sgd_step<Sse2Float>(w, g, lr, n);
-}
-void sgd_step(double* w, const double* g, double lr, std::size_t n) noexcept {
-  kernels::sgd_step<Sse2Double>(w, g, lr, n);
-}
-void momentum_step(float* w, float* buf, const float* g, float lr, float momentum, bool first,
-                   std::size_t n) noexcept {
-  kernels::momentum_step<Sse2Float>(w, buf, g, lr, momentum, first, n);
-}
-void momentum_step(double* w, double* buf, const double* g, double lr, double momentum, bool first,
-                   std::size_t n) noexcept {
-  kernels::momentum_step<Sse2Double>(w, buf, g, lr, momentum, first, n);
-}
-void adam_step(float* w, float* m, float* v, const float* g, const AdamStep<float>& p, std::size_t n) noexcept {
-  kernels::adam_step<Sse2Float>(w, m, v, g, p, n);
-}
-void adam_step(double* w, double* m, double* v, const double* g, const AdamStep<double>& p,
-               std::size_t n) noexcept {
-  kernels::adam_step<Sse2Double>(w, m, v, g, p, n);
-}
-}  // namespace sse2
 #endif  // BURTORCH_SIMD_SSE2
 
 #if BURTORCH_SIMD_AVX2
-namespace {
-
 // AVX2 has masked loads and stores: tails stay in vector registers, so with
 // FMA every term of dot and axpy is fused (the scalar reference is not).
-struct Avx2Float {
+template <>
+struct Vector<Avx2, float> {
   using Scalar = float;
   using Vec = __m256;
   static constexpr std::size_t kLanes = 8U;
-  static constexpr bool kFused = BURTORCH_SIMD_AVX2_FMA != 0;
+  static constexpr bool kFused = Avx2::kFused;
   static constexpr bool kMasked = true;
   static constexpr bool kDivSqrt = true;
 
@@ -147,15 +116,16 @@ struct Avx2Float {
   }
   // Lanes k + 4 (upper into lower half), then SSE2's k + 2, k + 1.
   static float sum_lanes(Vec v) noexcept {
-    return Sse2Float::sum_lanes(_mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1)));
+    return Vector<Sse2, float>::sum_lanes(_mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1)));
   }
 };
 
-struct Avx2Double {
+template <>
+struct Vector<Avx2, double> {
   using Scalar = double;
   using Vec = __m256d;
   static constexpr std::size_t kLanes = 4U;
-  static constexpr bool kFused = BURTORCH_SIMD_AVX2_FMA != 0;
+  static constexpr bool kFused = Avx2::kFused;
   static constexpr bool kMasked = true;
   static constexpr bool kDivSqrt = true;
 
@@ -182,48 +152,14 @@ struct Avx2Double {
   }
   // Lanes k + 2 (upper into lower half), then SSE2's k + 1.
   static double sum_lanes(Vec v) noexcept {
-    return Sse2Double::sum_lanes(_mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1)));
+    return Vector<Sse2, double>::sum_lanes(_mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1)));
   }
 };
 
-}  // namespace
-
-namespace avx2 {
-float dot(const float* a, const float* b, std::size_t n) noexcept { return kernels::dot<Avx2Float>(a, b, n); }
-double dot(const double* a, const double* b, std::size_t n) noexcept { return kernels::dot<Avx2Double>(a, b, n); }
-float sum_squares(const float* x, std::size_t n) noexcept { return dot(x, x, n); }
-double sum_squares(const double* x, std::size_t n) noexcept { return dot(x, x, n); }
-void axpy(float* y, float alpha, const float* x, std::size_t n) noexcept {
-  kernels::axpy<Avx2Float>(y, alpha, x, n);
-}
-void axpy(double* y, double alpha, const double* x, std::size_t n) noexcept {
-  kernels::axpy<Avx2Double>(y, alpha, x, n);
-}
-void scale(float* x, float s, std::size_t n) noexcept { kernels::scale<Avx2Float>(x, s, n); }
-void scale(double* x, double s, std::size_t n) noexcept { kernels::scale<Avx2Double>(x, s, n); }
-void sgd_step(float* w, const float* g, float lr, std::size_t n) noexcept {
-  kernels::sgd_step<Avx2Float>(w, g, lr, n);
-}
-void sgd_step(double* w, const double* g, double lr, std::size_t n) noexcept {
-  kernels::sgd_step<Avx2Double>(w, g, lr, n);
-}
-void momentum_step(float* w, float* buf, const float* g, float lr, float momentum, bool first,
-                   std::size_t n) noexcept {
-  kernels::momentum_step<Avx2Float>(w, buf, g, lr, momentum, first, n);
-}
-void momentum_step(double* w, double* buf, const double* g, double lr, double momentum, bool first,
-                   std::size_t n) noexcept {
-  kernels::momentum_step<Avx2Double>(w, buf, g, lr, momentum, first, n);
-}
-void adam_step(float* w, float* m, float* v, const float* g, const AdamStep<float>& p, std::size_t n) noexcept {
-  kernels::adam_step<Avx2Float>(w, m, v, g, p, n);
-}
-void adam_step(double* w, double* m, double* v, const double* g, const AdamStep<double>& p,
-               std::size_t n) noexcept {
-  kernels::adam_step<Avx2Double>(w, m, v, g, p, n);
-}
-}  // namespace avx2
 #endif  // BURTORCH_SIMD_AVX2
 
+}  // namespace isa
 }  // namespace simd
 }  // namespace burtorch
+
+#endif  // BURTORCH_LIB_SIMD_X86_HPP

@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: Apache-2.0
+// Library-internal: the implementations of the kernels of burtorch/simd.hpp
+// that this build contains, and which one the public float and double
+// functions are (burtorch/simd.hpp lists the rules).
+//
+// Kernels<I, T> are implementation I's kernels over float or double as
+// out-of-line functions (lib/simd/isa.cpp), so tests/test_simd.cpp can
+// compare every implementation with the reference. The library calls none
+// of them: the public float and double functions are the selected
+// implementation's kernels themselves (lib/simd/selected.cpp).
+#ifndef BURTORCH_LIB_SIMD_ISA_HPP
+#define BURTORCH_LIB_SIMD_ISA_HPP
+
+#include <cstddef>
+
+#include "burtorch/simd.hpp"
+
+namespace burtorch {
+namespace simd {
+namespace isa {
+
+// The implementations: kName as isa_float() reports it, kFused true if the
+// inner products and axpy fuse multiply-adds.
+struct Reference {
+  static constexpr const char* kName = "reference";
+  static constexpr bool kFused = false;
+};
+#if BURTORCH_SIMD_SSE2
+struct Sse2 {
+  static constexpr const char* kName = "sse2";
+  static constexpr bool kFused = false;
+};
+#endif
+#if BURTORCH_SIMD_AVX2
+struct Avx2 {
+  static constexpr const char* kName = BURTORCH_SIMD_AVX2_FMA ? "avx2+fma" : "avx2";
+  static constexpr bool kFused = BURTORCH_SIMD_AVX2_FMA != 0;
+};
+#endif
+#if BURTORCH_SIMD_NEON
+struct Neon {  // float; double on AArch64 only (BURTORCH_SIMD_NEON_F64)
+  static constexpr const char* kName = "neon";
+  static constexpr bool kFused = false;
+};
+#endif
+#if BURTORCH_SIMD_MVE
+struct Mve {  // float only
+  static constexpr const char* kName = "mve";
+  static constexpr bool kFused = false;
+};
+#endif
+
+// The implementation the public functions of each scalar type are.
+#if BURTORCH_SIMD_AVX2
+using ForFloat = Avx2;
+using ForDouble = Avx2;
+#elif BURTORCH_SIMD_SSE2
+using ForFloat = Sse2;
+using ForDouble = Sse2;
+#elif BURTORCH_SIMD_NEON_F64
+using ForFloat = Neon;
+using ForDouble = Neon;
+#elif BURTORCH_SIMD_NEON
+using ForFloat = Neon;
+using ForDouble = Reference;
+#elif BURTORCH_SIMD_MVE
+using ForFloat = Mve;
+using ForDouble = Reference;
+#else
+using ForFloat = Reference;
+using ForDouble = Reference;
+#endif
+
+// Implementation I's kernels over T (float or double; burtorch/simd.hpp
+// documents each), defined for every implementation and scalar type this
+// build contains.
+template <class I, class T>
+struct Kernels {
+  static T dot(const T* a, const T* b, std::size_t n) noexcept;
+  static T sum_squares(const T* x, std::size_t n) noexcept;
+  static void axpy(T* y, T alpha, const T* x, std::size_t n) noexcept;
+  static void scale(T* x, T s, std::size_t n) noexcept;
+  static void sgd_step(T* w, const T* g, T lr, std::size_t n) noexcept;
+  static void momentum_step(T* w, T* buf, const T* g, T lr, T momentum, bool first, std::size_t n) noexcept;
+  static void adam_step(T* w, T* m, T* v, const T* g, const AdamStep<T>& p, std::size_t n) noexcept;
+};
+
+}  // namespace isa
+}  // namespace simd
+}  // namespace burtorch
+
+#endif  // BURTORCH_LIB_SIMD_ISA_HPP
