@@ -137,11 +137,17 @@ using ThisConfig = BuiltWith<config_PARAM_NAMES<BURTORCH_CONFIG_PARAM_NAMES>, co
 /// Inlines a function whatever the compiler's size heuristics say: each op's
 /// step in the backward sweep and the recorders' dispatch over op rows, so
 /// the rows compile to one jump table with the step bodies in place, the
-/// code a hand-written switch gives (GCC/Clang; empty elsewhere).
+/// code a hand-written switch gives (GCC/Clang in optimised builds; empty
+/// elsewhere: at -O0 the forced copies would each keep their own stack slots
+/// in one frame).
 #if defined(__GNUC__) || defined(__clang__)
 #define BURTORCH_UNLIKELY(condition) (__builtin_expect(static_cast<long>(condition), 0L) != 0L)  // BT-DEV-014
 #define BURTORCH_COLD __attribute__((cold, noinline))
+#if defined(__OPTIMIZE__)
 #define BURTORCH_ALWAYS_INLINE __attribute__((always_inline))
+#else
+#define BURTORCH_ALWAYS_INLINE
+#endif
 #else
 #define BURTORCH_UNLIKELY(condition) (condition)  // BT-DEV-014
 #define BURTORCH_COLD
