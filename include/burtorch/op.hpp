@@ -56,7 +56,19 @@ enum class OpKind : std::uint8_t {
   kDescriptor,   ///< a = a descriptor in slots (inner products, layer rows)
 };
 
-/// The row of op K: specialised once per op below.
+/// The row of op K: specialised once per op below (the specialisations are
+/// the op set, read in the source; the reference documents their members
+/// once, here):
+/// - `kKind` (OpKind): how the node stores its operands;
+/// - `kName` (const char*): the op's name (Graphviz labels, op_name());
+/// - `forward`: the value, from the operands' values (and a constant c for
+///   ops that have one; reductions: `forward(v, at, n)` over operands
+///   `v[at[0]] ... v[at[n-1]]`);
+/// - `backward`: adds g times each partial derivative to the operands'
+///   gradients (elementwise: `backward(g, x, [y or c,] out, dx[, dy])`;
+///   reductions: `backward(v, grads, at, n, g, out)`; descriptor ops:
+///   `backward(arrays, i, a, b, g)`);
+/// - `kPair` (reductions only): the other variant, run (R) or list (L).
 template <Op K>
 struct OpDef;
 
@@ -76,6 +88,7 @@ struct Arrays {
 };
 }  // namespace detail
 
+/// @cond OP_ROWS
 // clang-format off
 // --- sources and elementwise ops ---------------------------------------------
 template <> struct OpDef<Op::kLeaf> {
@@ -450,6 +463,7 @@ template <> struct OpDef<Op::kScaleShift> {
   }
 };
 // clang-format on
+/// @endcond
 
 // --- what the rows give everyone else ------------------------------------
 /// A type that names op K (visit_op passes one to its function).

@@ -52,7 +52,7 @@ enum class Activation : unsigned char {
 /// Argument slots a constant of type T takes (x * c stores c).
 template <class T>
 constexpr std::size_t constant_slots() noexcept {
-  return (sizeof(T) + (sizeof(Index) - 1U)) / sizeof(Index);
+  return Tape<T>::kConstantSlots;
 }
 
 /// The handle of node `i` of `tape`.
