@@ -1376,7 +1376,8 @@ struct Driver {
       if ((g & 0x38U) == 0x10U) {
         count = 0U;
       }
-      if (!is_range_reduction(op) || (list == nullptr) || (count == 0U)) {
+      // Tape::reduce takes every run reduction, log-sum-exp included.
+      if (!(is_range_reduction(op) || (op == Op::kLogSumExpR)) || (list == nullptr) || (count == 0U)) {
         o.must(kInvArg);
       }
     }
@@ -1395,6 +1396,10 @@ struct Driver {
       if (p.r == r_op) {
         want.op = range ? p.r : p.l;
       }
+    }
+    if (op == Op::kLogSumExpR) {  // the log-sum-exp model (do_lse's)
+      want.kind = Kind::kLse;
+      want.op = range ? Op::kLogSumExpR : Op::kLogSumExpL;
     }
     if (s != kNone) {
       for (Index k = 0U; k < n; ++k) {
@@ -1592,7 +1597,7 @@ struct Driver {
       }
       capacity(&o, s, 1U, range ? 0U : n);
     }
-    call = direct ? "Tape::log_sum_exp" : "log_sum_exp";
+    call = direct ? "Tape::reduce(kLogSumExpR)" : "log_sum_exp";
     const Value<T> r = direct ? side[home].tape->reduce(Op::kLogSumExpR, list, n) : bt::log_sum_exp(vs, n);
     settle(s, o, r, 1U, range ? 0U : n, &want);
   }
