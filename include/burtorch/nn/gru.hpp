@@ -3,8 +3,9 @@
 /// A gated recurrent unit (torch.nn.GRU, one layer, one direction) and
 /// truncated back-propagation through time over windows of steps.
 ///
-/// One step, exactly as PyTorch computes it on the CPU (rows r, z, n of the
-/// weight matrices in that order):
+/// One step, with the element-wise operations of PyTorch's CPU
+/// implementation in its order (the inner products sum in the tape's order;
+/// rows r, z, n of the weight matrices in that order):
 ///
 ///   r  = sigmoid((W_hr h + b_hr) + (W_ir x + b_ir))
 ///   z  = sigmoid((W_hz h + b_hz) + (W_iz x + b_iz))
@@ -44,14 +45,14 @@ namespace nn {
 /// U(-1/sqrt(hidden), 1/sqrt(hidden)) (fan_in_uniform with the gain 1/sqrt(3)
 /// and the fan-in `hidden`, drawn in parameter order).
 struct GruOptions {
-  Index input = 0U;                                       ///< I: inputs per step
-  Index hidden = 0U;                                      ///< H: width of the hidden state
-  bool bias = true;                                       ///< false: no bias_ih, bias_hh
-  Init init = Init::fan_in_uniform(kGainLinearDefault);   ///< every weight and bias (fan-in `hidden`)
-  const char* weight_ih_name = nullptr;                   ///< name of every weight_ih entry (Tape::param)
-  const char* weight_hh_name = nullptr;                   ///< name of every weight_hh entry
-  const char* bias_ih_name = nullptr;                     ///< name of every bias_ih entry
-  const char* bias_hh_name = nullptr;                     ///< name of every bias_hh entry
+  Index input = 0U;                                      ///< I: inputs per step
+  Index hidden = 0U;                                     ///< H: width of the hidden state
+  bool bias = true;                                      ///< false: no bias_ih, bias_hh
+  Init init = Init::fan_in_uniform(kGainLinearDefault);  ///< every weight and bias (fan-in `hidden`)
+  const char* weight_ih_name = nullptr;                  ///< name of every weight_ih entry (Tape::param)
+  const char* weight_hh_name = nullptr;                  ///< name of every weight_hh entry
+  const char* bias_ih_name = nullptr;                    ///< name of every bias_ih entry
+  const char* bias_hh_name = nullptr;                    ///< name of every bias_hh entry
 };
 
 /// A one-layer GRU (see the file comment). Owns no memory: it remembers where
@@ -110,8 +111,8 @@ struct GRU {
   /// Appends weight_ih, weight_hh, then (if o.bias) bias_ih and bias_hh,
   /// all drawn from o.init with the fan-in o.hidden. False if the tape is
   /// full or failed, or a width is 0 or so large that the parameters cannot
-/// be addressed (kInvalidArgument, nothing created);
-  /// params() is then kNoView.
+  /// be addressed (kInvalidArgument, nothing created); params() is then
+  /// kNoView.
   bool create(Tape<T>& tape, const GruOptions& o, Rng& rng) noexcept {
     input = o.input;
     hidden = o.hidden;
@@ -148,11 +149,17 @@ struct GRU {
   }
 
   /// Records one step from input x (I nodes) and hidden state h (H nodes);
-  /// returns h' (H consecutive nodes). kNoView on error: a width other than
-  /// I or H, or a GRU not created, is kInvalidArgument with nothing recorded.
+  /// returns h' (H consecutive nodes). kNoView on error, with nothing
+  /// recorded (no node, no slot): a width other than I or H, or a GRU not
+  /// created, is kInvalidArgument; a view not (or no longer) recorded on the
+  /// tape kInvalidHandle.
   View step(Tape<T>& tape, View x, View h) const noexcept {
     if ((weight_ih == kNoIndex) || (x.count != input) || (h.count != hidden)) {
       static_cast<void>(tape.report(Status::kInvalidArgument));
+      return kNoView;
+    }
+    if (!is_recorded(tape, x) || !is_recorded(tape, h)) {
+      static_cast<void>(tape.report(Status::kInvalidHandle));
       return kNoView;
     }
     const Index n = hidden;
@@ -188,16 +195,19 @@ struct GRU {
   }
 
   /// Records `steps` steps from h0: hs[t] receives the hidden state after
-  /// xs[t]. False on error: no steps, null arrays or a width other than I
-  /// or H are kInvalidArgument with nothing recorded; a full tape is
+  /// xs[t]. False on error. Checked before anything is recorded: no steps,
+  /// null arrays or a width other than I or H (kInvalidArgument), a view
+  /// not recorded on the tape (kInvalidHandle). A full tape is
   /// kCapacityExceeded (the tape's status).
   bool forward(Tape<T>& tape, const View* xs, Index steps, View h0, View* hs) const noexcept {
     bool ok = (weight_ih != kNoIndex) && (xs != nullptr) && (hs != nullptr) && (steps != 0U) && (h0.count == hidden);
+    bool recorded = ok && is_recorded(tape, h0);
     for (Index t = 0U; ok && (t < steps); ++t) {
       ok = xs[t].count == input;
+      recorded = recorded && is_recorded(tape, xs[t]);
     }
-    if (!ok) {
-      static_cast<void>(tape.report(Status::kInvalidArgument));
+    if (!ok || !recorded) {
+      static_cast<void>(tape.report(ok ? Status::kInvalidHandle : Status::kInvalidArgument));
       return false;
     }
     View h = h0;
@@ -222,9 +232,10 @@ struct GRU {
 /// back at the mark (its size is what it was before the call) and `carry`
 /// holds the state to start the next window from. Step the optimizer next.
 /// Returns the loss; NaN on error, with `carry` unchanged and the tape
-/// rewound; the tape's status tells why (kInvalidArgument, recorded before
-/// anything else: `params` empty or not on the tape, `carry` null, `width`
-/// 0, or an h_last of another width).
+/// rewound; the tape's status tells why: kInvalidArgument for `params` empty
+/// or not on the tape, `carry` null or `width` 0 (found before anything is
+/// recorded or called) or an h_last of another width; kCapacityExceeded for
+/// a tape too small for the window; whatever the window's ops reported.
 template <class T, class WindowLoss>
 T tbptt_window(Tape<T>& tape, View params, T* carry, Index width, WindowLoss&& window_loss) noexcept {
   constexpr T kNaN = std::numeric_limits<T>::quiet_NaN();
