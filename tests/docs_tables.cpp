@@ -46,6 +46,26 @@ void write_row(const char* model, const nn::MemoryPlan& p64, const nn::MemoryPla
   bt::port::write(" B\n");
 }
 
+// docs/training.md's GRU example: GRU(4, 8) and a Linear(8, 1) head per step,
+// trained by tbptt_window on windows of 6 steps; per window the carried
+// state (8 leaves), 6 inputs of 4 leaves, the steps, 6 head outputs, the
+// mean squared error (7 nodes).
+template <class T>
+nn::MemoryPlan gru_window_plan() {
+  nn::GruOptions gru{};
+  gru.input = 4U;
+  gru.hidden = 8U;
+  nn::LinearOptions head{};
+  head.in = 8U;
+  head.out = 1U;
+  constexpr std::size_t kWindow = 6U;
+  return nn::make_plan<T>(nn::GRU<T>::parameters(gru) + nn::Linear<T>::parameters(head),
+                          nn::GRU<T>::window_nodes(gru, kWindow) + (kWindow * gru.input) +
+                              (kWindow * nn::Linear<T>::nodes(head)) + kWindow + 1U,
+                          nn::GRU<T>::window_slots(gru, kWindow) + (kWindow * nn::Linear<T>::view_slots(head)),
+                          nn::OptimizerKind::kSgd);
+}
+
 }  // namespace
 
 int main() {
@@ -58,5 +78,6 @@ int main() {
   }
   const nn::GptConfig g{65U, 8U, 24U, 6U, 6U, 1e-5};
   write_row("GPT-like (V=65)", nn::Gpt<double>::plan(g, kSgd), nn::Gpt<float>::plan(g, kSgd));
+  write_row("GRU(4, 8) + Linear(8, 1), window of 6 steps", gru_window_plan<double>(), gru_window_plan<float>());
   return 0;
 }
