@@ -344,12 +344,15 @@ class Tape {
   /// The same over the n consecutive nodes from `first` (reduce_range()).
   template <Op K>
   Value<T> record_reduce_range(Index first, Index n) noexcept;
-  /// Records that the tape holds an op linked on use K: the sweep then
-  /// reaches its backward through linked_backward_.
+  /// For an op linked on use K, sets `hook` (the tape's linked_backward_)
+  /// to the backward of those ops, so that the sweep reaches it; nothing
+  /// for a core op (whose code is then not instantiated here).
   template <Op K>
-  void link() noexcept {
+  static void link(detail::LinkedBackward<T>& hook) noexcept {
     if constexpr (linked_on_use(K)) {
-      linked_backward_ = &detail::linked_backward<T>;
+      hook = &detail::linked_backward<T>;  // BT-DEV-005: the only value besides nullptr
+    } else {
+      static_cast<void>(hook);
     }
   }
 
@@ -595,7 +598,7 @@ inline Value<T> Tape<T>::record_unary(Value<T> x) noexcept {
     reject(x.tape());
   } else {
     const Index a = x.index();
-    link<K>();
+    link<K>(linked_backward_);
     out = append(K, OpDef<K>::forward(values_[a]), a, kNoIndex);
   }
   return Value<T>(this, out);
@@ -610,7 +613,7 @@ inline Value<T> Tape<T>::record_unary(Value<T> x, T c) noexcept {
     reject(x.tape());
   } else {
     const Index a = x.index();
-    link<K>();
+    link<K>(linked_backward_);
     out = append(K, OpDef<K>::forward(values_[a], c), a, kNoIndex);
   }
   return Value<T>(this, out);
@@ -628,7 +631,7 @@ inline Value<T> Tape<T>::record_binary(Value<T> x, Value<T> y) noexcept {
   } else {
     const Index a = x.index();
     const Index b = y.index();
-    link<K>();
+    link<K>(linked_backward_);
     out = append(K, OpDef<K>::forward(values_[a], values_[b]), a, b);
   }
   return Value<T>(this, out);
@@ -647,7 +650,7 @@ inline Value<T> Tape<T>::record_constant(Value<T> x, T c) noexcept {
     const Index slot = slots_used_;
     slots_used_ = slot + kConstantSlots;
     std::memcpy(&args_[slot], &c, sizeof(T));  // BT-DEV-010
-    link<K>();
+    link<K>(linked_backward_);
     out = append(K, OpDef<K>::forward(values_[x.index()], c), x.index(), slot);
   }
   return Value<T>(this, out);
@@ -666,7 +669,7 @@ inline Value<T> Tape<T>::record_reduce(const Value<T>* xs, std::size_t n) noexce
   const Index count = static_cast<Index>(n);
   const T result = is_range ? OpDef<K>::forward(values_, detail::RangeOperand{where}, count)
                             : OpDef<K>::forward(values_, detail::ListOperand{&args_[where]}, count);
-  link<K>();
+  link<K>(linked_backward_);
   const Value<T> out = push(is_range ? K : OpDef<K>::kPair, result, where, count);
   if (!out.valid()) {
     slots_used_ = before;
@@ -684,7 +687,7 @@ inline Value<T> Tape<T>::record_reduce_range(Index first, Index n) noexcept {
   if (!recorded(first, n)) {
     return fail(Status::kInvalidHandle);
   }
-  link<K>();
+  link<K>(linked_backward_);
   return push(K, OpDef<K>::forward(values_, detail::RangeOperand{first}, n), first, n);
 }
 

@@ -23,14 +23,15 @@ void Tape<T>::backward_wide(Op op, Index i, Index a, Index b, T g) noexcept {
   if (linked_on_use(op)) {
     // Recorded by a function of ops.hpp, which gave the tape their code.
     if (linked_backward_ != nullptr) {
-      linked_backward_(s, op, i, a, b, g);
+      linked_backward_(s, op, i, a, b, g);  // BT-DEV-005: the library's own detail::linked_backward
     }
   } else {
     visit_core_op(op, [&](auto tag) noexcept {
       using D = typename decltype(tag)::Def;
-      if constexpr ((D::kKind == OpKind::kRangeReduce) || (D::kKind == OpKind::kListReduce) ||
-                    (D::kKind == OpKind::kDescriptor)) {
-        detail::step<D>(s, i, a, b, g);
+      if constexpr ((D::kKind == OpKind::kRangeReduce) || (D::kKind == OpKind::kListReduce)) {
+        detail::reduce_step<D>(s, i, a, b, g);
+      } else if constexpr (D::kKind == OpKind::kDescriptor) {
+        D::backward(s, i, a, b, g);
       } else {
         // leaves and the core elementwise ops: swept inline by backward()
       }
