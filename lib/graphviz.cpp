@@ -71,7 +71,7 @@ Status write_graphviz(const Tape<T>& tape, Value<T> root, ByteSink sink) noexcep
     out.index(i);
     out.text(" ");
     out.text(op_name(op));
-    if ((op == Op::kMulConst) || (op == Op::kDivConst)) {
+    if (op_kind(op) == OpKind::kConstant) {
       out.text(" ");
       out.number(static_cast<double>(tape.constant(i)));
     }

@@ -4,12 +4,19 @@
 // FP64 to 1e-7 (finite differences) and 1e-13 (closed forms); FP32 against
 // the FP64 closed forms to 2e-5.
 #include <burtorch/burtorch.hpp>
+#include <burtorch/lanes.hpp>
 
 #include <cmath>
+#include <cstring>
+#include <limits>
 
+#include "burtorch/detail/tape_impl.hpp"  // instantiates the tape for the lane type below
 #include "harness.hpp"
 
 namespace bt = burtorch;
+
+// The tape over four lanes (linked_ops_on_lanes).
+template class burtorch::Tape<burtorch::Lanes<double, 4>>;
 
 namespace {
 
@@ -60,6 +67,15 @@ template <class T> bt::Value<T> u_sqr(bt::Value<T> x) { return bt::sqr(x); }
 template <class T> bt::Value<T> u_pow3(bt::Value<T> x) { return bt::pow3(x); }
 template <class T> bt::Value<T> u_sqrt(bt::Value<T> x) { return bt::sqrt(x); }
 template <class T> bt::Value<T> u_inv_sqrt(bt::Value<T> x) { return bt::inv_sqrt(x); }
+template <class T> bt::Value<T> u_gelu_tanh(bt::Value<T> x) { return bt::gelu_tanh(x); }
+template <class T> bt::Value<T> u_silu(bt::Value<T> x) { return bt::silu(x); }
+template <class T> bt::Value<T> u_abs(bt::Value<T> x) { return bt::abs(x); }
+template <class T> bt::Value<T> u_leaky_relu(bt::Value<T> x) { return bt::leaky_relu(x); }
+template <class T> bt::Value<T> u_leaky_relu_02(bt::Value<T> x) { return bt::leaky_relu(x, T(0.2)); }
+template <class T> bt::Value<T> u_bce(bt::Value<T> x) { return bt::bce_with_logits(x, T(0.3)); }
+template <class T> bt::Value<T> u_bce_1(bt::Value<T> x) { return bt::bce_with_logits(x, T(1)); }
+template <class T> bt::Value<T> u_huber(bt::Value<T> x) { return bt::huber(x); }
+template <class T> bt::Value<T> u_huber_07(bt::Value<T> x) { return bt::huber(x, T(0.7)); }
 template <class T> bt::Value<T> u_compound(bt::Value<T> x) {
   bt::Value<T> y = x;
   y += T(2);
@@ -70,6 +86,21 @@ template <class T> bt::Value<T> u_compound(bt::Value<T> x) {
 }
 
 double sigmoid_ref(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+
+// Closed forms of the ops beyond the paper's set, written from their
+// definitions (not from the rows' arrangement).
+const double kSqrt2OverPi = std::sqrt(2.0 / std::acos(-1.0));
+double gelu_tanh_ref(double x) { return 0.5 * x * (1.0 + std::tanh(kSqrt2OverPi * (x + 0.044715 * x * x * x))); }
+double gelu_tanh_grad_ref(double x) {
+  const double t = std::tanh(kSqrt2OverPi * (x + 0.044715 * x * x * x));
+  return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * kSqrt2OverPi * (1.0 + 3.0 * 0.044715 * x * x);
+}
+// -[y log(sigmoid(x)) + (1 - y) log(1 - sigmoid(x))], with 1 - sigmoid(x) = sigmoid(-x).
+double bce_ref(double x, double y) { return y * std::log1p(std::exp(-x)) + (1.0 - y) * std::log1p(std::exp(x)); }
+double huber_ref(double d, double delta) {
+  return std::fabs(d) < delta ? 0.5 * d * d : delta * (std::fabs(d) - 0.5 * delta);
+}
+double huber_grad_ref(double d, double delta) { return d > delta ? delta : (d < -delta ? -delta : d); }
 
 #define UNARY(name, f, df, p0, p1, p2, p3) \
   { #name, &u_##name<double>, &u_##name<float>, f, df, { p0, p1, p2, p3 } }
@@ -106,6 +137,27 @@ const UnaryCase kUnary[] = {
           0.01, 0.5, 2.0, 90.0),
     UNARY(compound, [](double x) { return ((x + 2.0) * x - 1.0) / 4.0; }, [](double x) { return (2.0 * x + 2.0) / 4.0; },
           -2.0, -0.3, 0.7, 5.0),
+    // The ops linked on use. Kinks (leaky_relu and abs at 0, huber at
+    // |d| == delta) are tested exactly in linked_op_edges, not here: a
+    // central difference straddling a kink is no oracle.
+    UNARY(gelu_tanh, gelu_tanh_ref, gelu_tanh_grad_ref, -3.0, -0.75, 0.4, 2.5),
+    UNARY(silu, [](double x) { return x * sigmoid_ref(x); },
+          [](double x) { return sigmoid_ref(x) * (1.0 + x * (1.0 - sigmoid_ref(x))); }, -4.0, -0.3, 0.7, 6.0),
+    UNARY(abs, [](double x) { return std::fabs(x); }, [](double x) { return x > 0.0 ? 1.0 : -1.0; }, -2.0, -0.3,
+          0.7, 5.0),
+    UNARY(leaky_relu, [](double x) { return x > 0.0 ? x : 0.01 * x; }, [](double x) { return x > 0.0 ? 1.0 : 0.01; },
+          -2.0, -0.3, 0.7, 5.0),
+    UNARY(leaky_relu_02, [](double x) { return x > 0.0 ? x : 0.2 * x; }, [](double x) { return x > 0.0 ? 1.0 : 0.2; },
+          -2.0, -0.3, 0.7, 5.0),
+    UNARY(bce, [](double x) { return bce_ref(x, 0.3); }, [](double x) { return sigmoid_ref(x) - 0.3; }, -4.0, -0.3,
+          0.7, 6.0),
+    UNARY(bce_1, [](double x) { return bce_ref(x, 1.0); }, [](double x) { return sigmoid_ref(x) - 1.0; }, -4.0, -0.3,
+          0.7, 6.0),
+    // huber: both branches and both signs.
+    UNARY(huber, [](double x) { return huber_ref(x, 1.0); }, [](double x) { return huber_grad_ref(x, 1.0); }, -2.0,
+          -0.3, 0.7, 5.0),
+    UNARY(huber_07, [](double x) { return huber_ref(x, 0.7); }, [](double x) { return huber_grad_ref(x, 0.7); },
+          -2.0, -0.3, 0.5, 5.0),
 };
 
 // Value of build(x) alone, recorded after a mark and discarded.
@@ -579,7 +631,7 @@ void every_elementwise_op(bt_test::Context& t) {
     }
   }
   t.test_name = "every_elementwise_op";
-  BT_CHECK(t, elementwise == 25U);  // the paper's elementwise set; update with a new row and its case
+  BT_CHECK(t, elementwise == 31U);  // 25 of the paper's set, 6 linked on use; update with a new row and its case
 }
 
 void product_with_zeros(bt_test::Context& t) {
@@ -613,12 +665,370 @@ void repeated_operands(bt_test::Context& t) {
   BT_CHECK(t, g_tape64.slots_used() == 5U);
 }
 
+// --- the ops linked on use at their edges -------------------------------------
+// Expected values are PyTorch 1.13's (torch.nn.functional.leaky_relu,
+// gelu(approximate='tanh'), silu, abs, binary_cross_entropy_with_logits,
+// huber_loss, max_pool1d) at these points, checked bit for bit where the
+// bits are determined (signed zeros, NaN, infinities, exact values).
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// a and b are the same double: both NaN, or equal with the same sign.
+bool same(double a, double b) {
+  if (std::isnan(a) || std::isnan(b)) {
+    return std::isnan(a) && std::isnan(b);
+  }
+  return (a == b) && (std::signbit(a) == std::signbit(b));  // exact by design
+}
+
+// The same gradient: as same(), but -0 and +0 are equal. A leaf's gradient
+// accumulates from +0, so a contribution of -0 reads +0 (PyTorch assigns a
+// leaf's first contribution and keeps -0, e.g. silu's at x = -1000).
+bool same_grad(double a, double b) { return same(a, b) || ((a == 0.0) && (b == 0.0)); }  // exact by design
+
+// build(x) at x: the value and d/dx, with backward from the op's node.
+template <class T>
+void value_and_grad(bt::Tape<T>& tape, bt::Value<T> (*build)(bt::Value<T>), T x, double* value, double* grad) {
+  tape.reset();
+  const bt::Value<T> leaf = tape.leaf(x);
+  const bt::Value<T> y = build(leaf);
+  const bool ok = tape.backward(y) == bt::Status::kOk;
+  *value = ok ? static_cast<double>(y.value()) : -12345.0;
+  *grad = ok ? static_cast<double>(leaf.grad()) : -12345.0;
+}
+
+struct EdgeCase {
+  const char* name;
+  Unary<double> build64;
+  Unary<float> build32;
+  double x;
+  double value;  // PyTorch, float64
+  double grad;
+  bool fp32;     // the same value and gradient in float32 (else FP64 only)
+};
+
+template <class T> bt::Value<T> e_bce_0(bt::Value<T> x) { return bt::bce_with_logits(x, T(0)); }
+template <class T> bt::Value<T> e_bce_nan(bt::Value<T> x) { return bt::bce_with_logits(x, std::numeric_limits<T>::quiet_NaN()); }
+template <class T> bt::Value<T> e_huber_03(bt::Value<T> x) { return bt::huber(x, T(0.3)); }
+
+#define EDGE(name, fn, x, value, grad, fp32) \
+  { name, &fn<double>, &fn<float>, x, value, grad, fp32 }
+
+const EdgeCase kEdges[] = {
+    // leaky_relu: slope 0.01 at 0, at -0 (the value keeps the sign) and for NaN.
+    EDGE("leaky_relu(0)", u_leaky_relu, 0.0, 0.0, 0.01, false),
+    EDGE("leaky_relu(-0)", u_leaky_relu, -0.0, -0.0, 0.01, false),
+    EDGE("leaky_relu(nan)", u_leaky_relu, kNaN, kNaN, 0.01, false),
+    EDGE("leaky_relu(-1000)", u_leaky_relu, -1000.0, -10.0, 0.01, false),
+    EDGE("leaky_relu(-inf)", u_leaky_relu, -kInf, -kInf, 0.01, false),
+    EDGE("leaky_relu_0.2(0)", u_leaky_relu_02, 0.0, 0.0, 0.2, false),
+    // gelu_tanh: 0, saturation, overflow of x^2 (PyTorch's derivative is NaN there).
+    EDGE("gelu_tanh(0)", u_gelu_tanh, 0.0, 0.0, 0.5, true),
+    EDGE("gelu_tanh(-0)", u_gelu_tanh, -0.0, -0.0, 0.5, true),
+    EDGE("gelu_tanh(30)", u_gelu_tanh, 30.0, 30.0, 1.0, true),
+    EDGE("gelu_tanh(-30)", u_gelu_tanh, -30.0, -0.0, 0.0, true),
+    EDGE("gelu_tanh(1e200)", u_gelu_tanh, 1e200, 1e200, kNaN, false),
+    EDGE("gelu_tanh(-1e200)", u_gelu_tanh, -1e200, -0.0, kNaN, false),
+    EDGE("gelu_tanh(inf)", u_gelu_tanh, kInf, kInf, kNaN, true),
+    EDGE("gelu_tanh(-inf)", u_gelu_tanh, -kInf, kNaN, kNaN, true),
+    EDGE("gelu_tanh(nan)", u_gelu_tanh, kNaN, kNaN, kNaN, true),
+    // silu.
+    EDGE("silu(0)", u_silu, 0.0, 0.0, 0.5, true),
+    EDGE("silu(-1000)", u_silu, -1000.0, -0.0, -0.0, true),
+    EDGE("silu(1000)", u_silu, 1000.0, 1000.0, 1.0, true),
+    EDGE("silu(1e200)", u_silu, 1e200, 1e200, 1.0, false),
+    EDGE("silu(inf)", u_silu, kInf, kInf, kNaN, true),
+    EDGE("silu(-inf)", u_silu, -kInf, kNaN, kNaN, true),
+    EDGE("silu(nan)", u_silu, kNaN, kNaN, kNaN, true),
+    // abs: derivative 0 at +-0 and for NaN (sign(NaN) is 0 in PyTorch).
+    EDGE("abs(0)", u_abs, 0.0, 0.0, 0.0, true),
+    EDGE("abs(-0)", u_abs, -0.0, 0.0, 0.0, true),
+    EDGE("abs(nan)", u_abs, kNaN, kNaN, 0.0, true),
+    EDGE("abs(-inf)", u_abs, -kInf, kInf, -1.0, true),
+    // bce_with_logits(x, y).
+    EDGE("bce(0, 0)", e_bce_0, 0.0, 0.6931471805599453, 0.5, false),
+    EDGE("bce(-800, 0)", e_bce_0, -800.0, 0.0, 0.0, true),
+    EDGE("bce(800, 0)", e_bce_0, 800.0, 800.0, 1.0, true),
+    EDGE("bce(inf, 0)", e_bce_0, kInf, kInf, 1.0, true),
+    EDGE("bce(-inf, 0)", e_bce_0, -kInf, kNaN, 0.0, true),
+    EDGE("bce(inf, 1)", u_bce_1, kInf, kNaN, 0.0, true),
+    EDGE("bce(-inf, 1)", u_bce_1, -kInf, kNaN, -1.0, true),
+    EDGE("bce(nan, 0)", e_bce_0, kNaN, kNaN, kNaN, true),
+    EDGE("bce(1, nan)", e_bce_nan, 1.0, kNaN, kNaN, true),
+    // bce(40, 1): log(1 + exp(-40)) = 4.248354255291589e-18 (PyTorch 1.13
+    // rounds it to 0 with log instead of log1p); derivative sigmoid(40) - 1 = 0.
+    EDGE("bce(40, 1)", u_bce_1, 40.0, 4.248354255291589e-18, 0.0, false),
+    // huber(d, delta): |d| == delta takes the linear branch, derivative d.
+    EDGE("huber(0)", u_huber, 0.0, 0.0, 0.0, true),
+    EDGE("huber(1)", u_huber, 1.0, 0.5, 1.0, true),
+    EDGE("huber(-1)", u_huber, -1.0, 0.5, -1.0, true),
+    EDGE("huber(2)", u_huber, 2.0, 1.5, 1.0, true),
+    EDGE("huber(-2)", u_huber, -2.0, 1.5, -1.0, true),
+    EDGE("huber(inf)", u_huber, kInf, kInf, 1.0, true),
+    EDGE("huber(-inf)", u_huber, -kInf, kInf, -1.0, true),
+    EDGE("huber(nan)", u_huber, kNaN, kNaN, kNaN, true),
+    EDGE("huber_0.3(0.3)", e_huber_03, 0.3, 0.3 * (0.3 - 0.5 * 0.3), 0.3, false),
+    EDGE("huber_0.3(-0.3)", e_huber_03, -0.3, 0.3 * (0.3 - 0.5 * 0.3), -0.3, false),
+    EDGE("huber_0.3(0.7-0.4)", e_huber_03, 0.7 - 0.4, 0.5 * (0.7 - 0.4) * (0.7 - 0.4), 0.7 - 0.4, false),
+};
+
+void linked_op_edges(bt_test::Context& t) {
+  for (const EdgeCase& c : kEdges) {
+    t.test_name = c.name;
+    double v = 0.0;
+    double g = 0.0;
+    value_and_grad(g_tape64, c.build64, c.x, &v, &g);
+    BT_CHECK(t, same(v, c.value));
+    BT_CHECK(t, same_grad(g, c.grad));
+    if (c.fp32) {
+      value_and_grad(g_tape32, c.build32, static_cast<float>(c.x), &v, &g);
+      BT_CHECK(t, same(v, static_cast<double>(static_cast<float>(c.value))));
+      BT_CHECK(t, same_grad(g, static_cast<double>(static_cast<float>(c.grad))));
+    }
+  }
+  // FP32 slopes and deltas are the float constants (PyTorch converts them too).
+  t.test_name = "leaky_relu_fp32(0)";
+  double v = 0.0;
+  double g = 0.0;
+  value_and_grad(g_tape32, u_leaky_relu<float>, 0.0F, &v, &g);
+  BT_CHECK(t, v == 0.0 && g == static_cast<double>(0.01F));
+  t.test_name = "huber_0.3_fp32(0.3)";
+  value_and_grad(g_tape32, e_huber_03<float>, 0.3F, &v, &g);
+  BT_CHECK(t, v == static_cast<double>(0.3F * (0.3F - (0.5F * 0.3F))) && g == static_cast<double>(0.3F));
+  // The stored constant reads back; the ops are named for Graphviz.
+  t.test_name = "constants";
+  g_tape64.reset();
+  auto x = g_tape64.leaf(-1.5);
+  const auto leaky = bt::leaky_relu(x, 0.125);
+  const auto bce = bt::bce_with_logits(x, 0.75);
+  const auto hub = bt::huber(x, 2.5);
+  BT_CHECK(t, g_tape64.constant(leaky.index()) == 0.125);
+  BT_CHECK(t, g_tape64.constant(bce.index()) == 0.75);
+  BT_CHECK(t, g_tape64.constant(hub.index()) == 2.5);
+  BT_CHECK(t, std::isnan(g_tape64.constant(bt::abs(x).index())));
+  BT_CHECK(t, g_tape64.slots_used() == 3U * bt::Tape<double>::kConstantSlots);
+  BT_CHECK(t, std::strcmp(bt::op_name(bt::Op::kGeluTanh), "gelu_tanh") == 0);
+  BT_CHECK(t, std::strcmp(bt::op_name(bt::Op::kMaxL), "max") == 0);
+  BT_CHECK(t, bt::linked_on_use(bt::Op::kMaxR) && !bt::linked_on_use(bt::Op::kScaleShift));
+  BT_CHECK(t, bt::op_pair(bt::Op::kMaxR) == bt::Op::kMaxL && bt::op_pair(bt::Op::kMaxL) == bt::Op::kMaxR);
+}
+
+// --- reduce_max --------------------------------------------------------------------
+// max_pool1d over one window of these values (PyTorch 1.13, CPU): the
+// value and which operand gets the gradient.
+struct MaxCase {
+  std::size_t n;
+  double x[5];
+  double value;
+  std::size_t picked;
+};
+const MaxCase kMaxCases[] = {
+    {4U, {1.0, 3.0, 3.0, 2.0}, 3.0, 1U},              // ties: the first
+    {2U, {3.0, 3.0}, 3.0, 0U},
+    {3U, {5.0, 1.0, 5.0}, 5.0, 0U},
+    {3U, {kNaN, 1.0, 2.0}, kNaN, 0U},                 // NaN wins over numbers
+    {5U, {1.0, kNaN, 3.0, kNaN, 2.0}, kNaN, 3U},      // ... and the last NaN wins
+    {2U, {kNaN, kNaN}, kNaN, 1U},
+    {3U, {-kInf, 2.0, kNaN}, kNaN, 2U},
+    {3U, {-kInf, -kInf, -kInf}, -kInf, 0U},           // all -inf: the first
+    {3U, {2.0, kInf, kInf}, kInf, 1U},
+    {2U, {0.0, -0.0}, 0.0, 0U},                       // -0 == +0: a tie
+    {2U, {-0.0, 0.0}, -0.0, 0U},
+    {1U, {7.0}, 7.0, 0U},
+    {5U, {-4.0, -3.0, -7.0, -3.0, -9.0}, -3.0, 1U},
+};
+
+// reduce_max over leaves with these values, operands in the given order:
+// layout 0 a run (consecutive leaves, handles), 1 a list (the leaves made
+// in reverse order), 2 the run through reduce_max(tape, View).
+template <class T>
+void check_max(bt_test::Context& t, bt::Tape<T>& tape, const MaxCase& c, int layout) {
+  tape.reset();
+  bt::Value<T> xs[5];
+  if (layout == 1) {
+    for (std::size_t k = c.n; k-- > 0U;) {
+      xs[k] = tape.leaf(static_cast<T>(c.x[k]));
+    }
+  } else {
+    for (std::size_t k = 0U; k < c.n; ++k) {
+      xs[k] = tape.leaf(static_cast<T>(c.x[k]));
+    }
+  }
+  const bt::Value<T> m = (layout == 2) ? bt::reduce_max(tape, bt::View{xs[0].index(), static_cast<bt::Index>(c.n)})
+                                       : bt::reduce_max(xs, c.n);
+  const bt::Op want = ((layout == 1) && (c.n > 1U)) ? bt::Op::kMaxL : bt::Op::kMaxR;
+  BT_CHECK(t, tape.op(m.index()) == want);
+  BT_CHECK(t, tape.slots_used() == ((want == bt::Op::kMaxL) ? c.n : 0U));
+  BT_CHECK(t, tape.backward(m * T(2.5)) == bt::Status::kOk);
+  BT_CHECK(t, same(static_cast<double>(m.value()), static_cast<double>(static_cast<T>(c.value))));
+  for (std::size_t k = 0U; k < c.n; ++k) {
+    BT_CHECK(t, same(static_cast<double>(xs[k].grad()), (k == c.picked) ? 2.5 : 0.0));
+  }
+}
+
+void reduce_max_cases(bt_test::Context& t) {
+  t.test_name = "reduce_max";
+  for (const MaxCase& c : kMaxCases) {
+    for (int layout = 0; layout < 3; ++layout) {
+      check_max(t, g_tape64, c, layout);
+      check_max(t, g_tape32, c, layout);
+    }
+  }
+  // A repeated operand is one operand per position: the first maximum
+  // (position 0) gets the gradient once.
+  t.test_name = "reduce_max_repeated";
+  g_tape64.reset();
+  auto a = g_tape64.leaf(3.0);
+  auto b = g_tape64.leaf(1.0);
+  const bt::Value<double> rep[4] = {b, a, b, a};
+  auto m = bt::reduce_max(rep, 4U);
+  BT_CHECK(t, g_tape64.backward(m) == bt::Status::kOk);
+  BT_CHECK(t, m.value() == 3.0 && a.grad() == 1.0 && b.grad() == 0.0);
+  // Forward and backward agree with max_pool1d over a sliding window of a
+  // view (stride 1, width 3, read in place): each window's gradient goes to
+  // its first maximum, and overlapping windows add up.
+  t.test_name = "reduce_max_windows";
+  g_tape64.reset();
+  const double v[6] = {1.0, 4.0, 4.0, 0.5, 4.0, 2.0};
+  bt::Value<double> xs[6];
+  for (std::size_t k = 0U; k < 6U; ++k) {
+    xs[k] = g_tape64.leaf(v[k]);
+  }
+  bt::Value<double> outs[4];
+  for (bt::Index w = 0U; w < 4U; ++w) {
+    outs[w] = bt::reduce_max(g_tape64, bt::View{xs[0].index() + w, 3U});
+  }
+  BT_CHECK(t, g_tape64.backward(bt::reduce_sum(outs, 4U)) == bt::Status::kOk);
+  // windows [1 4 4] [4 4 .5] [4 .5 4] [.5 4 2]: picks 1, 1, 2, 4
+  const double want[6] = {0.0, 2.0, 1.0, 0.0, 1.0, 0.0};
+  for (std::size_t k = 0U; k < 6U; ++k) {
+    BT_CHECK(t, xs[k].grad() == want[k]);
+  }
+}
+
+// Misuse records nothing and reports as the other reductions do.
+void reduce_max_misuse(bt_test::Context& t) {
+  t.test_name = "reduce_max_misuse";
+  g_tape64.reset();
+  auto a = g_tape64.leaf(1.0);
+  auto b = g_tape64.leaf(2.0);
+  const bt::Value<double> ok[2] = {a, b};
+  const std::size_t size = g_tape64.size();
+  // No operand with a tape: nothing to report to, an empty handle.
+  BT_CHECK(t, bt::reduce_max(static_cast<const bt::Value<double>*>(nullptr), 2U).tape() == nullptr);
+  BT_CHECK(t, bt::reduce_max(ok, 0U).tape() == nullptr);
+  BT_CHECK(t, g_tape64.status() == bt::Status::kOk && g_tape64.size() == size);
+  // An empty handle among the operands.
+  const bt::Value<double> holey[3] = {b, bt::Value<double>(), a};
+  BT_CHECK(t, !bt::reduce_max(holey, 3U).valid());
+  BT_CHECK(t, g_tape64.status() == bt::Status::kEmptyHandle);
+  BT_CHECK(t, g_tape64.size() == size && g_tape64.slots_used() == 0U);
+  // A run of no nodes; a run past the end.
+  g_tape64.clear_status();
+  BT_CHECK(t, !bt::reduce_max(g_tape64, bt::View{a.index(), 0U}).valid());
+  BT_CHECK(t, g_tape64.status() == bt::Status::kInvalidArgument);
+  g_tape64.clear_status();
+  BT_CHECK(t, !bt::reduce_max(g_tape64, bt::View{b.index(), 2U}).valid());
+  BT_CHECK(t, g_tape64.status() == bt::Status::kInvalidHandle);
+  BT_CHECK(t, g_tape64.size() == size && g_tape64.slots_used() == 0U);
+  // The tape's own reduce and reduce_range take the core set only.
+  g_tape64.clear_status();
+  BT_CHECK(t, !g_tape64.reduce(bt::Op::kMaxR, ok, 2U).valid());
+  BT_CHECK(t, g_tape64.status() == bt::Status::kInvalidArgument);
+  g_tape64.clear_status();
+  BT_CHECK(t, !g_tape64.reduce_range(bt::Op::kMaxR, a.index(), 2U).valid());
+  BT_CHECK(t, g_tape64.status() == bt::Status::kInvalidArgument);
+  BT_CHECK(t, g_tape64.size() == size && g_tape64.slots_used() == 0U);
+  // Operands of two tapes.
+  g_tape64.clear_status();
+  g_tape32.reset();
+  bt::FixedTape<double, 8> other;
+  const bt::Value<double> mixed[2] = {a, other.leaf(5.0)};
+  BT_CHECK(t, !bt::reduce_max(mixed, 2U).valid());
+  BT_CHECK(t, g_tape64.status() == bt::Status::kForeignValue);
+  BT_CHECK(t, g_tape64.size() == size && g_tape64.slots_used() == 0U);
+  // A full tape: kCapacityExceeded, and a list's slots are given back.
+  bt::FixedTape<double, 3, 8> small;
+  const bt::Value<double> p = small.leaf(1.0);
+  const bt::Value<double> q = small.leaf(2.0);
+  const bt::Value<double> r = small.leaf(3.0);
+  const bt::Value<double> list[3] = {r, p, q};
+  BT_CHECK(t, !bt::reduce_max(list, 3U).valid());
+  BT_CHECK(t, small.status() == bt::Status::kCapacityExceeded);
+  BT_CHECK(t, small.size() == 3U && small.slots_used() == 0U);
+}
+
+// --- the ops linked on use on a tape of lanes ----------------------------------
+// Lane i of every node holds exactly what a scalar tape holds for sample i.
+using Lanes4 = bt::Lanes<double, 4>;
+bt::FixedTape<Lanes4, 16, 16> g_lanes;
+
+template <class T>
+using Linked = bt::Value<T> (*)(bt::Value<T>);
+template <class T> bt::Value<T> l_leaky(bt::Value<T> x) { return bt::leaky_relu(x, T(0.125)); }
+template <class T> bt::Value<T> l_bce(bt::Value<T> x) { return bt::bce_with_logits(x, T(0.25)); }
+template <class T> bt::Value<T> l_huber(bt::Value<T> x) { return bt::huber(x, T(0.5)); }
+
+void linked_ops_on_lanes(bt_test::Context& t) {
+  t.test_name = "linked_ops_on_lanes";
+  const Linked<Lanes4> lane_ops[] = {u_gelu_tanh<Lanes4>, u_silu<Lanes4>, u_abs<Lanes4>, l_leaky<Lanes4>,
+                                     l_bce<Lanes4>, l_huber<Lanes4>};
+  const Linked<double> scalar_ops[] = {u_gelu_tanh<double>, u_silu<double>, u_abs<double>, l_leaky<double>,
+                                       l_bce<double>, l_huber<double>};
+  const double inputs[3][4] = {{0.0, -0.5, 0.5, kNaN}, {-0.0, 2.0, -3.0, 0.25}, {kInf, -kInf, 1e-3, -40.0}};
+  for (std::size_t op = 0U; op < 6U; ++op) {
+    for (const auto& in : inputs) {
+      g_lanes.reset();
+      const bt::Value<Lanes4> x = g_lanes.leaf(Lanes4::of(in));
+      const bt::Value<Lanes4> y = lane_ops[op](x);
+      BT_CHECK(t, g_lanes.backward(y) == bt::Status::kOk);
+      for (std::size_t i = 0U; i < 4U; ++i) {
+        double v = 0.0;
+        double g = 0.0;
+        value_and_grad(g_tape64, scalar_ops[op], in[i], &v, &g);
+        BT_CHECK(t, same(y.value().lane[i], v));
+        BT_CHECK(t, same(x.grad().lane[i], g));
+      }
+    }
+  }
+  // reduce_max: each lane picks its own operand (ties, NaN, -0).
+  t.test_name = "reduce_max_on_lanes";
+  const double ops[4][4] = {{1.0, kNaN, -0.0, 5.0}, {3.0, 1.0, 0.0, 5.0}, {3.0, kNaN, -1.0, 2.0}, {2.0, 0.0, 0.0, 9.0}};
+  for (int layout = 0; layout < 2; ++layout) {
+    g_lanes.reset();
+    bt::Value<Lanes4> xs[4];
+    for (std::size_t k = 0U; k < 4U; ++k) {
+      xs[k] = g_lanes.leaf(Lanes4::of(ops[k]));
+    }
+    const bt::Value<Lanes4> list[4] = {xs[0], xs[2], xs[1], xs[3]};
+    const bt::Value<Lanes4>* operands = (layout == 0) ? xs : list;
+    const bt::Value<Lanes4> m = bt::reduce_max(operands, 4U);
+    BT_CHECK(t, g_lanes.backward(m) == bt::Status::kOk);
+    for (std::size_t i = 0U; i < 4U; ++i) {
+      g_tape64.reset();
+      bt::Value<double> s[4];
+      for (std::size_t k = 0U; k < 4U; ++k) {
+        s[k] = g_tape64.leaf(ops[k][i]);
+      }
+      const bt::Value<double> slist[4] = {s[0], s[2], s[1], s[3]};
+      const bt::Value<double> sm = bt::reduce_max((layout == 0) ? s : slist, 4U);
+      BT_CHECK(t, g_tape64.backward(sm) == bt::Status::kOk);
+      BT_CHECK(t, same(m.value().lane[i], sm.value()));
+      for (std::size_t k = 0U; k < 4U; ++k) {
+        BT_CHECK(t, same(xs[k].grad().lane[i], s[k].grad()));
+      }
+    }
+  }
+}
+
 const bt_test::TestCase kCases[] = {
     {"unary_fp64", unary_fp64},         {"unary_fp32", unary_fp32},
     {"edges", edges},                   {"binary_fp64", binary_fp64},
     {"binary_fp32", binary_fp32},       {"reductions_fp64", reductions_fp64},
     {"reductions_fp32", reductions_fp32}, {"product_with_zeros", product_with_zeros},
     {"repeated_operands", repeated_operands}, {"every_elementwise_op", every_elementwise_op},
+    {"linked_op_edges", linked_op_edges},     {"reduce_max_cases", reduce_max_cases},
+    {"reduce_max_misuse", reduce_max_misuse}, {"linked_ops_on_lanes", linked_ops_on_lanes},
 };
 
 }  // namespace

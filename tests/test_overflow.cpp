@@ -50,6 +50,14 @@ SCENARIO(s_sqr, bt::sqr(x[0]))
 SCENARIO(s_pow3, bt::pow3(x[0]))
 SCENARIO(s_sqrt, bt::sqrt(x[0]))
 SCENARIO(s_inv_sqrt, bt::inv_sqrt(x[0]))
+SCENARIO(s_gelu_tanh, bt::gelu_tanh(x[0]))
+SCENARIO(s_silu, bt::silu(x[0]))
+SCENARIO(s_abs, bt::abs(x[0]))
+SCENARIO(s_leaky_relu, bt::leaky_relu(x[0], 0.1))
+SCENARIO(s_bce, bt::bce_with_logits(x[0], 0.25))
+SCENARIO(s_huber, bt::huber(x[0], 0.75))
+SCENARIO(s_max_range, bt::reduce_max(x, 4U))
+SCENARIO(s_max_run, bt::reduce_max(tape, bt::View{x[0].index(), 4U}))
 SCENARIO(s_mean2, bt::mean(x[0], x[1]))
 SCENARIO(s_add_squares2, bt::add_squares(x[0], x[1]))
 SCENARIO(s_mean_squares2, bt::mean_squares(x[0], x[1]))
@@ -78,6 +86,12 @@ V s_var_list(bt::Tape<double>& tape) {
   static_cast<void>(leaves(tape, x));
   const V l[4] = {x[3], x[1], x[2], x[0]};
   return bt::variance(l, 4U);
+}
+V s_max_list(bt::Tape<double>& tape) {
+  V x[4];
+  static_cast<void>(leaves(tape, x));
+  const V l[4] = {x[3], x[1], x[2], x[0]};
+  return bt::reduce_max(l, 4U);
 }
 V s_dot_rl(bt::Tape<double>& tape) {
   V x[4];
@@ -108,7 +122,9 @@ const Case kScenarios[] = {
     {"mean_sq_range", s_mean_sq_range}, {"neg_mean_range", s_neg_mean_range}, {"var_range", s_var_range},
     {"var_biased_range", s_var_biased_range}, {"mean_and_msq", s_mean_and_msq}, {"dot_rr", s_dot_rr},
     {"dot_bias", s_dot_bias}, {"sum_list", s_sum_list}, {"var_list", s_var_list}, {"dot_rl", s_dot_rl},
-    {"dot_ll", s_dot_ll},
+    {"dot_ll", s_dot_ll}, {"gelu_tanh", s_gelu_tanh}, {"silu", s_silu}, {"abs", s_abs},
+    {"leaky_relu", s_leaky_relu}, {"bce_with_logits", s_bce}, {"huber", s_huber}, {"max_range", s_max_range},
+    {"max_run", s_max_run}, {"max_list", s_max_list},
 };
 
 constexpr std::size_t kBig = 64U;

@@ -5,8 +5,8 @@
 /// node, forward and backward, computes N samples of the same graph
 /// structure at once (lane i is sample i). Arithmetic is lane by lane in
 /// fixed-size loops the compiler turns into vector instructions; the selects
-/// of relu, the maximum of log-sum-exp and the product's backward act lane
-/// by lane (ScalarOps below), so lane i gives exactly the bits a scalar tape
+/// of relu and the other piecewise ops, the maximum of log-sum-exp and of
+/// reduce_max, and the product's backward act lane by lane (ScalarOps below), so lane i gives exactly the bits a scalar tape
 /// gives for sample i.
 ///
 ///   using L4 = burtorch::Lanes<double, 4>;
@@ -147,6 +147,36 @@ struct Lanes {
       }
       return a;
     }
+    static Lanes abs(Lanes x) noexcept {
+      for (std::size_t i = 0U; i < N; ++i) {
+        x.lane[i] = std::fabs(x.lane[i]);
+      }
+      return x;
+    }
+    static Lanes log1p(Lanes x) noexcept {
+      for (std::size_t i = 0U; i < N; ++i) {
+        x.lane[i] = std::log1p(x.lane[i]);
+      }
+      return x;
+    }
+    static Lanes select_greater(const Lanes& a, const Lanes& b, Lanes x, const Lanes& y) noexcept {
+      for (std::size_t i = 0U; i < N; ++i) {
+        x.lane[i] = (a.lane[i] > b.lane[i]) ? x.lane[i] : y.lane[i];
+      }
+      return x;
+    }
+    static Lanes select_equal(const Lanes& a, const Lanes& b, Lanes x, const Lanes& y) noexcept {
+      for (std::size_t i = 0U; i < N; ++i) {
+        x.lane[i] = (a.lane[i] == b.lane[i]) ? x.lane[i] : y.lane[i];  // BT-DEV-004: exact test
+      }
+      return x;
+    }
+    static Lanes select_nan(const Lanes& a, Lanes x, const Lanes& y) noexcept {
+      for (std::size_t i = 0U; i < N; ++i) {
+        x.lane[i] = std::isnan(a.lane[i]) ? x.lane[i] : y.lane[i];
+      }
+      return x;
+    }
     static Lanes finite_or_zero(Lanes x) noexcept {
       for (std::size_t i = 0U; i < N; ++i) {
         x.lane[i] = std::isfinite(x.lane[i]) ? x.lane[i] : T(0);
@@ -211,6 +241,26 @@ template <class T, std::size_t N> struct ScalarOps<Lanes<T, N>> {
   template <class L>
   static L max(L a, const L& b) noexcept {
     return L::Ops::max(a, b);
+  }
+  template <class L>
+  static L abs(L x) noexcept {
+    return L::Ops::abs(x);
+  }
+  template <class L>
+  static L log1p(L x) noexcept {
+    return L::Ops::log1p(x);
+  }
+  template <class L>
+  static L select_greater(const L& a, const L& b, const L& x, const L& y) noexcept {
+    return L::Ops::select_greater(a, b, x, y);
+  }
+  template <class L>
+  static L select_equal(const L& a, const L& b, const L& x, const L& y) noexcept {
+    return L::Ops::select_equal(a, b, x, y);
+  }
+  template <class L>
+  static L select_nan(const L& a, const L& x, const L& y) noexcept {
+    return L::Ops::select_nan(a, x, y);
   }
   template <class L>
   static bool finite(const L& x) noexcept {

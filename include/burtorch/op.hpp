@@ -8,7 +8,9 @@
 /// to its operands' gradients, given the node's gradient g). The recorders
 /// and the backward sweep (include/burtorch/detail/) read the rows through
 /// visit_op(), which the compiler turns into one jump table; nothing else
-/// lists the ops. Adding an op: a name in `Op`, a row here, a function in
+/// lists the ops (but the sweep's switch, which names each core elementwise
+/// op to inline it). Adding an op: a name in `Op` (among the ops linked on
+/// use, unless it belongs in the core set), a row here, a function in
 /// ops.hpp, a test (docs/architecture.md, "Adding an op").
 ///
 /// Backward forms: operands x, y and the node's value `out` are values; dx,
@@ -18,6 +20,7 @@
 #ifndef BURTORCH_OP_HPP
 #define BURTORCH_OP_HPP
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <utility>
@@ -30,6 +33,9 @@ namespace burtorch {
 
 /// What a node computes (the rows below say how). The order is the order of
 /// the rows; values below kCount are op codes stored in one byte per node.
+/// The ops before kFirstLinkedOnUse are the core set (the BurTorch paper's
+/// ops), compiled into the library's backward sweep; the ops from
+/// kFirstLinkedOnUse on are linked on use (see there).
 enum class Op : std::uint8_t {
   kLeaf = 0,
   kAdd, kSub, kMul, kDiv, kMean2, kAddSquares2, kMeanSquares2, kNegMean2,
@@ -42,8 +48,23 @@ enum class Op : std::uint8_t {
   kDotRR, kDotRL, kDotLL, kDotRV,
   kLogSumExpR, kLogSumExpL,
   kMatRow, kScaleShift,
+  // linked on use:
+  kGeluTanh, kSilu, kAbs, kLeakyRelu, kBceWithLogits, kHuber, kMaxR, kMaxL,
   kCount
 };
+
+/// The first op linked on use. The library's compiled sweep (and
+/// Tape::reduce, Tape::reduce_range) know only the ops before it, so a
+/// firmware that records none of the later ops carries none of their code.
+/// An op from here on is recorded only by its function in ops.hpp, whose
+/// inline recorder also gives the tape the backward of these ops
+/// (detail::linked_backward): the code is linked where the op is used.
+constexpr Op kFirstLinkedOnUse = Op::kGeluTanh;
+
+/// True if op is linked on use (at or past kFirstLinkedOnUse).
+constexpr bool linked_on_use(Op op) noexcept {
+  return static_cast<std::uint32_t>(op) >= static_cast<std::uint32_t>(kFirstLinkedOnUse);
+}
 
 /// How a node stores its operands (a = first operand field, b = second).
 enum class OpKind : std::uint8_t {
@@ -462,6 +483,143 @@ template <> struct OpDef<Op::kScaleShift> {
     s.g[s.slots[a + 2U] + b] += g;
   }
 };
+
+// --- ops linked on use (from kFirstLinkedOnUse on) ----------------------------
+template <> struct OpDef<Op::kGeluTanh> {  // GELU, tanh approximation: 0.5 x (1 + tanh(b (x + k x^3)))
+  static constexpr OpKind kKind = OpKind::kUnary;
+  static constexpr const char* kName = "gelu_tanh";
+  // b = sqrt(2 / pi), k = 0.044715; forward and backward as PyTorch's
+  // gelu(approximate='tanh') computes them (the derivative from x, not out).
+  template <class T> static T beta() noexcept { return T(0.7978845608028654); }
+  template <class T> static T kappa() noexcept { return T(0.044715); }
+  template <class T> static T forward(T x) noexcept {
+    const T inner = beta<T>() * (x + (kappa<T>() * ((x * x) * x)));
+    return (T(0.5) * x) * (T(1) + ScalarOps<T>::tanh(inner));
+  }
+  template <class T> static void backward(T g, T x, T /*out*/, T& dx) noexcept {
+    const T x_sq = x * x;
+    const T t = ScalarOps<T>::tanh(beta<T>() * (x + (kappa<T>() * (x_sq * x))));
+    const T left = T(0.5) * x;
+    const T inner_derivative = beta<T>() * (T(1) + ((T(3) * kappa<T>()) * x_sq));
+    dx += g * ((T(0.5) * (T(1) + t)) + ((left * (T(1) - (t * t))) * inner_derivative));
+  }
+};
+template <> struct OpDef<Op::kSilu> {  // x * sigmoid(x), computed as x / (1 + exp(-x))
+  static constexpr OpKind kKind = OpKind::kUnary;
+  static constexpr const char* kName = "silu";
+  template <class T> static T forward(T x) noexcept { return x / (T(1) + ScalarOps<T>::exp(-x)); }
+  template <class T> static void backward(T g, T x, T /*out*/, T& dx) noexcept {
+    const T s = T(1) / (T(1) + ScalarOps<T>::exp(-x));
+    dx += (g * s) * (T(1) + (x * (T(1) - s)));
+  }
+};
+template <> struct OpDef<Op::kAbs> {  // |x|; derivative sign(x): 0 at x == 0 and for NaN, as PyTorch's
+  static constexpr OpKind kKind = OpKind::kUnary;
+  static constexpr const char* kName = "abs";
+  template <class T> static T forward(T x) noexcept { return ScalarOps<T>::abs(x); }
+  template <class T> static void backward(T g, T x, T /*out*/, T& dx) noexcept {
+    const T sign = ScalarOps<T>::select_greater(x, T(0), T(1), ScalarOps<T>::select_greater(T(0), x, T(-1), T(0)));
+    dx += g * sign;
+  }
+};
+template <> struct OpDef<Op::kLeakyRelu> {  // x if x > 0, else c x (c: the negative slope)
+  static constexpr OpKind kKind = OpKind::kConstant;
+  static constexpr const char* kName = "leaky_relu";
+  // NaN passes through (c NaN = NaN); the derivative is c at x == 0 and for
+  // NaN, as PyTorch's leaky_relu.
+  template <class T> static T forward(T x, T c) noexcept { return ScalarOps<T>::select_greater(x, T(0), x, x * c); }
+  template <class T> static void backward(T g, T x, T c, T /*out*/, T& dx) noexcept {
+    dx += ScalarOps<T>::select_greater(x, T(0), g, g * c);
+  }
+};
+template <> struct OpDef<Op::kBceWithLogits> {  // binary cross-entropy of a logit x, target c
+  static constexpr OpKind kKind = OpKind::kConstant;
+  static constexpr const char* kName = "bce_with_logits";
+  // max(x, 0) - c x + log(1 + exp(-|x|)), arranged as PyTorch arranges it,
+  // (1 - c) x + max(-x, 0) + ..., so that infinite logits give what
+  // PyTorch gives; log1p keeps the tail PyTorch's log(1 + ...) rounds away
+  // for |x| > 37. Derivative sigmoid(x) - c.
+  template <class T> static T forward(T x, T c) noexcept {
+    return (((T(1) - c) * x) + ScalarOps<T>::relu(-x)) + ScalarOps<T>::log1p(ScalarOps<T>::exp(-ScalarOps<T>::abs(x)));
+  }
+  template <class T> static void backward(T g, T x, T c, T /*out*/, T& dx) noexcept {
+    dx += g * ((T(1) / (T(1) + ScalarOps<T>::exp(-x))) - c);
+  }
+};
+template <> struct OpDef<Op::kHuber> {  // Huber function of a residual d, c = delta > 0
+  static constexpr OpKind kKind = OpKind::kConstant;
+  static constexpr const char* kName = "huber";
+  // 0.5 d^2 if |d| < c, else c (|d| - 0.5 c): at |d| == c the linear branch,
+  // as torch.nn.HuberLoss (equal values there). Derivative d for |d| <= c,
+  // +-c beyond (both give +-c at |d| == c); NaN gives NaN.
+  template <class T> static T forward(T d, T c) noexcept {
+    const T z = ScalarOps<T>::abs(d);
+    return ScalarOps<T>::select_greater(c, z, (T(0.5) * z) * z, c * (z - (T(0.5) * c)));
+  }
+  template <class T> static void backward(T g, T d, T c, T /*out*/, T& dx) noexcept {
+    dx += ScalarOps<T>::select_greater(d, c, g * c, ScalarOps<T>::select_greater(-c, d, -(g * c), d * g));
+  }
+};
+
+namespace detail {
+/// The maximum's backward on a lane type: in each lane, g goes to the
+/// operand the forward scan picked there, i.e. the first operand equal to
+/// the lane's maximum or, where the maximum is NaN, the last NaN; the
+/// other operands' lanes keep their bits.
+template <class T, class At>
+void max_backward_lanes(const T* v, T* gr, At at, Index n, T g, T out) noexcept {
+  using S = ScalarOps<T>;
+  T waiting = S::select_nan(out, T(0), T(1));  // 1 in the lanes still looking for their maximum
+  for (Index i = 0U; i < n; ++i) {
+    const T hit = S::select_equal(v[at[i]], out, waiting, T(0));
+    gr[at[i]] = S::select_greater(hit, T(0.5), gr[at[i]] + g, gr[at[i]]);
+    waiting = waiting - hit;
+  }
+  waiting = S::select_nan(out, T(1), T(0));  // the lanes whose maximum is NaN, from the last operand
+  for (Index i = n; i-- > 0U;) {
+    const T hit = S::select_nan(v[at[i]], waiting, T(0));
+    gr[at[i]] = S::select_greater(hit, T(0.5), gr[at[i]] + g, gr[at[i]]);
+    waiting = waiting - hit;
+  }
+}
+}  // namespace detail
+/// The maximum, as max pooling in PyTorch picks it (torch.nn.functional.
+/// max_pool1d/max_pool2d on the CPU): operands are scanned in order and
+/// one replaces the current maximum if it is greater or NaN. So among
+/// equal maxima the first wins (-0 and +0 are equal), a NaN wins over any
+/// number and the last NaN wins, and all -inf gives the first. The
+/// backward sends the whole gradient to that one operand.
+template <> struct OpDef<Op::kMaxR> {
+  static constexpr OpKind kKind = OpKind::kRangeReduce;
+  static constexpr Op kPair = Op::kMaxL;
+  static constexpr const char* kName = "max";
+  template <class T> static T step(T m, T x) noexcept {
+    return ScalarOps<T>::select_nan(x, x, ScalarOps<T>::select_greater(x, m, x, m));
+  }
+  template <class T, class At> static T forward(const T* v, At at, Index n) noexcept {
+    T m = v[at[0U]];
+    for (Index i = 1U; i < n; ++i) { m = step(m, v[at[i]]); }
+    return m;
+  }
+  template <class T, class At> static void backward(const T* v, T* gr, At at, Index n, T g, T out) noexcept {
+    if constexpr (ScalarOps<T>::kSingleLane) {
+      // The forward scan again, keeping the position of the maximum.
+      T m = v[at[0U]];
+      Index k = 0U;
+      for (Index i = 1U; i < n; ++i) {
+        const T x = v[at[i]];
+        if ((x > m) || std::isnan(x)) {
+          m = x;
+          k = i;
+        }
+      }
+      gr[at[k]] += g;
+    } else {
+      detail::max_backward_lanes(v, gr, at, n, g, out);
+    }
+  }
+};
+template <> struct OpDef<Op::kMaxL> : detail::ListVariant<Op::kMaxR> {};
 // clang-format on
 /// @endcond
 
@@ -474,11 +632,12 @@ struct OpTag {
 };
 
 namespace detail {
-template <class F, std::size_t... I>
-BURTORCH_ALWAYS_INLINE inline void visit_op(Op op, F&& f, std::index_sequence<I...> /*ops*/) noexcept {
+/// Calls f(OpTag<op>{}) if op is First + one of I...
+template <std::size_t First, class F, std::size_t... I>
+BURTORCH_ALWAYS_INLINE inline void visit_op_from(Op op, F&& f, std::index_sequence<I...> /*ops*/) noexcept {
   // One equality test per op: the compiler turns the chain into a jump table.
   const auto code = static_cast<std::uint32_t>(op);
-  const bool found = (((code == I) ? (f(OpTag<static_cast<Op>(I)>{}), true) : false) || ...);
+  const bool found = (((code == (First + I)) ? (f(OpTag<static_cast<Op>(First + I)>{}), true) : false) || ...);
   static_cast<void>(found);
 }
 template <std::size_t... I>
@@ -505,15 +664,23 @@ constexpr Op pair_of(Op op, std::index_sequence<I...> /*ops*/) noexcept {
   constexpr Op kPairs[] = {pair_of<static_cast<Op>(I)>()...};
   return (static_cast<std::size_t>(op) < sizeof...(I)) ? kPairs[static_cast<std::size_t>(op)] : op;
 }
-/// Every row is complete and a reduction's pair points back at it.
+/// Every row is complete, a reduction's pair points back at it, and the
+/// two variants of a reduction are both core or both linked on use.
 template <std::size_t... I>
 constexpr bool rows_consistent(std::index_sequence<I...> /*ops*/) noexcept {
-  return ((pair_of<pair_of<static_cast<Op>(I)>()>() == static_cast<Op>(I)) && ...);
+  return ((pair_of<pair_of<static_cast<Op>(I)>()>() == static_cast<Op>(I)) && ...) &&
+         ((linked_on_use(pair_of<static_cast<Op>(I)>()) == linked_on_use(static_cast<Op>(I))) && ...);
 }
 using AllOps = std::make_index_sequence<static_cast<std::size_t>(Op::kCount)>;
+/// The core set: the ops before kFirstLinkedOnUse.
+using CoreOps = std::make_index_sequence<static_cast<std::size_t>(kFirstLinkedOnUse)>;
+/// The ops linked on use, numbered from kFirstLinkedOnUse.
+using LinkedOps =
+    std::make_index_sequence<static_cast<std::size_t>(Op::kCount) - static_cast<std::size_t>(kFirstLinkedOnUse)>;
 static_assert(rows_consistent(AllOps{}), "a reduction's R and L rows must name each other");
 
-/// The ops of one kind, in code order (visit_op_of_kind dispatches over them).
+/// The core ops of one kind, in code order (visit_core_op_of_kind
+/// dispatches over them).
 struct OpList {
   Op ops[static_cast<std::size_t>(Op::kCount)];  ///< the ops
   std::size_t count;                             ///< how many
@@ -531,12 +698,12 @@ constexpr OpList ops_of_kind(std::index_sequence<I...> /*ops*/) noexcept {
   return list;
 }
 template <OpKind Kind>
-constexpr OpList kOpsOfKind = ops_of_kind<Kind>(AllOps{});
+constexpr OpList kCoreOpsOfKind = ops_of_kind<Kind>(CoreOps{});
 template <OpKind Kind, class F, std::size_t... J>
-BURTORCH_ALWAYS_INLINE inline void visit_op_of_kind(Op op, F&& f, std::index_sequence<J...> /*ops*/) noexcept {
+BURTORCH_ALWAYS_INLINE inline void visit_core_op_of_kind(Op op, F&& f, std::index_sequence<J...> /*ops*/) noexcept {
   const auto code = static_cast<std::uint32_t>(op);
-  const bool found = (((code == static_cast<std::uint32_t>(kOpsOfKind<Kind>.ops[J]))
-                           ? (f(OpTag<kOpsOfKind<Kind>.ops[J]>{}), true)
+  const bool found = (((code == static_cast<std::uint32_t>(kCoreOpsOfKind<Kind>.ops[J]))
+                           ? (f(OpTag<kCoreOpsOfKind<Kind>.ops[J]>{}), true)
                            : false) ||
                       ...);
   static_cast<void>(found);
@@ -548,13 +715,25 @@ BURTORCH_ALWAYS_INLINE inline void visit_op_of_kind(Op op, F&& f, std::index_seq
 /// picks what it needs with `if constexpr` on the tag's Def::kKind.
 template <class F>
 BURTORCH_ALWAYS_INLINE inline void visit_op(Op op, F&& f) noexcept {
-  detail::visit_op(op, static_cast<F&&>(f), detail::AllOps{});
+  detail::visit_op_from<0U>(op, static_cast<F&&>(f), detail::AllOps{});
 }
-/// visit_op() over the ops of one kind only (nothing for any other op): a
-/// smaller jump table where only that kind can occur.
+/// visit_op() over the core set only (nothing for an op linked on use):
+/// what the library's compiled code dispatches over.
+template <class F>
+BURTORCH_ALWAYS_INLINE inline void visit_core_op(Op op, F&& f) noexcept {
+  detail::visit_op_from<0U>(op, static_cast<F&&>(f), detail::CoreOps{});
+}
+/// visit_op() over the ops linked on use only (nothing for a core op).
+template <class F>
+BURTORCH_ALWAYS_INLINE inline void visit_linked_op(Op op, F&& f) noexcept {
+  detail::visit_op_from<static_cast<std::size_t>(kFirstLinkedOnUse)>(op, static_cast<F&&>(f), detail::LinkedOps{});
+}
+/// visit_core_op() over the core ops of one kind only (nothing for any
+/// other op): a smaller jump table where only that kind can occur.
 template <OpKind Kind, class F>
-BURTORCH_ALWAYS_INLINE inline void visit_op_of_kind(Op op, F&& f) noexcept {
-  detail::visit_op_of_kind<Kind>(op, static_cast<F&&>(f), std::make_index_sequence<detail::kOpsOfKind<Kind>.count>{});
+BURTORCH_ALWAYS_INLINE inline void visit_core_op_of_kind(Op op, F&& f) noexcept {
+  detail::visit_core_op_of_kind<Kind>(op, static_cast<F&&>(f),
+                                      std::make_index_sequence<detail::kCoreOpsOfKind<Kind>.count>{});
 }
 /// How op stores its operands (kSource for a code past kCount).
 constexpr OpKind op_kind(Op op) noexcept { return detail::kind_of(op, detail::AllOps{}); }

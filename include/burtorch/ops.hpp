@@ -52,6 +52,15 @@ struct Record {
     Tape<T>* tape = x.tape();
     return (tape != nullptr) ? tape->template record_constant<K>(x, c) : x;
   }
+  /// The run reduction K linked on use over xs[0..n), on the tape of the
+  /// first operand that has one (first_tape below); an empty handle if none.
+  template <Op K>
+  static Value<T> reduce(const Value<T>* xs, std::size_t n) noexcept;
+  /// The run reduction K linked on use over a run of nodes of `tape`.
+  template <Op K>
+  static Value<T> reduce_range(Tape<T>& tape, View run) noexcept {
+    return tape.template record_reduce_range<K>(run.first, run.count);
+  }
 };
 
 /// The tape of the first operand that has one (nullptr if none): an empty
@@ -65,6 +74,12 @@ inline Tape<T>* first_tape(const Value<T>* xs, std::size_t n) noexcept {
     }
   }
   return tape;
+}
+template <class T>
+template <Op K>
+inline Value<T> Record<T>::reduce(const Value<T>* xs, std::size_t n) noexcept {
+  Tape<T>* tape = first_tape(xs, n);
+  return (tape != nullptr) ? tape->template record_reduce<K>(xs, n) : Value<T>();
 }
 }  // namespace detail
 
@@ -234,6 +249,52 @@ template <class T>
 inline Value<T> inv_sqrt(Value<T> x) noexcept {
   return detail::Record<T>::template unary<Op::kInvSqrt>(x);
 }
+/// Leaky ReLU, as torch.nn.functional.leaky_relu: x if x > 0, else
+/// negative_slope * x (NaN passed through). Its derivative is 1 for x > 0
+/// and negative_slope otherwise, also at x == 0 and for NaN (PyTorch's
+/// convention). One node; the slope is stored (Tape::kConstantSlots slots).
+template <class T>
+inline Value<T> leaky_relu(Value<T> x, detail::PlainT<T> negative_slope = detail::PlainT<T>(0.01)) noexcept {
+  return detail::Record<T>::template constant<Op::kLeakyRelu>(x, static_cast<T>(negative_slope));
+}
+/// GELU, tanh approximation: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))),
+/// torch.nn.functional.gelu(x, approximate='tanh'), value and derivative
+/// computed as PyTorch computes them (so, like PyTorch's, the derivative is
+/// NaN where x^2 overflows). One node.
+template <class T>
+inline Value<T> gelu_tanh(Value<T> x) noexcept {
+  return detail::Record<T>::template unary<Op::kGeluTanh>(x);
+}
+/// SiLU (swish), x * sigmoid(x), computed as PyTorch does: x / (1 + exp(-x)).
+/// One node.
+template <class T>
+inline Value<T> silu(Value<T> x) noexcept {
+  return detail::Record<T>::template unary<Op::kSilu>(x);
+}
+/// |x|. Its derivative is sign(x): 0 at x == 0 and for NaN, as PyTorch's.
+/// One node.
+template <class T>
+inline Value<T> abs(Value<T> x) noexcept {
+  return detail::Record<T>::template unary<Op::kAbs>(x);
+}
+/// Binary cross-entropy of a logit x with target y, one element of
+/// torch.nn.functional.binary_cross_entropy_with_logits (reduction='none'):
+/// max(x, 0) - x y + log(1 + exp(-|x|)), never overflowing; derivative
+/// sigmoid(x) - y. One node; y is stored (Tape::kConstantSlots slots).
+/// nn::binary_cross_entropy_with_logits averages it over a view.
+template <class T>
+inline Value<T> bce_with_logits(Value<T> x, detail::PlainT<T> target) noexcept {
+  return detail::Record<T>::template constant<Op::kBceWithLogits>(x, static_cast<T>(target));
+}
+/// The Huber function of a residual d (e.g. prediction - target), one
+/// element of torch.nn.HuberLoss(delta) (reduction='none'): 0.5 d^2 where
+/// |d| < delta, else delta (|d| - delta / 2). At |d| == delta the two
+/// agree; the derivative is d where |d| <= delta, else +-delta. delta must
+/// be > 0 (nn::huber checks it). One node; delta is stored.
+template <class T>
+inline Value<T> huber(Value<T> d, detail::PlainT<T> delta = detail::PlainT<T>(1)) noexcept {
+  return detail::Record<T>::template constant<Op::kHuber>(d, static_cast<T>(delta));
+}
 /// x * c (the paper's name for it).
 template <class T>
 inline Value<T> mul_by_const(Value<T> x, detail::PlainT<T> c) noexcept {
@@ -324,6 +385,23 @@ inline Value<T> variance(const Value<T>* xs, std::size_t n) noexcept {
 template <class T>
 inline Value<T> variance_biased(const Value<T>* xs, std::size_t n) noexcept {
   return detail::reduce(Op::kVarBiasedR, xs, n);
+}
+
+/// The maximum of xs[0..n) (one node), picked as PyTorch's max pooling
+/// picks it: the first of equal maxima, a NaN over any number (the last
+/// NaN if there are several). The gradient goes to that one operand.
+/// Stored as a run if the nodes are consecutive, else as a list (n slots).
+template <class T>
+inline Value<T> reduce_max(const Value<T>* xs, std::size_t n) noexcept {
+  return detail::Record<T>::template reduce<Op::kMaxR>(xs, n);
+}
+/// reduce_max() of the run of consecutive nodes `run` of `tape` (a pooling
+/// window of a view, read in place: no handles, no slots).
+/// kInvalidArgument if run.count == 0, kInvalidHandle if a node of the run
+/// is not recorded.
+template <class T>
+inline Value<T> reduce_max(Tape<T>& tape, View run) noexcept {
+  return detail::Record<T>::template reduce_range<Op::kMaxR>(tape, run);
 }
 
 /// The two results of reduce_mean_and_mean_squares.

@@ -3,7 +3,8 @@
 /// What the tape needs from its scalar type T beyond construction from a
 /// number (T(0), T(0.5), static_cast<T>(n)) and + - * / (also compound and
 /// unary minus): elementary functions, the two selects of relu, the maximum
-/// (log-sum-exp) and the finiteness test. float and double use `<cmath>`; a
+/// (log-sum-exp), the selects of the piecewise ops (leaky ReLU, |x|, Huber,
+/// the maximum of a reduction) and the finiteness test. float and double use `<cmath>`; a
 /// type whose values are several independent lanes (burtorch/lanes.hpp)
 /// specializes ScalarOps so that every select acts lane by lane.
 #ifndef BURTORCH_SCALAR_HPP
@@ -33,6 +34,16 @@ struct ScalarOps {
   static T relu_grad(T x, T g) noexcept { return ((x > T(0)) || std::isnan(x)) ? g : T(0); }
   /// b if b > a, else a.
   static T max(T a, T b) noexcept { return (b > a) ? b : a; }
+  /// |x| (|-0| is +0).
+  static T abs(T x) noexcept { return std::fabs(x); }
+  /// log(1 + x), accurate for small x.
+  static T log1p(T x) noexcept { return std::log1p(x); }
+  /// x if a > b, else y (false when a or b is NaN).
+  static T select_greater(T a, T b, T x, T y) noexcept { return (a > b) ? x : y; }
+  /// x if a == b, else y (false when a or b is NaN; -0 equals +0).
+  static T select_equal(T a, T b, T x, T y) noexcept { return (a == b) ? x : y; }  // BT-DEV-004: exact test
+  /// x if a is NaN, else y.
+  static T select_nan(T a, T x, T y) noexcept { return std::isnan(a) ? x : y; }
   /// False for NaN and infinities.
   static bool finite(T x) noexcept { return std::isfinite(x); }
   /// x if finite, else 0 (log-sum-exp's shift).

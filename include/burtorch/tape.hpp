@@ -25,6 +25,7 @@
 #include <limits>
 
 #include "burtorch/config.hpp"
+#include "burtorch/detail/step.hpp"
 #include "burtorch/op.hpp"
 #include "burtorch/scalar.hpp"
 #include "burtorch/status.hpp"
@@ -139,7 +140,8 @@ class Tape {
   /// false sharing between a tape's values and grads on most cores).
   static constexpr std::size_t kArrayAlign = 32U;
 
-  /// Argument slots a stored constant takes (x * c and x / c store c).
+  /// Argument slots a stored constant takes (x * c and x / c store c, as do
+  /// the other ops of kind kConstant).
   static constexpr Index kConstantSlots = static_cast<Index>((sizeof(T) + sizeof(Index) - 1U) / sizeof(Index));
 
   /// Returned by bytes_required for a layout no buffer can hold.
@@ -275,7 +277,9 @@ class Tape {
   const T* values() const noexcept { return values_; }
   const T* grads() const noexcept { return grads_; }
   /// @}
-  /// The constant of a kMulConst/kDivConst node (NaN for other nodes).
+  /// The stored constant of node i if its op has one (op_kind kConstant:
+  /// x * c, x / c, leaky_relu's slope, bce_with_logits' target, huber's
+  /// delta); NaN for other nodes.
   T constant(Index i) const noexcept;
 
   // --- wide ops (the functions of ops.hpp and the layers record with them) --
@@ -302,9 +306,11 @@ class Tape {
     }
     return View{first, n};
   }
-  /// A reduction over xs[0..n): `range_op` is a run variant (kSumR, kMeanR,
-  /// kLogSumExpR, ...: op_kind() kRangeReduce); stored as a run if the
-  /// nodes are consecutive, else as a list (the op's L variant).
+  /// A reduction over xs[0..n): `range_op` is a run variant of the core set
+  /// (kSumR, kMeanR, kLogSumExpR, ...: op_kind() kRangeReduce, before
+  /// kFirstLinkedOnUse; a reduction linked on use, kMaxR, is recorded by its
+  /// function, reduce_max); stored as a run if the nodes are consecutive,
+  /// else as a list (the op's L variant).
   Value<T> reduce(Op range_op, const Value<T>* xs, std::size_t n) noexcept;
   /// sum(w[i] * x[i]) (+ *bias if bias is not null); each side stored as a
   /// range when its nodes are consecutive, else as a list of slots.
@@ -348,9 +354,29 @@ class Tape {
   /// A binary op: OpDef<K>::forward(x, y).
   template <Op K>
   Value<T> record_binary(Value<T> x, Value<T> y) noexcept;
-  /// x * c or x / c, c kept in argument slots (the backward needs it).
+  /// An op with a stored constant (x * c, x / c, leaky_relu, ...): c kept
+  /// in argument slots (the backward needs it).
   template <Op K>
   Value<T> record_constant(Value<T> x, T c) noexcept;
+  /// A run reduction K linked on use over xs[0..n) (reduce() for the core
+  /// ones): the same checks, storage and node as reduce(); the value is
+  /// computed here, by K's row.
+  template <Op K>
+  Value<T> record_reduce(const Value<T>* xs, std::size_t n) noexcept;
+  /// The same over the n consecutive nodes from `first` (reduce_range()).
+  template <Op K>
+  Value<T> record_reduce_range(Index first, Index n) noexcept;
+  /// For an op linked on use K, sets `hook` (the tape's linked_backward_)
+  /// to the backward of those ops, so that the sweep reaches it; nothing
+  /// for a core op (whose code is then not instantiated here).
+  template <Op K>
+  static void link(detail::LinkedBackward<T>& hook) noexcept {
+    if constexpr (linked_on_use(K)) {
+      hook = &detail::linked_backward<T>;  // BT-DEV-005: the only value besides nullptr
+    } else {
+      static_cast<void>(hook);
+    }
+  }
 
   static constexpr T kNaN = std::numeric_limits<T>::quiet_NaN();
 #if BURTORCH_CONFIG_PARAM_NAMES
@@ -437,12 +463,17 @@ class Tape {
   /// set to its list variant.
   template <class Operand>
   T reduce_value(Op range_op, Operand at, Index n, Op* list_op) const noexcept;
-  /// True if op is a run reduction (what reduce() and reduce_range() take).
+  /// True if op is a run reduction of the core set (what reduce() and
+  /// reduce_range() take).
   static bool is_run_reduction(Op op) noexcept {
     bool found = false;
-    visit_op_of_kind<OpKind::kRangeReduce>(op, [&found](auto /*tag*/) noexcept { found = true; });
+    visit_core_op_of_kind<OpKind::kRangeReduce>(op, [&found](auto /*tag*/) noexcept { found = true; });
     return found;
   }
+  /// The operands of a reduction over xs[0..n): checks them (null, n == 0,
+  /// room for the node) and stores a run start or a list (store_operand).
+  /// False (status set, no slot taken) on error.
+  bool reduce_operands(const Value<T>* xs, std::size_t n, Index* where, bool* is_range) noexcept;
   /// Reserves `count` argument slots; returns the first, or kNoIndex.
   Index take_slots(std::size_t count) noexcept;
   /// Stores a range start (if xs are consecutive nodes) or a list of indices.
@@ -484,6 +515,9 @@ class Tape {
   /// same list (every output of a layer) skip the check.
   Index checked_list_ = kNoIndex;
   Index checked_total_ = 0U;
+  /// The backward of the ops linked on use (detail::linked_backward), set
+  /// by their recorders; nullptr while the tape has recorded none.
+  detail::LinkedBackward<T> linked_backward_ = nullptr;
   /// Mark validation. The generation counts rewinds that discarded something.
   /// The positions of the current recording were made in generations that
   /// never decrease along it: a staircase whose steps are the targets of the
@@ -586,6 +620,7 @@ inline Value<T> Tape<T>::record_unary(Value<T> x) noexcept {
     reject(x.tape());
   } else {
     const Index a = x.index();
+    link<K>(linked_backward_);
     out = append(K, OpDef<K>::forward(values_[a]), a, kNoIndex);
   }
   return Value<T>(this, out);
@@ -600,6 +635,7 @@ inline Value<T> Tape<T>::record_unary(Value<T> x, T c) noexcept {
     reject(x.tape());
   } else {
     const Index a = x.index();
+    link<K>(linked_backward_);
     out = append(K, OpDef<K>::forward(values_[a], c), a, kNoIndex);
   }
   return Value<T>(this, out);
@@ -617,6 +653,7 @@ inline Value<T> Tape<T>::record_binary(Value<T> x, Value<T> y) noexcept {
   } else {
     const Index a = x.index();
     const Index b = y.index();
+    link<K>(linked_backward_);
     out = append(K, OpDef<K>::forward(values_[a], values_[b]), a, b);
   }
   return Value<T>(this, out);
@@ -635,9 +672,45 @@ inline Value<T> Tape<T>::record_constant(Value<T> x, T c) noexcept {
     const Index slot = slots_used_;
     slots_used_ = slot + kConstantSlots;
     std::memcpy(&args_[slot], &c, sizeof(T));  // BT-DEV-010
+    link<K>(linked_backward_);
     out = append(K, OpDef<K>::forward(values_[x.index()], c), x.index(), slot);
   }
   return Value<T>(this, out);
+}
+
+template <class T>
+template <Op K>
+inline Value<T> Tape<T>::record_reduce(const Value<T>* xs, std::size_t n) noexcept {
+  static_assert(OpDef<K>::kKind == OpKind::kRangeReduce, "record_reduce records run reductions");
+  const Index before = slots_used_;
+  Index where = kNoIndex;
+  bool is_range = false;
+  if (!reduce_operands(xs, n, &where, &is_range)) {
+    return Value<T>(this, kNoIndex);
+  }
+  const Index count = static_cast<Index>(n);
+  const T result = is_range ? OpDef<K>::forward(values_, detail::RangeOperand{where}, count)
+                            : OpDef<K>::forward(values_, detail::ListOperand{&args_[where]}, count);
+  link<K>(linked_backward_);
+  const Value<T> out = push(is_range ? K : OpDef<K>::kPair, result, where, count);
+  if (!out.valid()) {
+    slots_used_ = before;
+  }
+  return out;
+}
+
+template <class T>
+template <Op K>
+inline Value<T> Tape<T>::record_reduce_range(Index first, Index n) noexcept {
+  static_assert(OpDef<K>::kKind == OpKind::kRangeReduce, "record_reduce_range records run reductions");
+  if (n == 0U) {
+    return fail(Status::kInvalidArgument);
+  }
+  if (!recorded(first, n)) {
+    return fail(Status::kInvalidHandle);
+  }
+  link<K>(linked_backward_);
+  return push(K, OpDef<K>::forward(values_, detail::RangeOperand{first}, n), first, n);
 }
 
 /// Inline: the per-sample loop calls it once per sample, rewinding to the

@@ -1,9 +1,11 @@
 # SPDX-License-Identifier: Apache-2.0
 # PyTorch golden data for the core: regenerates tests/golden/core_golden.hpp
-# into a temporary directory with the committed script and requires it to be
-# byte-identical to the committed file. Needs /usr/bin/python3 with Debian's
-# python3-torch (1.13); without it the stage says so and passes (the
-# committed header is still checked by the test_golden suite). About 2 s.
+# and tests/golden/ops_losses_golden.hpp into a temporary directory with the
+# committed scripts and requires each to be byte-identical to the committed
+# file. Needs /usr/bin/python3 with Debian's python3-torch (1.13); without
+# it the stage says so and passes (the
+# committed headers are still checked by the test_golden and test_ops_losses
+# suites). About 3 s.
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
@@ -14,13 +16,22 @@ if ! "$py" -c 'import torch' >/dev/null 2>&1; then
 fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-"$py" tools/golden/core/gen_core_golden.py --stats -o "$tmp/core_golden.hpp"
-if ! diff -u tests/golden/core_golden.hpp "$tmp/core_golden.hpp" >"$tmp/diff"; then
-  head -n 60 "$tmp/diff"
-  echo "15-golden-regen: tests/golden/core_golden.hpp differs from what" \
-       "tools/golden/core/gen_core_golden.py generates with torch $("$py" -c 'import torch; print(torch.__version__)')" \
-       "(expected 1.13). Regenerate with:"
-  echo "  $py tools/golden/core/gen_core_golden.py -o tests/golden/core_golden.hpp"
-  exit 1
-fi
-echo "15-golden-regen: tests/golden/core_golden.hpp is byte-identical to a fresh regeneration"
+status=0
+regen() {  # regen <script> <committed header> [options of the script]
+  local script=$1 header=$2 name
+  shift 2
+  name=$(basename "$header")
+  "$py" "$script" "$@" -o "$tmp/$name"
+  if ! diff -u "$header" "$tmp/$name" >"$tmp/diff"; then
+    head -n 60 "$tmp/diff"
+    echo "15-golden-regen: $header differs from what $script generates with torch" \
+         "$("$py" -c 'import torch; print(torch.__version__)') (expected 1.13). Regenerate with:"
+    echo "  $py $script -o $header"
+    status=1
+  else
+    echo "15-golden-regen: $header is byte-identical to a fresh regeneration"
+  fi
+}
+regen tools/golden/core/gen_core_golden.py tests/golden/core_golden.hpp --stats
+regen tools/golden/core/gen_ops_losses_golden.py tests/golden/ops_losses_golden.hpp
+exit "$status"

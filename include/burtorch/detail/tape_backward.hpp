@@ -6,62 +6,37 @@
 #ifndef BURTORCH_DETAIL_TAPE_BACKWARD_HPP
 #define BURTORCH_DETAIL_TAPE_BACKWARD_HPP
 
-#include <cstring>
-
+#include "burtorch/detail/step.hpp"
 #include "burtorch/op.hpp"
 #include "burtorch/scalar.hpp"
 #include "burtorch/tape.hpp"
 
 namespace burtorch {
 
-namespace detail {
-/// The step of one elementwise node (unary, binary, stored constant): its
-/// row's backward, given the operands' values, the node's value `out` and
-/// its gradient g.
-template <class D, class T>
-BURTORCH_ALWAYS_INLINE inline void elementwise_step(const T* v, T* gr, const Index* slots, Index i, Index a, Index b,
-                                                    T g) noexcept {
-  if constexpr (D::kKind == OpKind::kUnary) {
-    D::backward(g, v[a], v[i], gr[a]);
-  } else if constexpr (D::kKind == OpKind::kBinary) {
-    const T x = v[a];
-    const T y = v[b];
-    D::backward(g, x, y, v[i], gr[a], gr[b]);
-  } else {
-    static_assert(D::kKind == OpKind::kConstant, "an elementwise op is unary, binary or has a stored constant");
-    T c = T(0);
-    std::memcpy(&c, &slots[b], sizeof(T));  // BT-DEV-010
-    D::backward(g, v[a], c, v[i], gr[a]);
-  }
-}
-
-/// The step of one reduction node: its row's loop over a run or a list.
-template <class D, class T>
-inline void reduce_step(const Arrays<T>& s, Index i, Index a, Index b, T g) noexcept {
-  if constexpr (D::kKind == OpKind::kRangeReduce) {
-    D::backward(s.v, s.g, RangeOperand{a}, b, g, s.v[i]);
-  } else {
-    D::backward(s.v, s.g, ListOperand{&s.slots[a]}, b, g, s.v[i]);
-  }
-}
-}  // namespace detail
-
-// The nodes whose backward is a loop: reductions, inner products, layer rows;
-// out of line, so the sweep over simple nodes keeps its variables in
-// registers. Dispatched through the rows: a new wide op needs no case here.
+// The nodes whose backward is a loop (reductions, inner products, layer
+// rows) and those of the ops linked on use; out of line, so the sweep over
+// simple nodes keeps its variables in registers. Dispatched through the
+// rows: a new wide op needs no case here.
 template <class T>
 void Tape<T>::backward_wide(Op op, Index i, Index a, Index b, T g) noexcept {
   const detail::Arrays<T> s{values_, grads_, args_};
-  visit_op(op, [&](auto tag) noexcept {
-    using D = typename decltype(tag)::Def;
-    if constexpr ((D::kKind == OpKind::kRangeReduce) || (D::kKind == OpKind::kListReduce)) {
-      detail::reduce_step<D>(s, i, a, b, g);
-    } else if constexpr (D::kKind == OpKind::kDescriptor) {
-      D::backward(s, i, a, b, g);
-    } else {
-      // leaves and the elementwise ops: swept inline by backward()
+  if (linked_on_use(op)) {
+    // Recorded by a function of ops.hpp, which gave the tape their code.
+    if (linked_backward_ != nullptr) {
+      linked_backward_(s, op, i, a, b, g);  // BT-DEV-005: the library's own detail::linked_backward
     }
-  });
+  } else {
+    visit_core_op(op, [&](auto tag) noexcept {
+      using D = typename decltype(tag)::Def;
+      if constexpr ((D::kKind == OpKind::kRangeReduce) || (D::kKind == OpKind::kListReduce)) {
+        detail::reduce_step<D>(s, i, a, b, g);
+      } else if constexpr (D::kKind == OpKind::kDescriptor) {
+        D::backward(s, i, a, b, g);
+      } else {
+        // leaves and the core elementwise ops: swept inline by backward()
+      }
+    });
+  }
 }
 
 template <class T>
@@ -117,10 +92,11 @@ Status Tape<T>::backward(Value<T> root) noexcept {
     const Index a = first_of(link);
     const Index b = second_of(link);
     const Op op = ops[i - base];
-    // The elementwise ops inline (one jump table, each case its row's
-    // backward in place), the wide ops out of line. A new elementwise op
-    // needs its line here: tests/test_ops.cpp (every_elementwise_op) checks
-    // each one's gradient, and that it knows every elementwise row.
+    // The core elementwise ops inline (one jump table, each case its row's
+    // backward in place), the wide ops and the ops linked on use out of
+    // line. A new core elementwise op needs its line here:
+    // tests/test_ops.cpp (every_elementwise_op) checks each elementwise
+    // op's gradient, and that it knows every elementwise row.
     // clang-format off
     switch (op) {
       case Op::kLeaf:

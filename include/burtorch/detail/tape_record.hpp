@@ -59,7 +59,7 @@ template <class T>
 template <class Operand>
 T Tape<T>::reduce_value(Op range_op, Operand at, Index n, Op* list_op) const noexcept {
   T out = T(0);
-  visit_op_of_kind<OpKind::kRangeReduce>(range_op, [&](auto tag) noexcept {
+  visit_core_op_of_kind<OpKind::kRangeReduce>(range_op, [&](auto tag) noexcept {
     using D = typename decltype(tag)::Def;
     out = D::forward(values_, at, n);
     *list_op = D::kPair;
@@ -68,7 +68,23 @@ T Tape<T>::reduce_value(Op range_op, Operand at, Index n, Op* list_op) const noe
 }
 
 template <class T>
+bool Tape<T>::reduce_operands(const Value<T>* xs, std::size_t n, Index* where, bool* is_range) noexcept {
+  if ((xs == nullptr) || (n == 0U) || (n >= kNoIndex)) {
+    static_cast<void>(fail(Status::kInvalidArgument));
+    return false;
+  }
+  if (!room_for_interior()) {  // check before taking slots: a failed op takes none
+    static_cast<void>(fail(Status::kCapacityExceeded));
+    return false;
+  }
+  return store_operand(xs, n, where, is_range);
+}
+
+template <class T>
 Value<T> Tape<T>::reduce(Op range_op, const Value<T>* xs, std::size_t n) noexcept {
+  // reduce_operands' checks, written out: this function is in every
+  // program that records a reduction, reduce_operands only where an op
+  // linked on use is recorded.
   if ((xs == nullptr) || (n == 0U) || (n >= kNoIndex) || !is_run_reduction(range_op)) {
     return fail(Status::kInvalidArgument);
   }

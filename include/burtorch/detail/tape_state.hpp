@@ -220,7 +220,7 @@ bool Tape<T>::all_finite() const noexcept {
 
 template <class T>
 T Tape<T>::constant(Index i) const noexcept {
-  if ((op(i) != Op::kMulConst) && (op(i) != Op::kDivConst)) {
+  if (op_kind(op(i)) != OpKind::kConstant) {
     return kNaN;
   }
   T c = T(0);

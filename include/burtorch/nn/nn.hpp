@@ -7,6 +7,7 @@
 #include "burtorch/nn/gru.hpp"
 #include "burtorch/nn/init.hpp"
 #include "burtorch/nn/layers.hpp"
+#include "burtorch/nn/losses.hpp"
 #include "burtorch/nn/models.hpp"
 #include "burtorch/nn/optim.hpp"
 #include "burtorch/nn/random.hpp"

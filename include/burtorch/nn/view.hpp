@@ -11,12 +11,11 @@
 namespace burtorch {
 namespace nn {
 
-// burtorch::View (tape.hpp), a run of consecutive nodes [first, first +
-// count), is the view: nn code names it without a qualifier.
-
-/// The view a failed layer returns, and the parameters of a layer or model
-/// that was not created (first kNoIndex, no nodes).
-constexpr View kNoView{kNoIndex, 0U};
+/// burtorch::View (tape.hpp), a run of consecutive nodes [first, first +
+/// count): the same type, also spelled nn::View.
+using burtorch::View;
+/// burtorch::kNoView: the view of a failed layer or of no parameters.
+using burtorch::kNoView;
 
 /// True if `v` is not empty and every node of it is recorded on `tape`.
 template <class T>

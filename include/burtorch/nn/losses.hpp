@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// Losses over a View of predictions (or logits) and the caller's targets,
+/// with PyTorch's default reduction (the mean over the elements): binary
+/// cross-entropy with logits, Huber, L1. Each records one element term per
+/// prediction, read in place, and one mean node (Tape::reduce_range), and
+/// returns the scalar loss.
+///
+/// A call is recorded whole or not at all: before recording anything it
+/// checks its arguments and the room on the tape. Null targets, an empty
+/// view (a failed layer's kNoView) or delta <= 0 are kInvalidArgument, a
+/// view whose nodes are not recorded kInvalidHandle, too little room
+/// kCapacityExceeded; the error goes to the tape (Tape::report) and the
+/// result is an invalid value. On a tape whose status is already an error
+/// nothing is recorded either (the first error stays).
+///
+/// Each loss states, as constexpr functions, how many nodes and argument
+/// slots one call records for n elements (see nn::make_plan). The scalar
+/// type comes from the tape alone: targets may be given as nullptr (an
+/// error), delta as a literal of another floating type.
+#ifndef BURTORCH_NN_LOSSES_HPP
+#define BURTORCH_NN_LOSSES_HPP
+
+#include <cstddef>
+#include <cstdint>
+
+#include "burtorch/nn/layers.hpp"
+#include "burtorch/ops.hpp"
+#include "burtorch/tape.hpp"
+
+namespace burtorch {
+namespace nn {
+
+/// Nodes binary_cross_entropy_with_logits() records for n elements: one
+/// bce_with_logits node per element and the mean.
+constexpr std::size_t binary_cross_entropy_with_logits_nodes(std::size_t n) noexcept { return n + 1U; }
+/// Argument slots it records: each element's target (a constant of type T).
+template <class T>
+constexpr std::size_t binary_cross_entropy_with_logits_slots(std::size_t n) noexcept {
+  return n * constant_slots<T>();
+}
+/// Nodes huber() records for n elements: the residuals, their Huber terms
+/// and the mean.
+constexpr std::size_t huber_nodes(std::size_t n) noexcept { return (2U * n) + 1U; }
+/// Argument slots it records: delta, stored by each Huber term.
+template <class T>
+constexpr std::size_t huber_slots(std::size_t n) noexcept {
+  return n * constant_slots<T>();
+}
+/// Nodes l1() records for n elements: the residuals, their absolute values
+/// and the mean.
+constexpr std::size_t l1_nodes(std::size_t n) noexcept { return (2U * n) + 1U; }
+/// Argument slots it records: none.
+constexpr std::size_t l1_slots(std::size_t /*n*/) noexcept { return 0U; }
+
+/// True if a loss over `x` with these targets may record `nodes` nodes and
+/// `slots` slots on `tape`; otherwise reports why (see the file comment)
+/// and records nothing.
+template <class T>
+inline bool loss_inputs_ok(Tape<T>& tape, View x, const void* targets, std::uint64_t nodes,
+                           std::uint64_t slots) noexcept {
+  if (tape.status() != Status::kOk) {
+    return false;
+  }
+  const std::size_t size = tape.size();
+  if ((targets == nullptr) || (x.count == 0U) || (x.count >= kNoIndex)) {
+    static_cast<void>(tape.report(Status::kInvalidArgument));
+    return false;
+  }
+  if ((x.first >= size) || (x.count > (size - x.first))) {
+    static_cast<void>(tape.report(Status::kInvalidHandle));
+    return false;
+  }
+  // Nodes past the parameter region only (a loss records no leaves).
+  const std::size_t room = (size >= tape.param_capacity()) ? (tape.capacity() - size) : 0U;
+  if ((nodes > room) || (slots > (tape.slot_capacity() - tape.slots_used()))) {
+    static_cast<void>(tape.report(Status::kCapacityExceeded));
+    return false;
+  }
+  return true;
+}
+
+/// Mean binary cross-entropy of logits against targets[0..logits.count),
+/// torch.nn.functional.binary_cross_entropy_with_logits(logits, targets)
+/// (reduction 'mean'): mean of max(x, 0) - x y + log(1 + exp(-|x|)), which
+/// never overflows; d/dx_i = (sigmoid(x_i) - y_i) / n. Targets are usually
+/// in [0, 1] (soft labels allowed). Records
+/// binary_cross_entropy_with_logits_nodes(n) nodes and _slots<T>(n) slots.
+template <class T>
+inline Value<T> binary_cross_entropy_with_logits(Tape<T>& tape, View logits,
+                                                 const burtorch::detail::PlainT<T>* targets) noexcept {
+  const std::uint64_t n = logits.count;
+  if (!loss_inputs_ok(tape, logits, targets, n + 1U, n * constant_slots<T>())) {
+    return Value<T>(&tape, kNoIndex);
+  }
+  const Index terms = static_cast<Index>(tape.size());
+  for (Index i = 0U; i < logits.count; ++i) {
+    static_cast<void>(burtorch::bce_with_logits(node(tape, logits.first + i), targets[i]));
+  }
+  return tape.reduce_range(Op::kMeanR, terms, logits.count);
+}
+
+/// Mean Huber loss of predictions against targets[0..pred.count),
+/// torch.nn.HuberLoss(delta=delta) (reduction 'mean'): per element, with
+/// d = pred - target, 0.5 d^2 where |d| < delta, else delta (|d| - delta/2)
+/// (the linear branch at |d| == delta, where both agree). delta must be
+/// > 0 (PyTorch rejects the rest too). Records huber_nodes(n) nodes and
+/// huber_slots<T>(n) slots.
+template <class T>
+inline Value<T> huber(Tape<T>& tape, View pred, const burtorch::detail::PlainT<T>* targets,
+                      burtorch::detail::PlainT<T> delta = burtorch::detail::PlainT<T>(1)) noexcept {
+  const std::uint64_t n = pred.count;
+  if (!(delta > T(0))) {  // also NaN
+    static_cast<void>(tape.report(Status::kInvalidArgument));  // the first error stays
+    return Value<T>(&tape, kNoIndex);
+  }
+  if (!loss_inputs_ok(tape, pred, targets, (2U * n) + 1U, n * constant_slots<T>())) {
+    return Value<T>(&tape, kNoIndex);
+  }
+  const Index residuals = static_cast<Index>(tape.size());
+  for (Index i = 0U; i < pred.count; ++i) {
+    static_cast<void>(node(tape, pred.first + i) - targets[i]);
+  }
+  const Index terms = static_cast<Index>(tape.size());
+  for (Index i = 0U; i < pred.count; ++i) {
+    static_cast<void>(burtorch::huber(node(tape, residuals + i), delta));
+  }
+  return tape.reduce_range(Op::kMeanR, terms, pred.count);
+}
+
+/// Mean absolute error of predictions against targets[0..pred.count),
+/// torch.nn.L1Loss() (reduction 'mean'): mean |pred - target|; its
+/// derivative is sign(pred - target) / n, 0 where they are equal (as
+/// PyTorch). Records l1_nodes(n) nodes and no slots.
+template <class T>
+inline Value<T> l1(Tape<T>& tape, View pred, const burtorch::detail::PlainT<T>* targets) noexcept {
+  const std::uint64_t n = pred.count;
+  if (!loss_inputs_ok(tape, pred, targets, (2U * n) + 1U, 0U)) {
+    return Value<T>(&tape, kNoIndex);
+  }
+  const Index residuals = static_cast<Index>(tape.size());
+  for (Index i = 0U; i < pred.count; ++i) {
+    static_cast<void>(node(tape, pred.first + i) - targets[i]);
+  }
+  const Index terms = static_cast<Index>(tape.size());
+  for (Index i = 0U; i < pred.count; ++i) {
+    static_cast<void>(burtorch::abs(node(tape, residuals + i)));
+  }
+  return tape.reduce_range(Op::kMeanR, terms, pred.count);
+}
+
+}  // namespace nn
+}  // namespace burtorch
+
+#endif  // BURTORCH_NN_LOSSES_HPP
