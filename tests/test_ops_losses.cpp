@@ -118,7 +118,7 @@ void windows_fp64(bt_test::Context& t) { windows(t, g_tape64, false); }
 void windows_fp32(bt_test::Context& t) { windows(t, g_tape32, true); }
 
 template <class T>
-bt::Value<T> call_loss(bt::Tape<T>& tape, gol::LossKind kind, nn::View pred, const T* targets, T delta) {
+bt::Value<T> call_loss(bt::Tape<T>& tape, gol::LossKind kind, bt::View pred, const T* targets, T delta) {
   if (kind == gol::kBce) {
     return nn::binary_cross_entropy_with_logits(tape, pred, targets);
   }
@@ -154,7 +154,7 @@ void losses(bt_test::Context& t, bt::Tape<T>& tape, bool fp32) {
       targets[i] = static_cast<T>(gol::kLossData[c.first + c.n + i]);
     }
     const std::size_t size = tape.size();
-    const bt::Value<T> loss = call_loss(tape, c.kind, nn::View{first, c.n}, targets, static_cast<T>(c.delta));
+    const bt::Value<T> loss = call_loss(tape, c.kind, bt::View{first, c.n}, targets, static_cast<T>(c.delta));
     // Exactly the nodes and slots the plan states.
     BT_CHECK(t, tape.size() - size == plan_nodes<T>(c.kind, c.n));
     BT_CHECK(t, tape.slots_used() == plan_slots<T>(c.kind, c.n));
@@ -195,21 +195,21 @@ void misuse(bt_test::Context& t) {
   for (int i = 0; i < 3; ++i) {
     static_cast<void>(tape.leaf(0.25 * i));
   }
-  const nn::View pred{first, 3U};
+  const bt::View pred{first, 3U};
   using S = bt::Status;
   t.test_name = "null_targets";
   refused(t, tape, [&] { return nn::binary_cross_entropy_with_logits(tape, pred, nullptr); }, S::kInvalidArgument);
   refused(t, tape, [&] { return nn::huber(tape, pred, static_cast<const double*>(nullptr)); }, S::kInvalidArgument);
   refused(t, tape, [&] { return nn::l1(tape, pred, nullptr); }, S::kInvalidArgument);
   t.test_name = "empty_view";
-  refused(t, tape, [&] { return nn::l1(tape, nn::View{first, 0U}, targets); }, S::kInvalidArgument);
-  refused(t, tape, [&] { return nn::binary_cross_entropy_with_logits(tape, nn::kNoView, targets); },
+  refused(t, tape, [&] { return nn::l1(tape, bt::View{first, 0U}, targets); }, S::kInvalidArgument);
+  refused(t, tape, [&] { return nn::binary_cross_entropy_with_logits(tape, bt::kNoView, targets); },
           S::kInvalidArgument);
-  refused(t, tape, [&] { return nn::huber(tape, nn::kNoView, targets); }, S::kInvalidArgument);
+  refused(t, tape, [&] { return nn::huber(tape, bt::kNoView, targets); }, S::kInvalidArgument);
   t.test_name = "view_past_the_end";
-  refused(t, tape, [&] { return nn::l1(tape, nn::View{first + 1U, 3U}, targets); }, S::kInvalidHandle);
-  refused(t, tape, [&] { return nn::huber(tape, nn::View{first + 3U, 1U}, targets); }, S::kInvalidHandle);
-  refused(t, tape, [&] { return nn::binary_cross_entropy_with_logits(tape, nn::View{bt::kNoIndex - 1U, 1U}, targets); },
+  refused(t, tape, [&] { return nn::l1(tape, bt::View{first + 1U, 3U}, targets); }, S::kInvalidHandle);
+  refused(t, tape, [&] { return nn::huber(tape, bt::View{first + 3U, 1U}, targets); }, S::kInvalidHandle);
+  refused(t, tape, [&] { return nn::binary_cross_entropy_with_logits(tape, bt::View{bt::kNoIndex - 1U, 1U}, targets); },
           S::kInvalidHandle);
   t.test_name = "huber_delta";
   refused(t, tape, [&] { return nn::huber(tape, pred, targets, 0.0); }, S::kInvalidArgument);
@@ -237,7 +237,7 @@ void fits_exactly(bt_test::Context& t, Call call, bool expect_ok) {
   for (int i = 0; i < 3; ++i) {
     static_cast<void>(tape.leaf(0.5 * i - 0.25));
   }
-  const bt::Value<double> loss = call(tape, nn::View{0U, 3U});
+  const bt::Value<double> loss = call(tape, bt::View{0U, 3U});
   BT_CHECK(t, loss.valid() == expect_ok);
   if (expect_ok) {
     BT_CHECK(t, tape.size() == kNodes && tape.slots_used() == kUsed && tape.status() == bt::Status::kOk);
@@ -251,9 +251,9 @@ void fits_exactly(bt_test::Context& t, Call call, bool expect_ok) {
 void capacity(bt_test::Context& t) {
   static const double targets[3] = {1.0, 0.0, 0.5};
   constexpr std::size_t kC = bt::Tape<double>::kConstantSlots;
-  auto bce = [](bt::Tape<double>& tape, nn::View v) { return nn::binary_cross_entropy_with_logits(tape, v, targets); };
-  auto hub = [](bt::Tape<double>& tape, nn::View v) { return nn::huber(tape, v, targets, 0.5); };
-  auto mae = [](bt::Tape<double>& tape, nn::View v) { return nn::l1(tape, v, targets); };
+  auto bce = [](bt::Tape<double>& tape, bt::View v) { return nn::binary_cross_entropy_with_logits(tape, v, targets); };
+  auto hub = [](bt::Tape<double>& tape, bt::View v) { return nn::huber(tape, v, targets, 0.5); };
+  auto mae = [](bt::Tape<double>& tape, bt::View v) { return nn::l1(tape, v, targets); };
   static_assert(nn::binary_cross_entropy_with_logits_slots<double>(3U) == 3U * kC, "one constant per element");
   static_assert(nn::huber_slots<float>(3U) == 3U, "a float constant takes one slot");
   t.test_name = "bce_capacity";

@@ -11,11 +11,8 @@
 namespace burtorch {
 namespace nn {
 
-/// burtorch::View (tape.hpp), a run of consecutive nodes [first, first +
-/// count): the same type, also spelled nn::View.
-using burtorch::View;
-/// burtorch::kNoView: the view of a failed layer or of no parameters.
-using burtorch::kNoView;
+// burtorch::View and burtorch::kNoView (tape.hpp) are the views: nn code,
+// inside namespace burtorch, names them without a qualifier.
 
 /// True if `v` is not empty and every node of it is recorded on `tape`.
 template <class T>
