@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file
 /// Pooling over channels-last activations (the layout of conv.hpp):
-/// AvgPool1d/2d. Each output (position, channel) is one reduction node over
-/// the window's nodes of that channel: their mean. In channels-last
+/// AvgPool1d/2d and MaxPool1d/2d. Each output (position, channel) is one
+/// reduction node over the window's nodes of that channel: a mean, or the
+/// maximum as PyTorch picks it (the first of equal maxima). In channels-last
 /// order a window's nodes of one channel are C apart, so the reduction lists
 /// them in argument slots (one per tap); with one channel and windows that
 /// are runs of the tape it reads them in place (no slots).
@@ -160,6 +161,15 @@ struct MeanOf {
   }
 };
 
+/// The maximum of a window (MaxPool): the first of equal maxima, as
+/// PyTorch's max pooling (reduce_max).
+struct MaxOf {
+  template <class T>
+  Value<T> operator()(Tape<T>& /*tape*/, const Value<T>* xs, std::size_t n) const noexcept {
+    return ::burtorch::reduce_max(xs, n);
+  }
+};
+
 }  // namespace detail
 
 /// Average pooling over `length` positions of channels-last 1-D activations
@@ -211,6 +221,56 @@ struct AvgPool2d {
   /// Records the pooling of x (in.height * in.width * channels nodes).
   View forward(Tape<T>& tape, View x, Size2d in) const noexcept {
     return detail::pool_forward(tape, detail::pool_geometry(options, in), x, detail::MeanOf{});
+  }
+};
+
+/// Max pooling over `length` positions of channels-last 1-D activations
+/// (torch.nn.MaxPool1d, no padding, no dilation): output (t, c) is the
+/// largest x[t * stride + j][c]; its gradient goes to the first of equal
+/// maxima in the window (PyTorch's rule), a NaN in the window wins.
+template <class T>
+struct MaxPool1d {
+  Pool1dOptions options{};  ///< channels, kernel, stride
+
+  /// As AvgPool1d::output_length.
+  static constexpr Index output_length(const Pool1dOptions& o, Index length) noexcept {
+    return AvgPool1d<T>::output_length(o, length);
+  }
+  /// As AvgPool1d::nodes.
+  static constexpr std::size_t nodes(const Pool1dOptions& o, Index length) noexcept {
+    return AvgPool1d<T>::nodes(o, length);
+  }
+  /// As AvgPool1d::slots.
+  static constexpr std::size_t slots(const Pool1dOptions& o, Index length) noexcept {
+    return AvgPool1d<T>::slots(o, length);
+  }
+  /// Records the pooling of x (length * channels nodes); as AvgPool1d::forward.
+  View forward(Tape<T>& tape, View x, Index length) const noexcept {
+    return detail::pool_forward(tape, detail::pool_geometry(options, length), x, detail::MaxOf{});
+  }
+};
+
+/// Max pooling over H x W positions of channels-last 2-D activations
+/// (torch.nn.MaxPool2d, no padding, no dilation); ties as MaxPool1d.
+template <class T>
+struct MaxPool2d {
+  Pool2dOptions options{};  ///< channels, kernel, stride
+
+  /// As AvgPool2d::output_size.
+  static constexpr Size2d output_size(const Pool2dOptions& o, Size2d in) noexcept {
+    return AvgPool2d<T>::output_size(o, in);
+  }
+  /// As AvgPool2d::nodes.
+  static constexpr std::size_t nodes(const Pool2dOptions& o, Size2d in) noexcept {
+    return AvgPool2d<T>::nodes(o, in);
+  }
+  /// As AvgPool2d::slots.
+  static constexpr std::size_t slots(const Pool2dOptions& o, Size2d in) noexcept {
+    return AvgPool2d<T>::slots(o, in);
+  }
+  /// Records the pooling of x (in.height * in.width * channels nodes).
+  View forward(Tape<T>& tape, View x, Size2d in) const noexcept {
+    return detail::pool_forward(tape, detail::pool_geometry(options, in), x, detail::MaxOf{});
   }
 };
 
