@@ -66,6 +66,35 @@ nn::MemoryPlan gru_window_plan() {
                           nn::OptimizerKind::kSgd);
 }
 
+// docs/training.md's CNN: 16 positions of 2 channels, Conv1d(2 -> 6, k 3,
+// padding 1) ReLU, MaxPool1d(2), Conv1d(6 -> 8, k 3, padding 1) ReLU,
+// AvgPool1d(2), flatten, Linear(32 -> 3); per sample the 32 input leaves,
+// the layers and the cross-entropy (tests/test_nn_conv.cpp trains it).
+template <class T>
+nn::MemoryPlan cnn_plan() {
+  nn::Conv1dOptions conv1{};
+  conv1.in_channels = 2U;
+  conv1.out_channels = 6U;
+  conv1.kernel = 3U;
+  conv1.padding = 1U;
+  conv1.act = nn::Activation::kRelu;
+  nn::Conv1dOptions conv2 = conv1;
+  conv2.in_channels = 6U;
+  conv2.out_channels = 8U;
+  const nn::Pool1dOptions pool1{6U, 2U, 0U};
+  const nn::Pool1dOptions pool2{8U, 2U, 0U};
+  nn::LinearOptions head{};
+  head.in = 32U;
+  head.out = 3U;
+  return nn::make_plan<T>(
+      nn::Conv1d<T>::parameters(conv1) + nn::Conv1d<T>::parameters(conv2) + nn::Linear<T>::parameters(head),
+      32U + nn::Conv1d<T>::nodes(conv1, 16U) + nn::MaxPool1d<T>::nodes(pool1, 16U) + nn::Conv1d<T>::nodes(conv2, 8U) +
+          nn::AvgPool1d<T>::nodes(pool2, 8U) + nn::Linear<T>::nodes(head) + nn::kCrossEntropyNodes,
+      nn::Conv1d<T>::slots(conv1, 16U) + nn::MaxPool1d<T>::slots(pool1, 16U) + nn::Conv1d<T>::slots(conv2, 8U) +
+          nn::AvgPool1d<T>::slots(pool2, 8U) + nn::Linear<T>::view_slots(head),
+      nn::OptimizerKind::kSgd);
+}
+
 }  // namespace
 
 int main() {
@@ -79,5 +108,7 @@ int main() {
   const nn::GptConfig g{65U, 8U, 24U, 6U, 6U, 1e-5};
   write_row("GPT-like (V=65)", nn::Gpt<double>::plan(g, kSgd), nn::Gpt<float>::plan(g, kSgd));
   write_row("GRU(4, 8) + Linear(8, 1), window of 6 steps", gru_window_plan<double>(), gru_window_plan<float>());
+  write_row("CNN: Conv1d(2, 6) MaxPool Conv1d(6, 8) AvgPool Linear(32, 3), 16 positions", cnn_plan<double>(),
+            cnn_plan<float>());
   return 0;
 }

@@ -4,12 +4,14 @@
 #ifndef BURTORCH_NN_NN_HPP
 #define BURTORCH_NN_NN_HPP
 
+#include "burtorch/nn/conv.hpp"
 #include "burtorch/nn/gru.hpp"
 #include "burtorch/nn/init.hpp"
 #include "burtorch/nn/layers.hpp"
 #include "burtorch/nn/losses.hpp"
 #include "burtorch/nn/models.hpp"
 #include "burtorch/nn/optim.hpp"
+#include "burtorch/nn/pool.hpp"
 #include "burtorch/nn/random.hpp"
 #include "burtorch/nn/view.hpp"
 
