@@ -1,0 +1,543 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// Convolutions (Conv1d, Conv2d) over channels-last activations, recorded as
+/// inner products of a weight run with a view list of the window: no copy
+/// of an activation, no new op.
+///
+/// Layout. An activation is channels-last: a Conv1d input of `length`
+/// positions and C channels is one View of length * C nodes, position t's
+/// channels being the run [t * C, t * C + C); a Conv2d input of H x W
+/// positions is H * W * C nodes, row-major over positions (node (y * W + x) *
+/// C + c). Outputs have the same layout, so layers chain without copies.
+///
+/// One output position. The window of a Conv1d over k positions of a
+/// channels-last input is ONE run of k * C_in nodes (with dilation, k runs of
+/// C_in); a Conv2d window is kH runs of kW * C_in nodes. The weights are
+/// stored [C_out][kH][kW][C_in] (PyTorch stores [C_out][C_in][kH][kW]), so
+/// the weights of output channel o are one run in the window's order and all
+/// C_out outputs of a position are ONE Tape::matvec over the window's view
+/// list: C_out consecutive nodes sharing one 4-slot descriptor.
+///
+/// Zero padding without copies: a forward pass records once, before its
+/// outputs, a run of zero-valued leaves as wide as the longest stretch of
+/// padding any window reads; a border window lists [zeros, input, ...,
+/// zeros] runs, so its weights stay one contiguous run. (Adjacent runs that
+/// are adjacent on the tape are merged: a window with no padding and no
+/// dilation is one run per kernel row, or a single run.)
+///
+/// Memory plan: parameters(o), nodes(o, size) and slots(o, size) are
+/// constexpr and exact (a window walker shared with forward() counts the
+/// runs); add them up with nn::make_plan.
+#ifndef BURTORCH_NN_CONV_HPP
+#define BURTORCH_NN_CONV_HPP
+
+#include <cstddef>
+#include <cstdint>
+
+#include "burtorch/nn/init.hpp"
+#include "burtorch/nn/layers.hpp"
+#include "burtorch/nn/random.hpp"
+#include "burtorch/nn/view.hpp"
+#include "burtorch/tape.hpp"
+
+namespace burtorch {
+namespace nn {
+
+/// Most runs one convolution window may list (a local array of views bounds
+/// the stack): forward() refuses a geometry whose windows need more
+/// (max_window_runs()). Without dilation a window takes at most 3 runs per
+/// kernel row (zeros, input, zeros); with it, one per tap.
+constexpr std::size_t kMaxWindowRuns = 32U;
+
+/// The positions of a 2-D activation (its channels come from the layer).
+struct Size2d {
+  Index height = 0U;  ///< rows
+  Index width = 0U;   ///< columns
+};
+
+namespace detail {
+
+/// Where the windows of a convolution or pooling lie: input positions and
+/// channels, and per axis the kernel, stride, zero padding and dilation.
+struct ConvGeometry {
+  Index height = 0U;      ///< input rows (1 for 1-D)
+  Index width = 0U;       ///< input columns (the positions of 1-D)
+  Index channels = 0U;    ///< input channels
+  Index kernel_h = 1U;    ///< kernel rows
+  Index kernel_w = 1U;    ///< kernel columns
+  Index stride_h = 1U;    ///< stride between rows of windows
+  Index stride_w = 1U;    ///< stride between columns of windows
+  Index pad_h = 0U;       ///< zero rows above and below
+  Index pad_w = 0U;       ///< zero columns left and right
+  Index dilation_h = 1U;  ///< spacing of the kernel's rows
+  Index dilation_w = 1U;  ///< spacing of the kernel's columns
+};
+
+/// a * b, or kNoIndex if that is kNoIndex or more (the operands too).
+constexpr std::uint64_t capped_product(std::uint64_t a, std::uint64_t b) noexcept {
+  const std::uint64_t x = (a < kNoIndex) ? a : kNoIndex;
+  const std::uint64_t y = (b < kNoIndex) ? b : kNoIndex;
+  const std::uint64_t n = x * y;  // < 2^64: both are at most 2^32 - 1
+  return (n < kNoIndex) ? n : kNoIndex;
+}
+
+/// Output positions along one axis, as torch.nn.Conv1d/2d computes them:
+/// floor((in + 2 pad - dilation (kernel - 1) - 1) / stride) + 1; 0 if no
+/// window fits, a zero size or an output count an Index cannot hold.
+constexpr Index conv_extent(Index in, Index kernel, Index stride, Index pad, Index dilation) noexcept {
+  if ((in == 0U) || (kernel == 0U) || (stride == 0U) || (dilation == 0U)) {
+    return 0U;
+  }
+  const std::uint64_t span = (static_cast<std::uint64_t>(dilation) * (kernel - 1U)) + 1U;
+  const std::uint64_t padded = static_cast<std::uint64_t>(in) + (2U * static_cast<std::uint64_t>(pad));
+  if (padded < span) {
+    return 0U;
+  }
+  const std::uint64_t n = ((padded - span) / stride) + 1U;
+  return (n < kNoIndex) ? static_cast<Index>(n) : 0U;
+}
+/// Output rows of g.
+constexpr Index out_rows(const ConvGeometry& g) noexcept {
+  return conv_extent(g.height, g.kernel_h, g.stride_h, g.pad_h, g.dilation_h);
+}
+/// Output columns of g.
+constexpr Index out_cols(const ConvGeometry& g) noexcept {
+  return conv_extent(g.width, g.kernel_w, g.stride_w, g.pad_w, g.dilation_w);
+}
+/// Nodes of an input of g (0 if it cannot be addressed).
+constexpr std::uint64_t input_nodes(const ConvGeometry& g) noexcept {
+  const std::uint64_t n = capped_product(capped_product(g.height, g.width), g.channels);
+  return (n < kNoIndex) ? n : 0U;
+}
+
+/// One run of a window's list: `count` zeros, or `count` input nodes from
+/// input node `offset`.
+struct WindowRun {
+  bool zeros = false;        ///< zero padding (else input)
+  std::uint64_t offset = 0U;  ///< first input node (input runs)
+  std::uint64_t count = 0U;   ///< nodes
+};
+
+/// Merges runs that continue each other (zeros after zeros, input nodes
+/// that follow on the tape) before passing them to the sink.
+template <class Sink>
+struct RunMerger {
+  Sink* sink;            ///< receives the merged runs: sink->run(WindowRun)
+  WindowRun pending{};   ///< the run being extended
+
+  constexpr void add(bool zeros, std::uint64_t offset, std::uint64_t count) noexcept {
+    const bool continues = (pending.count != 0U) && (pending.zeros == zeros) &&
+                           (zeros || ((pending.offset + pending.count) == offset));
+    if (continues) {
+      pending.count += count;
+    } else {
+      finish();
+      pending = WindowRun{zeros, offset, count};
+    }
+  }
+  constexpr void finish() noexcept {
+    if (pending.count != 0U) {
+      sink->run(pending);
+      pending.count = 0U;
+    }
+  }
+};
+
+/// The runs of the window of output position (row, col), in the weights'
+/// order (kernel row, kernel column, channel), merged, into sink.run().
+template <class Sink>
+constexpr void conv_window(const ConvGeometry& g, Index row, Index col, Sink& sink) noexcept {
+  RunMerger<Sink> merger{&sink};
+  const std::int64_t row0 = (static_cast<std::int64_t>(row) * g.stride_h) - static_cast<std::int64_t>(g.pad_h);
+  const std::int64_t col0 = (static_cast<std::int64_t>(col) * g.stride_w) - static_cast<std::int64_t>(g.pad_w);
+  const std::uint64_t row_nodes = static_cast<std::uint64_t>(g.kernel_w) * g.channels;
+  for (Index i = 0U; i < g.kernel_h; ++i) {
+    const std::int64_t r = row0 + (static_cast<std::int64_t>(i) * g.dilation_h);
+    if ((r < 0) || (r >= static_cast<std::int64_t>(g.height))) {
+      merger.add(true, 0U, row_nodes);
+    } else {
+      for (Index j = 0U; j < g.kernel_w; ++j) {
+        const std::int64_t c = col0 + (static_cast<std::int64_t>(j) * g.dilation_w);
+        if ((c < 0) || (c >= static_cast<std::int64_t>(g.width))) {
+          merger.add(true, 0U, g.channels);
+        } else {
+          const std::uint64_t position = (static_cast<std::uint64_t>(r) * g.width) + static_cast<std::uint64_t>(c);
+          merger.add(false, position * g.channels, g.channels);
+        }
+      }
+    }
+  }
+  merger.finish();
+}
+
+/// Counts a window's runs and its longest zero run.
+struct RunCounter {
+  std::uint64_t runs = 0U;        ///< runs listed
+  std::uint64_t widest_zeros = 0U;  ///< longest zero run
+  constexpr void run(const WindowRun& r) noexcept {
+    ++runs;
+    widest_zeros = (r.zeros && (r.count > widest_zeros)) ? r.count : widest_zeros;
+  }
+};
+
+/// What the windows of a geometry take, from a walk over all of them.
+struct WindowPlan {
+  std::uint64_t windows = 0U;     ///< output positions
+  std::uint64_t zero_width = 0U;  ///< zero leaves a forward pass records
+  std::uint64_t list_slots = 0U;  ///< slots of all windows' view lists (1 + 2 per run each)
+  std::uint64_t max_runs = 0U;    ///< most runs of one window
+};
+
+/// Walks every window of g (none if no window fits).
+constexpr WindowPlan plan_windows(const ConvGeometry& g) noexcept {
+  WindowPlan p;
+  const Index rows = out_rows(g);
+  const Index cols = out_cols(g);
+  if ((input_nodes(g) == 0U) || (rows == 0U) || (cols == 0U)) {
+    return p;
+  }
+  for (Index r = 0U; r < rows; ++r) {
+    for (Index c = 0U; c < cols; ++c) {
+      RunCounter counter;
+      conv_window(g, r, c, counter);
+      p.list_slots += 1U + (2U * counter.runs);
+      p.max_runs = (counter.runs > p.max_runs) ? counter.runs : p.max_runs;
+      p.zero_width = (counter.widest_zeros > p.zero_width) ? counter.widest_zeros : p.zero_width;
+    }
+  }
+  p.windows = static_cast<std::uint64_t>(rows) * cols;
+  return p;
+}
+
+/// Nodes of a convolution's forward(): the zero leaves, then out_channels
+/// outputs per position (twice that with an activation); 0 if no window fits.
+constexpr std::size_t conv_nodes(const ConvGeometry& g, Index out_channels, Activation act) noexcept {
+  const WindowPlan p = plan_windows(g);
+  const std::uint64_t outputs = capped_product(p.windows, out_channels);
+  const std::uint64_t n = p.zero_width + ((act == Activation::kIdentity) ? outputs : (2U * outputs));
+  return (p.windows == 0U) ? 0U : static_cast<std::size_t>(n);
+}
+/// Slots of a convolution's forward(): per position its view list and a
+/// 4-slot matvec descriptor; 0 if no window fits.
+constexpr std::size_t conv_slots(const ConvGeometry& g) noexcept {
+  const WindowPlan p = plan_windows(g);
+  return static_cast<std::size_t>(p.list_slots + (4U * p.windows));
+}
+
+/// Turns a window's runs into views: zero runs read the zero leaves from
+/// `zeros`, input runs the input from `input`.
+struct ViewSink {
+  View* out;       ///< kMaxWindowRuns views
+  Index count;     ///< views written
+  Index zeros;     ///< first zero leaf
+  Index input;     ///< first input node
+  void run(const WindowRun& r) noexcept {
+    if (count < kMaxWindowRuns) {
+      const Index first = r.zeros ? zeros : (input + static_cast<Index>(r.offset));
+      out[count] = View{first, static_cast<Index>(r.count)};
+      ++count;
+    }
+  }
+};
+
+/// True if the tape has room for `leaves` more leaves, then `interior` more
+/// interior nodes (which cannot go into the parameter region) and `slots`
+/// more argument slots.
+template <class T>
+inline bool has_room(const Tape<T>& tape, std::uint64_t leaves, std::uint64_t interior, std::uint64_t slots) noexcept {
+  const std::uint64_t after_leaves = static_cast<std::uint64_t>(tape.size()) + leaves;
+  const std::uint64_t start = (after_leaves > tape.param_capacity()) ? after_leaves : tape.param_capacity();
+  return (start <= tape.capacity()) && (interior <= (tape.capacity() - start)) &&
+         (slots <= (tape.slot_capacity() - tape.slots_used()));
+}
+
+/// A convolution's forward pass over the channels-last input x of geometry
+/// g (see the file comment). Checks everything before recording anything:
+/// an uncreated layer, an input of another width, a geometry without
+/// windows or with windows of more than kMaxWindowRuns runs give
+/// kInvalidArgument; an input or a parameter not recorded (a tape reset
+/// since create()) kInvalidHandle; too little room kCapacityExceeded.
+/// Returns the outputs (kNoView on error).
+template <class T>
+View conv_forward(Tape<T>& tape, const ConvGeometry& g, Index weight, Index out_channels, Index bias,
+                  Activation act, View x) noexcept {
+  if (tape.status() != Status::kOk) {
+    return kNoView;
+  }
+  const WindowPlan p = plan_windows(g);
+  const std::uint64_t outputs = capped_product(p.windows, out_channels);
+  if ((weight == kNoIndex) || (out_channels == 0U) || (p.windows == 0U) || (p.max_runs > kMaxWindowRuns) ||
+      (input_nodes(g) != x.count) || (outputs >= kNoIndex)) {
+    static_cast<void>(tape.report(Status::kInvalidArgument));
+    return kNoView;
+  }
+  const std::uint64_t weights =
+      capped_product(capped_product(capped_product(g.kernel_h, g.kernel_w), g.channels), out_channels);
+  const bool params_recorded = (weights < kNoIndex) && is_recorded(tape, View{weight, static_cast<Index>(weights)}) &&
+                               ((bias == kNoIndex) || is_recorded(tape, View{bias, out_channels}));
+  if (!is_recorded(tape, x) || !params_recorded) {
+    static_cast<void>(tape.report(Status::kInvalidHandle));
+    return kNoView;
+  }
+  const std::uint64_t interior = (act == Activation::kIdentity) ? outputs : (2U * outputs);
+  if (!has_room(tape, p.zero_width, interior, p.list_slots + (4U * p.windows))) {
+    static_cast<void>(tape.report(Status::kCapacityExceeded));
+    return kNoView;
+  }
+  View zeros = kNoView;
+  if (p.zero_width != 0U) {
+    zeros = tape.record_view(static_cast<Index>(p.zero_width),
+                             [&tape](Index /*k*/) noexcept { return tape.leaf(T(0)); });
+  }
+  View runs[kMaxWindowRuns];
+  Index first = kNoIndex;
+  const Index rows = out_rows(g);
+  const Index cols = out_cols(g);
+  for (Index r = 0U; r < rows; ++r) {
+    for (Index c = 0U; c < cols; ++c) {
+      ViewSink sink{runs, 0U, zeros.first, x.first};
+      conv_window(g, r, c, sink);
+      const View y = tape.matvec(weight, out_channels, tape.view_list(runs, sink.count), bias);
+      first = (first == kNoIndex) ? y.first : first;
+    }
+  }
+  if (tape.status() != Status::kOk) {
+    return kNoView;
+  }
+  return activate(tape, View{first, static_cast<Index>(outputs)}, act);
+}
+
+/// Creates a convolution's parameters: out * fan_in weights, then (if
+/// `with_bias`) out biases. Returns the first weight (kNoIndex on error);
+/// *bias_first receives the first bias (kNoIndex without).
+template <class T>
+Index conv_params(Tape<T>& tape, std::uint64_t out, std::uint64_t fan_in, bool with_bias, const Init& weight_init,
+                  const Init& bias_init, const char* weight_name, const char* bias_name, Rng& rng,
+                  Index* bias_first) noexcept {
+  *bias_first = kNoIndex;
+  const std::uint64_t count = capped_product(out, fan_in);
+  if ((out == 0U) || (fan_in == 0U) || (count >= kNoIndex)) {
+    static_cast<void>(tape.report(Status::kInvalidArgument));
+    return kNoIndex;
+  }
+  const Index w = make_params(tape, static_cast<std::size_t>(count), weight_init, static_cast<std::size_t>(fan_in),
+                              rng, weight_name);
+  const Index b = with_bias ? make_params(tape, static_cast<std::size_t>(out), bias_init,
+                                          static_cast<std::size_t>(fan_in), rng, bias_name)
+                            : kNoIndex;
+  const bool ok = (tape.status() == Status::kOk) && (w != kNoIndex);
+  *bias_first = ok ? b : kNoIndex;
+  return ok ? w : kNoIndex;
+}
+
+}  // namespace detail
+
+/// How to build a Conv1d. Only the channels and the kernel have no default;
+/// the rest is torch.nn.Conv1d's: stride 1, no padding, no dilation, a
+/// bias, weights and biases drawn from U(-1/sqrt(fan_in), 1/sqrt(fan_in))
+/// with fan_in = in_channels * kernel (kaiming_uniform_ with a = sqrt(5)).
+/// Padding is zero padding on both sides (any amount, as PyTorch's).
+struct Conv1dOptions {
+  Index in_channels = 0U;                                       ///< C_in
+  Index out_channels = 0U;                                      ///< C_out
+  Index kernel = 0U;                                            ///< k: positions per window
+  Index stride = 1U;                                            ///< positions between windows
+  Index padding = 0U;                                           ///< zero positions at each end
+  Index dilation = 1U;                                          ///< spacing of the kernel's taps
+  Activation act = Activation::kIdentity;                       ///< applied to every output
+  bool bias = true;                                             ///< false: no bias parameters
+  Init weight_init = Init::fan_in_uniform(kGainLinearDefault);  ///< weights (fan-in C_in * k)
+  Init bias_init = Init::fan_in_uniform(kGainLinearDefault);    ///< biases (fan-in C_in * k)
+  const char* weight_name = nullptr;                            ///< name of every weight (Tape::param)
+  const char* bias_name = nullptr;                              ///< name of every bias
+};
+
+/// A 1-D convolution over `length` positions of in_channels channels-last
+/// (see the file comment): output position t, channel o is
+/// act(b[o] + sum over taps j and channels c of W[o][j][c] * x[t * stride -
+/// padding + j * dilation][c]), zero outside the input. Weights stored
+/// [C_out][k][C_in], then the C_out biases.
+template <class T>
+struct Conv1d {
+  Index weight = kNoIndex;  ///< first weight ([C_out][k][C_in])
+  Index bias = kNoIndex;    ///< first bias (kNoIndex: none)
+  Conv1dOptions options{};  ///< what create() was given
+
+  /// The windows of an input of `length` positions.
+  static constexpr detail::ConvGeometry geometry(const Conv1dOptions& o, Index length) noexcept {
+    detail::ConvGeometry g;
+    g.height = 1U;
+    g.width = length;
+    g.channels = o.in_channels;
+    g.kernel_w = o.kernel;
+    g.stride_w = o.stride;
+    g.pad_w = o.padding;
+    g.dilation_w = o.dilation;
+    return g;
+  }
+  /// Output positions for `length` input positions (torch's formula; 0 if
+  /// no window fits).
+  static constexpr Index output_length(const Conv1dOptions& o, Index length) noexcept {
+    return detail::out_cols(geometry(o, length));
+  }
+  /// C_out * k * C_in weights (+ C_out biases).
+  static constexpr std::size_t parameters(const Conv1dOptions& o) noexcept {
+    const std::size_t w = static_cast<std::size_t>(o.out_channels) * o.kernel * o.in_channels;
+    return w + (o.bias ? o.out_channels : 0U);
+  }
+  /// Nodes of forward() over `length` positions: the zero leaves of the
+  /// padding, then C_out per output position (twice with an activation).
+  static constexpr std::size_t nodes(const Conv1dOptions& o, Index length) noexcept {
+    return detail::conv_nodes(geometry(o, length), o.out_channels, o.act);
+  }
+  /// Slots of forward() over `length` positions: per output position its
+  /// window's view list (1 + 2 per run) and a 4-slot matvec descriptor.
+  static constexpr std::size_t slots(const Conv1dOptions& o, Index length) noexcept {
+    return detail::conv_slots(geometry(o, length));
+  }
+  /// The most runs one window lists (forward() refuses more than kMaxWindowRuns).
+  static constexpr std::size_t max_window_runs(const Conv1dOptions& o, Index length) noexcept {
+    return static_cast<std::size_t>(detail::plan_windows(geometry(o, length)).max_runs);
+  }
+
+  /// Appends the weights (from o.weight_init), then the biases (o.bias_init).
+  /// False if the tape is full or failed or a size is 0 or too large
+  /// (kInvalidArgument); params() is then kNoView.
+  bool create(Tape<T>& tape, const Conv1dOptions& o, Rng& rng) noexcept {
+    options = o;
+    weight = kNoIndex;
+    bias = kNoIndex;
+    if ((o.stride == 0U) || (o.dilation == 0U)) {
+      static_cast<void>(tape.report(Status::kInvalidArgument));
+      return false;
+    }
+    const std::uint64_t fan_in = detail::capped_product(o.in_channels, o.kernel);
+    weight = detail::conv_params(tape, o.out_channels, fan_in, o.bias, o.weight_init, o.bias_init, o.weight_name,
+                                 o.bias_name, rng, &bias);
+    return weight != kNoIndex;
+  }
+
+  /// The weights, then the biases (kNoView before a successful create()).
+  View params() const noexcept {
+    return (weight != kNoIndex) ? View{weight, static_cast<Index>(parameters(options))} : kNoView;
+  }
+
+  /// Records the convolution of x, `length` positions of in_channels
+  /// (x.count == length * in_channels); returns output_length() positions
+  /// of out_channels, channels-last. kInvalidArgument (nothing recorded) for
+  /// another width, a layer not created, or no window fitting the input.
+  View forward(Tape<T>& tape, View x, Index length) const noexcept {
+    return detail::conv_forward(tape, geometry(options, length), weight, options.out_channels, bias, options.act, x);
+  }
+};
+
+/// How to build a Conv2d: torch.nn.Conv2d's defaults as for Conv1dOptions
+/// (fan_in = in_channels * kernel_h * kernel_w), per axis.
+struct Conv2dOptions {
+  Index in_channels = 0U;                                       ///< C_in
+  Index out_channels = 0U;                                      ///< C_out
+  Index kernel_h = 0U;                                          ///< kernel rows
+  Index kernel_w = 0U;                                          ///< kernel columns
+  Index stride_h = 1U;                                          ///< rows between windows
+  Index stride_w = 1U;                                          ///< columns between windows
+  Index padding_h = 0U;                                         ///< zero rows above and below
+  Index padding_w = 0U;                                         ///< zero columns left and right
+  Index dilation_h = 1U;                                        ///< spacing of the kernel's rows
+  Index dilation_w = 1U;                                        ///< spacing of the kernel's columns
+  Activation act = Activation::kIdentity;                       ///< applied to every output
+  bool bias = true;                                             ///< false: no bias parameters
+  Init weight_init = Init::fan_in_uniform(kGainLinearDefault);  ///< weights (fan-in C_in * kH * kW)
+  Init bias_init = Init::fan_in_uniform(kGainLinearDefault);    ///< biases (fan-in C_in * kH * kW)
+  const char* weight_name = nullptr;                            ///< name of every weight (Tape::param)
+  const char* bias_name = nullptr;                              ///< name of every bias
+};
+
+/// A 2-D convolution over H x W positions of in_channels, channels-last
+/// (node (y * W + x) * C_in + c). Weights stored [C_out][kH][kW][C_in], then
+/// the C_out biases; outputs channels-last over the output positions.
+template <class T>
+struct Conv2d {
+  Index weight = kNoIndex;  ///< first weight ([C_out][kH][kW][C_in])
+  Index bias = kNoIndex;    ///< first bias (kNoIndex: none)
+  Conv2dOptions options{};  ///< what create() was given
+
+  /// The windows of an input of `in` positions.
+  static constexpr detail::ConvGeometry geometry(const Conv2dOptions& o, Size2d in) noexcept {
+    detail::ConvGeometry g;
+    g.height = in.height;
+    g.width = in.width;
+    g.channels = o.in_channels;
+    g.kernel_h = o.kernel_h;
+    g.kernel_w = o.kernel_w;
+    g.stride_h = o.stride_h;
+    g.stride_w = o.stride_w;
+    g.pad_h = o.padding_h;
+    g.pad_w = o.padding_w;
+    g.dilation_h = o.dilation_h;
+    g.dilation_w = o.dilation_w;
+    return g;
+  }
+  /// Output positions for `in` (torch's formula per axis; 0 x 0 if no window fits).
+  static constexpr Size2d output_size(const Conv2dOptions& o, Size2d in) noexcept {
+    const detail::ConvGeometry g = geometry(o, in);
+    const Index rows = detail::out_rows(g);
+    const Index cols = detail::out_cols(g);
+    return ((rows == 0U) || (cols == 0U)) ? Size2d{} : Size2d{rows, cols};
+  }
+  /// C_out * kH * kW * C_in weights (+ C_out biases).
+  static constexpr std::size_t parameters(const Conv2dOptions& o) noexcept {
+    const std::size_t w = static_cast<std::size_t>(o.out_channels) * o.kernel_h * o.kernel_w * o.in_channels;
+    return w + (o.bias ? o.out_channels : 0U);
+  }
+  /// Nodes of forward() over `in`: as Conv1d::nodes.
+  static constexpr std::size_t nodes(const Conv2dOptions& o, Size2d in) noexcept {
+    return detail::conv_nodes(geometry(o, in), o.out_channels, o.act);
+  }
+  /// Slots of forward() over `in`: as Conv1d::slots.
+  static constexpr std::size_t slots(const Conv2dOptions& o, Size2d in) noexcept {
+    return detail::conv_slots(geometry(o, in));
+  }
+  /// The most runs one window lists (forward() refuses more than kMaxWindowRuns).
+  static constexpr std::size_t max_window_runs(const Conv2dOptions& o, Size2d in) noexcept {
+    return static_cast<std::size_t>(detail::plan_windows(geometry(o, in)).max_runs);
+  }
+
+  /// As Conv1d::create.
+  bool create(Tape<T>& tape, const Conv2dOptions& o, Rng& rng) noexcept {
+    options = o;
+    weight = kNoIndex;
+    bias = kNoIndex;
+    if ((o.stride_h == 0U) || (o.stride_w == 0U) || (o.dilation_h == 0U) || (o.dilation_w == 0U)) {
+      static_cast<void>(tape.report(Status::kInvalidArgument));
+      return false;
+    }
+    const std::uint64_t fan_in = detail::capped_product(detail::capped_product(o.kernel_h, o.kernel_w), o.in_channels);
+    weight = detail::conv_params(tape, o.out_channels, fan_in, o.bias, o.weight_init, o.bias_init, o.weight_name,
+                                 o.bias_name, rng, &bias);
+    return weight != kNoIndex;
+  }
+
+  /// The weights, then the biases (kNoView before a successful create()).
+  View params() const noexcept {
+    return (weight != kNoIndex) ? View{weight, static_cast<Index>(parameters(options))} : kNoView;
+  }
+
+  /// Records the convolution of x, in.height * in.width positions of
+  /// in_channels; returns output_size() positions of out_channels,
+  /// channels-last. Errors as Conv1d::forward.
+  View forward(Tape<T>& tape, View x, Size2d in) const noexcept {
+    return detail::conv_forward(tape, geometry(options, in), weight, options.out_channels, bias, options.act, x);
+  }
+};
+
+/// A channels-last activation read as one vector: the view itself, no node
+/// recorded. Its order is (position, channel): element t * C + c for 1-D,
+/// (y * W + x) * C + c for 2-D, so a Linear after it sees that order, where
+/// torch.flatten of an (N, C, L) tensor gives c * L + t (a PyTorch model's
+/// weights are permuted accordingly: tools/golden/nn/make_conv.py).
+constexpr View flatten(View x) noexcept { return x; }
+
+}  // namespace nn
+}  // namespace burtorch
+
+#endif  // BURTORCH_NN_CONV_HPP
