@@ -10,6 +10,7 @@
 #include "burtorch/nn/layers.hpp"
 #include "burtorch/nn/models.hpp"
 #include "burtorch/nn/optim.hpp"
+#include "burtorch/nn/pool.hpp"
 #include "burtorch/nn/random.hpp"
 #include "burtorch/nn/view.hpp"
 
