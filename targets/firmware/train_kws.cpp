@@ -245,6 +245,11 @@ int main() {
   firmware::print_unsigned(kBatch);
   print("\n");
   firmware::print_plan(kPlan);
+  print("  Adam state ");
+  firmware::print_unsigned(kPlan.optimizer_bytes);
+  print(" bytes; plan total ");
+  firmware::print_unsigned(kPlan.bytes);
+  print(" bytes\n");
   nn::Rng rng(42U);
   if (!create(g_model, rng)) {
     fail("model creation failed");
@@ -274,11 +279,16 @@ int main() {
   double since = 0.0;
   double last = 1e9;
   const double t0 = firmware::seconds();
+  // Board-timer ticks inside the training steps only (forward, backward and
+  // Adam over a batch; not generating the batch): under QEMU with -icount
+  // they count instructions at a fixed rate (docs/footprint.md).
+  std::uint64_t step_ticks = 0U;
   for (int step = 1; step <= kSteps; ++step) {
     for (int b = 0; b < kBatch; ++b) {
       g_y[b] = rng.below(kClasses);
       generate(rng, g_y[b], g_x[b]);
     }
+    const std::uint64_t s0 = bt::port::ticks();
     const float loss = nn::serial_batch(g_tape, g_model.params, kBatch, [&](bt::Tape<float>& tp, std::size_t i) {
       return sample_loss(tp, g_x[i], g_y[i]);
     });
@@ -286,6 +296,7 @@ int main() {
       fail("training failed");
     }
     firmware::step(opt, g_tape, g_model.params);
+    step_ticks += bt::port::ticks() - s0;
     since += static_cast<double>(loss);
     if ((step % kPrintEvery) == 0) {
       last = since / kPrintEvery;
@@ -300,6 +311,11 @@ int main() {
   const double elapsed = firmware::seconds() - t0;
   print("steps per second (emulated core clock): ");
   firmware::print_number(static_cast<double>(kSteps) / elapsed);
+  print("\n");
+  print("board-timer ticks per training step (");
+  firmware::print_unsigned(bt::port::ticks_per_second());
+  print(" per second): ");
+  firmware::print_number(static_cast<double>(step_ticks) / kSteps);
   print("\n");
   const Score after = evaluate();
   print_score("after:", after);
