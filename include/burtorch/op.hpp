@@ -24,6 +24,7 @@
 
 #include "burtorch/config.hpp"
 #include "burtorch/detail/math.hpp"
+#include "burtorch/frozen.hpp"
 #include "burtorch/scalar.hpp"
 
 namespace burtorch {
@@ -41,7 +42,7 @@ enum class Op : std::uint8_t {
   kVarR, kVarL, kVarBiasedR, kVarBiasedL,
   kDotRR, kDotRL, kDotLL, kDotRV,
   kLogSumExpR, kLogSumExpL,
-  kMatRow, kScaleShift,
+  kMatRow, kScaleShift, kMatRowFrozen,
   kCount
 };
 
@@ -73,6 +74,7 @@ struct Arrays {
   const T* v;          ///< values
   T* g;                ///< gradients
   const Index* slots;  ///< argument slots
+  FrozenRun frozen;    ///< the parameters the inner products leave alone (Tape::freeze)
 };
 }  // namespace detail
 
@@ -378,11 +380,12 @@ template <> struct OpDef<Op::kLogSumExpL> : detail::ListVariant<Op::kLogSumExpR>
 // --- descriptor ops: operands described in argument slots from a ------------
 // backward(s, i, a, b, g) for node i with operand fields a, b.
 namespace detail {
-/// Adds g to the bias of a [w, x, bias] descriptor (none if kNoIndex).
+/// Adds g to the bias of a [w, x, bias] descriptor (none if kNoIndex, or
+/// frozen).
 template <class T>
 inline void bias_backward(const Arrays<T>& s, Index descriptor, T g) noexcept {
   const Index bias = s.slots[descriptor + 2U];
-  if (bias != kNoIndex) { s.g[bias] += g; }
+  if ((bias != kNoIndex) && !s.frozen.covers(bias, 1U)) { s.g[bias] += g; }
 }
 }  // namespace detail
 /// sum(w_i * x_i) (+ bias) over b pairs; descriptor [w, x, bias] at slot a,
@@ -391,7 +394,7 @@ template <> struct OpDef<Op::kDotRR> {
   static constexpr OpKind kKind = OpKind::kDescriptor;
   static constexpr const char* kName = "dot";
   template <class T> static void backward(const detail::Arrays<T>& s, Index /*i*/, Index a, Index b, T g) noexcept {
-    detail::range_dot_backward(s.v, s.g, s.slots[a], s.slots[a + 1U], b, g);
+    detail::range_dot_backward(s.v, s.g, s.slots[a], s.slots[a + 1U], b, g, s.frozen);
     detail::bias_backward(s, a, g);
   }
 };
@@ -418,7 +421,7 @@ template <> struct OpDef<Op::kDotRV> {
   static constexpr OpKind kKind = OpKind::kDescriptor;
   static constexpr const char* kName = "dot_views";
   template <class T> static void backward(const detail::Arrays<T>& s, Index /*i*/, Index a, Index /*b*/, T g) noexcept {
-    detail::dot_list_backward(s.v, s.g, s.slots[a], &s.slots[s.slots[a + 1U]], g);
+    detail::dot_list_backward(s.v, s.g, s.slots[a], &s.slots[s.slots[a + 1U]], g, s.frozen);
     detail::bias_backward(s, a, g);
   }
 };
@@ -431,8 +434,9 @@ template <> struct OpDef<Op::kMatRow> {
   static constexpr const char* kName = "matvec_row";
   template <class T> static void backward(const detail::Arrays<T>& s, Index /*i*/, Index a, Index b, T g) noexcept {
     const Index length = s.slots[a + 3U];
-    detail::dot_list_backward(s.v, s.g, s.slots[a] + (b * length), &s.slots[s.slots[a + 1U]], g);
-    if (s.slots[a + 2U] != kNoIndex) { s.g[s.slots[a + 2U] + b] += g; }
+    detail::dot_list_backward(s.v, s.g, s.slots[a] + (b * length), &s.slots[s.slots[a + 1U]], g, s.frozen);
+    const Index bias = s.slots[a + 2U];
+    if ((bias != kNoIndex) && !s.frozen.covers(bias + b, 1U)) { s.g[bias + b] += g; }
   }
 };
 /// Element b of x * scale + shift over three runs (a layer norm's gain and
@@ -447,6 +451,16 @@ template <> struct OpDef<Op::kScaleShift> {
     s.g[x] += g * s.v[scale];
     s.g[scale] += g * vx;
     s.g[s.slots[a + 2U] + b] += g;
+  }
+};
+/// Row b of a frozen weight matrix (burtorch/frozen.hpp: caller memory, not
+/// on the tape) times a view list; the rows share the descriptor of
+/// detail::store_frozen at slot a. Only the input gets a gradient.
+template <> struct OpDef<Op::kMatRowFrozen> {
+  static constexpr OpKind kKind = OpKind::kDescriptor;
+  static constexpr const char* kName = "matvec_frozen_row";
+  template <class T> static void backward(const detail::Arrays<T>& s, Index /*i*/, Index a, Index b, T g) noexcept {
+    detail::frozen_row_backward(s.g, s.slots, a, b, g, s.frozen);
   }
 };
 // clang-format on

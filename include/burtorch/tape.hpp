@@ -202,6 +202,41 @@ class Tape {
   /// Sets gradients of nodes [first, first + count) to zero (e.g. parameters).
   void zero_grad(Index first, Index count) noexcept;
 
+  // --- fine-tuning: what backward leaves alone ---------------------------
+  /// From now on backward sweeps stop at the current end of the tape: the
+  /// nodes recorded so far propagate no gradient (torch.no_grad() around a
+  /// frozen backbone's forward pass). Newer nodes still add their share to
+  /// the gradients of older operands (the head's weights, the backbone's
+  /// outputs) but the older nodes pass nothing on, so the backbone's
+  /// backward costs nothing. The gradient of an interior node below the stop
+  /// is not meaningful (it may hold partial sums of earlier sweeps). A root
+  /// below the stop gets its own gradient and propagates nothing. Stays until
+  /// a rewind discards a node below it, or reset(); calling it again moves it.
+  void stop_gradient() noexcept { stop_ = size_; }
+  /// Where backward stops (0: it runs down to the oldest interior node).
+  Index gradient_stop() const noexcept { return stop_; }
+  /// Freezes the parameters of `params` (one run of leaves, e.g. a
+  /// backbone's params(); it replaces an earlier freeze): the inner products
+  /// (matvec, dot_views, dot_ranges, dot of two runs, matvec_frozen) skip
+  /// the gradient update of an operand run, or a bias, that lies entirely
+  /// inside it: one compare per run when nothing is frozen, two otherwise.
+  /// Guaranteed: every gradient outside the view has the same bits as
+  /// without the freeze; a frozen parameter read only by those inner
+  /// products (the weights and biases of a frozen Linear) keeps its
+  /// gradient through backward (0 after zero_grad). Not guaranteed: a frozen
+  /// parameter that another op reads (an elementwise op, a reduction, an
+  /// inner product over a list, scale_shift: a LayerNorm's gains) still gets
+  /// that op's share, so its gradient is partial; do not read it, and step
+  /// only the trainable parameters' view (docs/training.md, "Fine-tuning").
+  /// Returns kInvalidArgument, changing nothing, if the view is empty, not
+  /// recorded or holds a non-leaf. A rewind that discards a frozen node, or
+  /// reset(), unfreezes.
+  Status freeze(View params) noexcept;
+  /// Unfreezes (no frozen parameters).
+  void unfreeze() noexcept { frozen_ = detail::FrozenRun{}; }
+  /// The frozen parameters (count 0: none).
+  View frozen() const noexcept { return View{frozen_.first, frozen_.count}; }
+
   // --- per-sample rewind -----------------------------------------------
   /// The current position, to rewind() to (see Mark).
   Mark mark() const noexcept { return Mark{size_, slots_used_, this, generation_}; }
@@ -332,6 +367,22 @@ class Tape {
   /// reduce() of their handles. kInvalidArgument for another op or n == 0,
   /// kInvalidHandle if a node is not recorded.
   Value<T> reduce_range(Op range_op, Index first, Index n) noexcept;
+  /// Argument slots one matvec_frozen takes (its shared descriptor: the
+  /// view list's slot, the width, format, scale and the weights' address).
+  static constexpr Index kFrozenSlots = detail::kFrozenSlots;
+  /// A layer whose weights are frozen in caller memory (burtorch/frozen.hpp,
+  /// e.g. an int8 or FP16 array in flash): `w.rows` consecutive nodes, row o
+  /// = sum(T(w(o, k)) * x[k]) (+ T(bias(o)) if bias is not null) over the
+  /// x.total = w.cols elements of x, the weights dequantized to float and
+  /// the products summed in T. The weights are not copied: they must stay
+  /// where they are while the nodes are recorded. They have no node and no
+  /// gradient; backward adds to x's gradients only. The rows share one
+  /// descriptor of kFrozenSlots slots. kInvalidArgument, nothing recorded,
+  /// for weights with no data, an unknown format or a non-finite int8
+  /// scale, zero rows or columns, rows * cols past an Index, x.total !=
+  /// w.cols, or a bias that is invalid or not w.rows long. Returns the rows
+  /// (kNoView on error).
+  View matvec_frozen(const FrozenMatrix& w, ViewList x, const FrozenVector* bias) noexcept;
 
  private:
   // The elementwise recorders of ops.hpp (detail::Record): op K's row
@@ -416,6 +467,9 @@ class Tape {
     swept_end_ = (swept_end_ < size_) ? swept_end_ : size_;
     leading_leaves_ = (leading_leaves_ < size_) ? leading_leaves_ : size_;
     checked_list_ = kNoIndex;
+    // A discarded node below the stop, or a frozen one: both are lifted.
+    stop_ = (nodes < stop_) ? 0U : stop_;
+    frozen_ = ((frozen_.count == 0U) || (nodes >= (frozen_.first + frozen_.count))) ? frozen_ : detail::FrozenRun{};
   }
   /// Zeroes the gradients of the non-leaf nodes in [first, end): stale
   /// results of an earlier backward over nodes that are still recorded.
@@ -484,6 +538,10 @@ class Tape {
   /// same list (every output of a layer) skip the check.
   Index checked_list_ = kNoIndex;
   Index checked_total_ = 0U;
+  /// Backward does not sweep nodes below this (stop_gradient; 0: none).
+  Index stop_ = 0U;
+  /// The frozen parameters (freeze; count 0: none).
+  detail::FrozenRun frozen_;
   /// Mark validation. The generation counts rewinds that discarded something.
   /// The positions of the current recording were made in generations that
   /// never decrease along it: a staircase whose steps are the targets of the

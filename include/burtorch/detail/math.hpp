@@ -294,6 +294,70 @@ void dot_list_backward(const T* v, T* grads, Index w, const Index* list, T g) no
   }
 }
 
+// --- frozen parameters (Tape::freeze) ----------------------------------------
+
+/// The run of nodes whose gradients the inner products do not update
+/// (Tape::freeze); empty (count 0) when nothing is frozen.
+struct FrozenRun {
+  Index first = 0U;  ///< the run's first node
+  Index count = 0U;  ///< its length
+  /// True if the n nodes from `at` all lie inside the run: one compare when
+  /// nothing is frozen, two otherwise.
+  bool covers(Index at, Index n) const noexcept {
+    const Index offset = at - first;  // wraps below the run: then >= count
+    return (offset < count) && (n <= (count - offset));
+  }
+};
+
+/// grads[to + i] += g * v[from + i] for i < n: one half of an inner
+/// product's backward, rounded as range_dot_backward rounds it.
+template <class T>
+inline void run_axpy(const T* v, T* grads, Index to, Index from, Index n, T g) noexcept {
+  for (Index i = 0U; i < n; ++i) {
+    grads[to + i] += g * v[from + i];
+  }
+}
+/// @copydoc run_axpy
+inline void run_axpy(const float* v, float* grads, Index to, Index from, Index n, float g) noexcept {
+  if (n <= kShortDot) {
+    short_axpy(&grads[to], g, &v[from], n);
+  } else {
+    simd::axpy(&grads[to], g, &v[from], n);
+  }
+}
+/// @copydoc run_axpy
+inline void run_axpy(const double* v, double* grads, Index to, Index from, Index n, double g) noexcept {
+  if (n <= kShortDot) {
+    short_axpy(&grads[to], g, &v[from], n);
+  } else {
+    simd::axpy(&grads[to], g, &v[from], n);
+  }
+}
+
+/// range_dot_backward that leaves a run inside `frozen` alone: the other
+/// run's update has the same bits as without it.
+template <class T>
+inline void range_dot_backward(const T* v, T* grads, Index w, Index x, Index n, T g, FrozenRun frozen) noexcept {
+  if (!frozen.covers(w, n)) {
+    run_axpy(v, grads, w, x, n, g);
+  }
+  if (!frozen.covers(x, n)) {
+    run_axpy(v, grads, x, w, n, g);
+  }
+}
+
+/// dot_list_backward that leaves the runs inside `frozen` alone.
+template <class T>
+void dot_list_backward(const T* v, T* grads, Index w, const Index* list, T g, FrozenRun frozen) noexcept {
+  const Index runs = list[0];
+  for (Index r = 0U; r < runs; ++r) {
+    const Index first = list[1U + (2U * r)];
+    const Index count = list[2U + (2U * r)];
+    range_dot_backward(v, grads, w, first, count, g, frozen);
+    w += count;
+  }
+}
+
 }  // namespace detail
 }  // namespace burtorch
 

@@ -310,6 +310,38 @@ View Tape<T>::matvec(Index w_first, Index rows, ViewList x, Index bias_first) no
 }
 
 template <class T>
+View Tape<T>::matvec_frozen(const FrozenMatrix& w, ViewList x, const FrozenVector* bias) noexcept {
+  // 64-bit: rows * cols must address the weights with an Index.
+  const std::uint64_t weights = static_cast<std::uint64_t>(w.rows) * w.cols;
+  const bool bias_ok = (bias == nullptr) || (frozen_valid(bias->data) && (bias->size == w.rows));
+  if (!frozen_valid(w.data) || (weights == 0U) || (weights >= kNoIndex) || !bias_ok) {
+    static_cast<void>(fail(Status::kInvalidArgument));
+    return kNoView;
+  }
+  if (!list_valid(x)) {
+    return kNoView;
+  }
+  if (x.total != w.cols) {
+    static_cast<void>(fail(Status::kInvalidArgument));
+    return kNoView;
+  }
+  const Index descriptor = reserve(w.rows, kFrozenSlots);  // room for all rows, or none is recorded
+  if (descriptor == kNoIndex) {
+    return kNoView;
+  }
+  detail::store_frozen(args_, descriptor, w.data, x.slot, w.cols);
+  const Index first = size_;
+  for (Index o = 0U; o < w.rows; ++o) {
+    T result = detail::frozen_row_dot(values_, args_, descriptor, o);
+    if (bias != nullptr) {
+      result += T(frozen_at(bias->data, o));
+    }
+    static_cast<void>(append(Op::kMatRowFrozen, result, descriptor, o));  // fits: room checked above
+  }
+  return View{first, w.rows};
+}
+
+template <class T>
 View Tape<T>::scale_shift(Index scale_first, Index x_first, Index shift_first, Index n) noexcept {
   if (n == 0U) {
     static_cast<void>(fail(Status::kInvalidArgument));

@@ -176,9 +176,25 @@ void Tape<T>::reset() noexcept {
   swept_end_ = 0U;
   leading_leaves_ = 0U;
   checked_list_ = kNoIndex;
+  stop_ = 0U;
+  frozen_ = detail::FrozenRun{};
   status_ = Status::kOk;
   limit_ = capacity_;
   append_room_ = capacity_ - param_region_;
+}
+
+template <class T>
+Status Tape<T>::freeze(View params) noexcept {
+  if ((params.count == 0U) || !recorded(params.first, params.count)) {
+    return Status::kInvalidArgument;
+  }
+  for (Index i = params.first; i < (params.first + params.count); ++i) {
+    if (op(i) != Op::kLeaf) {
+      return Status::kInvalidArgument;
+    }
+  }
+  frozen_ = detail::FrozenRun{params.first, params.count};
+  return Status::kOk;
 }
 
 template <class T>
