@@ -138,14 +138,20 @@ using ThisConfig = BuiltWith<config_PARAM_NAMES<BURTORCH_CONFIG_PARAM_NAMES>, co
 /// step in the backward sweep and the recorders' dispatch over op rows, so
 /// the rows compile to one jump table with the step bodies in place, the
 /// code a hand-written switch gives (GCC/Clang; empty elsewhere).
+/// @def BURTORCH_NOINLINE
+/// Keeps a function out of its callers: a rarely taken loop whose locals
+/// would otherwise add to the frame of a hot function (the frozen matvec's
+/// backward in the sweep's dispatch; GCC/Clang; empty elsewhere).
 #if defined(__GNUC__) || defined(__clang__)
 #define BURTORCH_UNLIKELY(condition) (__builtin_expect(static_cast<long>(condition), 0L) != 0L)  // BT-DEV-014
 #define BURTORCH_COLD __attribute__((cold, noinline))
 #define BURTORCH_ALWAYS_INLINE __attribute__((always_inline))
+#define BURTORCH_NOINLINE __attribute__((noinline))
 #else
 #define BURTORCH_UNLIKELY(condition) (condition)  // BT-DEV-014
 #define BURTORCH_COLD
 #define BURTORCH_ALWAYS_INLINE
+#define BURTORCH_NOINLINE
 #endif
 
 #endif  // BURTORCH_CONFIG_HPP

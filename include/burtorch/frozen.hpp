@@ -368,19 +368,6 @@ inline T frozen_run_dot(R w, std::size_t at, const T* v, Index first, Index n) n
   }
 }
 
-/// grads[first + k] += g * T(w[at + k]) over k < n (simd::axpy for float
-/// weights on a float tape).
-template <class T, class R>
-inline void frozen_run_axpy(R w, std::size_t at, T* grads, Index first, Index n, T g) noexcept {
-  if constexpr (std::is_same<T, float>::value && std::is_same<R, F32Reader>::value) {
-    simd::axpy(&grads[first], g, &w.p[at], n);
-  } else {
-    for (Index k = 0U; k < n; ++k) {
-      grads[first + k] += g * T(w[at + k]);
-    }
-  }
-}
-
 /// The descriptor of a frozen matvec in argument slots, from slot d:
 /// [list, cols, format, scale, weights' address (kFrozenPointerSlots)],
 /// the scale and the address stored as object representations.
@@ -453,23 +440,27 @@ inline T frozen_row_dot(const T* v, const Index* slots, Index d, Index row) noex
 }
 
 /// Its backward: every run of the list not inside `frozen` (Tape::freeze)
-/// gets g times the row's weights. The weights get nothing.
+/// gets g times the row's weights; the weights get nothing. One compact
+/// loop for every format (frozen_at chooses per weight): a frozen backbone
+/// sits below Tape::stop_gradient and is not swept, so this code is mostly
+/// flash in the tape core; and not inlined into the sweep's dispatch
+/// (backward_wide), whose frame would grow by its locals.
 template <class T>
-inline void frozen_row_backward(T* grads, const Index* slots, Index d, Index row, T g, FrozenRun frozen) noexcept {
+BURTORCH_NOINLINE void frozen_row_backward(T* grads, const Index* slots, Index d, Index row, T g, FrozenRun frozen) noexcept {
   const FrozenArray a = load_frozen(slots, d);
   const Index* list = &slots[slots[d + kFrozenList]];
   std::size_t at = static_cast<std::size_t>(row) * slots[d + kFrozenCols];
-  with_reader(a, [&](auto w) noexcept {
-    const Index runs = list[0];
-    for (Index r = 0U; r < runs; ++r) {
-      const Index first = list[1U + (2U * r)];
-      const Index count = list[2U + (2U * r)];
-      if (!frozen.covers(first, count)) {
-        frozen_run_axpy(w, at, grads, first, count, g);
+  const Index runs = list[0];
+  for (Index r = 0U; r < runs; ++r) {
+    const Index first = list[1U + (2U * r)];
+    const Index count = list[2U + (2U * r)];
+    if (!frozen.covers(first, count)) {
+      for (Index k = 0U; k < count; ++k) {
+        grads[first + k] += g * T(frozen_at(a, at + k));
       }
-      at += count;
     }
-  });
+    at += count;
+  }
 }
 }  // namespace detail
 

@@ -71,10 +71,10 @@ struct ListVariant : OpDef<R> {
 /// The arrays a descriptor op's backward reads: values, gradients, slots.
 template <class T>
 struct Arrays {
-  const T* v;          ///< values
-  T* g;                ///< gradients
-  const Index* slots;  ///< argument slots
-  FrozenRun frozen;    ///< the parameters the inner products leave alone (Tape::freeze)
+  const T* v = nullptr;          ///< values
+  T* g = nullptr;                ///< gradients
+  const Index* slots = nullptr;  ///< argument slots
+  FrozenRun frozen;              ///< the parameters the inner products leave alone (Tape::freeze)
 };
 }  // namespace detail
 

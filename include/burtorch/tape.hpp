@@ -469,7 +469,9 @@ class Tape {
     checked_list_ = kNoIndex;
     // A discarded node below the stop, or a frozen one: both are lifted.
     stop_ = (nodes < stop_) ? 0U : stop_;
-    frozen_ = ((frozen_.count == 0U) || (nodes >= (frozen_.first + frozen_.count))) ? frozen_ : detail::FrozenRun{};
+    if (nodes < (frozen_.first + frozen_.count)) {  // nothing frozen: {0, 0}
+      frozen_ = detail::FrozenRun{};
+    }
   }
   /// Zeroes the gradients of the non-leaf nodes in [first, end): stale
   /// results of an earlier backward over nodes that are still recorded.
