@@ -625,6 +625,34 @@ void matvec_frozen_capacity(bt_test::Context& t) {
   }
 }
 
+// Descriptions in flash: arrays and layers are constant expressions, so a
+// firmware's backbone is read-only data end to end.
+constexpr std::int8_t kFlashW[2 * 3] = {1, -2, 3, 4, 0, -1};
+constexpr std::uint16_t kFlashB[2] = {0x3800U, 0xBC00U};  // FP16 0.5, -1
+constexpr nn::FrozenLinear<double> kFlashLayer{
+    {bt::frozen_i8(kFlashW, 0.25F), 2U, 3U}, {bt::frozen_f16(kFlashB), 2U}, nn::Activation::kRelu};
+static_assert(kFlashLayer.in() == 3U && kFlashLayer.out() == 2U, "a constant expression");
+static_assert(nn::FrozenLinear<double>::nodes(2U, nn::Activation::kRelu) == 4U, "rows and activations");
+static_assert(nn::FrozenLinear<float>::view_slots() == (3U + bt::Tape<float>::kFrozenSlots), "list + descriptor");
+
+void frozen_linear_from_flash(bt_test::Context& t) {
+  bt::Tape<double>& tape = g_tape64;
+  tape.reset();
+  const bt::View x = tape.record_view(3U, [&](bt::Index k) noexcept { return tape.leaf(static_cast<double>(k) + 1.0); });
+  const bt::View y = kFlashLayer.forward(tape, x);
+  BT_CHECK(t, (y.count == 2U) && (tape.status() == bt::Status::kOk));
+  // Row 0: 0.25 * (1 - 4 + 9) + 0.5 = 2; row 1: 0.25 * (4 + 0 - 3) - 1 = -0.75, relu 0.
+  BT_CHECK(t, (tape.value(y.first) == 2.0) && (tape.value(y.first + 1U) == 0.0));  // BT-DEV-004
+  const bt::Value<double> loss = bt::Value<double>(&tape, y.first) + bt::Value<double>(&tape, y.first + 1U);
+  BT_CHECK(t, tape.backward(loss) == bt::Status::kOk);
+  // Only row 0 passes a gradient (row 1's relu is off): 0.25 * (1, -2, 3).
+  BT_CHECK(t, (tape.grad(x.first) == 0.25) && (tape.grad(x.first + 1U) == -0.5) && (tape.grad(x.first + 2U) == 0.75));  // BT-DEV-004
+  // A layer given an input of another width: refused, nothing recorded.
+  const std::size_t nodes = tape.size();
+  BT_CHECK(t, kFlashLayer.forward(tape, bt::View{x.first, 2U}).count == 0U);
+  BT_CHECK(t, (tape.status() == bt::Status::kInvalidArgument) && (tape.size() == nodes));
+}
+
 // The Graphviz export draws the rows with edges from the input only.
 void matvec_frozen_graphviz(bt_test::Context& t) {
   static const std::int8_t q[2] = {3, -1};
@@ -880,6 +908,7 @@ const bt_test::TestCase kCases[] = {
     {"matvec_frozen_fp32", matvec_frozen_fp32},
     {"matvec_frozen_misuse", matvec_frozen_misuse},
     {"matvec_frozen_capacity", matvec_frozen_capacity},
+    {"frozen_linear_from_flash", frozen_linear_from_flash},
     {"matvec_frozen_graphviz", matvec_frozen_graphviz},
     {"stop_gradient_sweeps_the_head_only", stop_gradient_sweeps_the_head_only},
     {"stop_gradient_lifted_by_rewind_and_reset", stop_gradient_lifted_by_rewind_and_reset},
