@@ -4,6 +4,7 @@
 #ifndef BURTORCH_NN_NN_HPP
 #define BURTORCH_NN_NN_HPP
 
+#include "burtorch/nn/finetune.hpp"
 #include "burtorch/nn/gru.hpp"
 #include "burtorch/nn/init.hpp"
 #include "burtorch/nn/layers.hpp"
