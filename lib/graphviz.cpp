@@ -121,6 +121,13 @@ Status write_graphviz(const Tape<T>& tape, Value<T> root, ByteSink sink) noexcep
       out.edge(tape.slot(a) + b, i);
       out.edge(tape.slot(a + 1U) + b, i);
       out.edge(tape.slot(a + 2U) + b, i);
+    } else if (op == Op::kMatRowFrozen) {
+      // The weights are not on the tape: edges from the input's runs only.
+      const Index list = tape.slot(a);
+      const Index runs = tape.slot(list);
+      for (Index r = 0U; (runs != kNoIndex) && (r < runs); ++r) {
+        operand_edges(out, tape, i, tape.slot(list + 1U + (2U * r)), false, tape.slot(list + 2U + (2U * r)));
+      }
     } else {
       // leaf: no incoming edges
     }

@@ -7,6 +7,7 @@
 
 #include "burtorch/checkpoint.hpp"
 #include "burtorch/config.hpp"
+#include "burtorch/frozen.hpp"
 #include "burtorch/graphviz.hpp"
 #include "burtorch/ops.hpp"
 #include "burtorch/status.hpp"

@@ -140,6 +140,10 @@ using ThisConfig = BuiltWith<config_PARAM_NAMES<BURTORCH_CONFIG_PARAM_NAMES>, co
 /// code a hand-written switch gives (GCC/Clang in optimised builds; empty
 /// elsewhere: at -O0 the forced copies would each keep their own stack slots
 /// in one frame).
+/// @def BURTORCH_NOINLINE
+/// Keeps a function out of its callers: a loop whose locals would otherwise
+/// add to the frame of its caller (the frozen matvec's backward in the
+/// dispatch of the ops linked on use; GCC/Clang; empty elsewhere).
 #if defined(__GNUC__) || defined(__clang__)
 #define BURTORCH_UNLIKELY(condition) (__builtin_expect(static_cast<long>(condition), 0L) != 0L)  // BT-DEV-014
 #define BURTORCH_COLD __attribute__((cold, noinline))
@@ -148,10 +152,12 @@ using ThisConfig = BuiltWith<config_PARAM_NAMES<BURTORCH_CONFIG_PARAM_NAMES>, co
 #else
 #define BURTORCH_ALWAYS_INLINE
 #endif
+#define BURTORCH_NOINLINE __attribute__((noinline))
 #else
 #define BURTORCH_UNLIKELY(condition) (condition)  // BT-DEV-014
 #define BURTORCH_COLD
 #define BURTORCH_ALWAYS_INLINE
+#define BURTORCH_NOINLINE
 #endif
 
 #endif  // BURTORCH_CONFIG_HPP

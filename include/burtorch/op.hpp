@@ -27,6 +27,7 @@
 
 #include "burtorch/config.hpp"
 #include "burtorch/detail/math.hpp"
+#include "burtorch/frozen.hpp"
 #include "burtorch/scalar.hpp"
 
 namespace burtorch {
@@ -49,7 +50,7 @@ enum class Op : std::uint8_t {
   kLogSumExpR, kLogSumExpL,
   kMatRow, kScaleShift,
   // linked on use:
-  kGeluTanh, kSilu, kAbs, kLeakyRelu, kBceWithLogits, kHuber, kMaxR, kMaxL,
+  kGeluTanh, kSilu, kAbs, kLeakyRelu, kBceWithLogits, kHuber, kMaxR, kMaxL, kMatRowFrozen,
   kCount
 };
 
@@ -620,6 +621,16 @@ template <> struct OpDef<Op::kMaxR> {
   }
 };
 template <> struct OpDef<Op::kMaxL> : detail::ListVariant<Op::kMaxR> {};
+/// Row b of a frozen weight matrix (burtorch/frozen.hpp: caller memory, not
+/// on the tape) times a view list; the rows share the descriptor of
+/// detail::store_frozen at slot a. Only the input gets a gradient.
+template <> struct OpDef<Op::kMatRowFrozen> {
+  static constexpr OpKind kKind = OpKind::kDescriptor;
+  static constexpr const char* kName = "matvec_frozen_row";
+  template <class T> static void backward(const detail::Arrays<T>& s, Index /*i*/, Index a, Index b, T g) noexcept {
+    detail::frozen_row_backward(s.g, s.slots, a, b, g);
+  }
+};
 // clang-format on
 /// @endcond
 

@@ -204,6 +204,20 @@ class Tape {
   /// Sets gradients of nodes [first, first + count) to zero (e.g. parameters).
   void zero_grad(Index first, Index count) noexcept;
 
+  // --- fine-tuning: what backward leaves alone ---------------------------
+  /// From now on backward sweeps stop at the current end of the tape: the
+  /// nodes recorded so far propagate no gradient (torch.no_grad() around a
+  /// frozen backbone's forward pass). Newer nodes still add their share to
+  /// the gradients of older operands (the head's weights, the backbone's
+  /// outputs) but the older nodes pass nothing on, so the backbone's
+  /// backward costs nothing. The gradient of an interior node below the stop
+  /// is not meaningful (it may hold partial sums of earlier sweeps). A root
+  /// below the stop gets its own gradient and propagates nothing. Stays until
+  /// a rewind discards a node below it, or reset(); calling it again moves it.
+  void stop_gradient() noexcept { stop_ = size_; }
+  /// Where backward stops (0: it runs down to the oldest interior node).
+  Index gradient_stop() const noexcept { return stop_; }
+
   // --- per-sample rewind -----------------------------------------------
   /// The current position, to rewind() to (see Mark).
   Mark mark() const noexcept { return Mark{size_, slots_used_, this, generation_}; }
@@ -338,6 +352,25 @@ class Tape {
   /// reduce() of their handles. kInvalidArgument for another op or n == 0,
   /// kInvalidHandle if a node is not recorded.
   Value<T> reduce_range(Op range_op, Index first, Index n) noexcept;
+  /// Argument slots one matvec_frozen takes (its shared descriptor: the
+  /// view list's slot, the width, format, scale and the weights' address).
+  static constexpr Index kFrozenSlots = detail::kFrozenSlots;
+  /// A layer whose weights are frozen in caller memory (burtorch/frozen.hpp,
+  /// e.g. an int8 or FP16 array in flash): `w.rows` consecutive nodes, row o
+  /// = sum(T(w(o, k)) * x[k]) (+ T(bias(o)) if bias is not null) over the
+  /// x.total = w.cols elements of x, the weights dequantized to float and
+  /// the products summed in T. The weights are not copied: they must stay
+  /// where they are while the nodes are recorded. They have no node and no
+  /// gradient; backward adds to x's gradients only. The rows share one
+  /// descriptor of kFrozenSlots slots. kInvalidArgument, nothing recorded,
+  /// for weights with no data, an unknown format or a non-finite int8
+  /// scale, zero rows or columns, rows * cols past an Index, x.total !=
+  /// w.cols, or a bias that is invalid or not w.rows long. Returns the rows
+  /// (kNoView on error). An op linked on use (kFirstLinkedOnUse): this
+  /// inline template, and the rows' backward, are compiled only into a
+  /// program that calls it (leave K as it is).
+  template <Op K = Op::kMatRowFrozen>
+  View matvec_frozen(const FrozenMatrix& w, ViewList x, const FrozenVector* bias) noexcept;
 
  private:
   // The elementwise recorders of ops.hpp (detail::Record): op K's row
@@ -442,6 +475,8 @@ class Tape {
     swept_end_ = (swept_end_ < size_) ? swept_end_ : size_;
     leading_leaves_ = (leading_leaves_ < size_) ? leading_leaves_ : size_;
     checked_list_ = kNoIndex;
+    // A discarded node below the stop lifts it.
+    stop_ = (nodes < stop_) ? 0U : stop_;
   }
   /// Zeroes the gradients of the non-leaf nodes in [first, end): stale
   /// results of an earlier backward over nodes that are still recorded.
@@ -518,6 +553,8 @@ class Tape {
   /// The backward of the ops linked on use (detail::linked_backward), set
   /// by their recorders; nullptr while the tape has recorded none.
   detail::LinkedBackward<T> linked_backward_ = nullptr;
+  /// Backward does not sweep nodes below this (stop_gradient; 0: none).
+  Index stop_ = 0U;
   /// Mark validation. The generation counts rewinds that discarded something.
   /// The positions of the current recording were made in generations that
   /// never decrease along it: a staircase whose steps are the targets of the
@@ -742,6 +779,41 @@ inline T Value<T>::value() const noexcept {
 template <class T>
 inline T Value<T>::grad() const noexcept {
   return (tape_ != nullptr) ? tape_->grad(index_) : std::numeric_limits<T>::quiet_NaN();
+}
+
+template <class T>
+template <Op K>
+inline View Tape<T>::matvec_frozen(const FrozenMatrix& w, ViewList x, const FrozenVector* bias) noexcept {
+  static_assert(K == Op::kMatRowFrozen, "matvec_frozen records kMatRowFrozen rows");
+  // 64-bit: rows * cols must address the weights with an Index.
+  const std::uint64_t weights = static_cast<std::uint64_t>(w.rows) * w.cols;
+  const bool bias_ok = (bias == nullptr) || (frozen_valid(bias->data) && (bias->size == w.rows));
+  if (!frozen_valid(w.data) || (weights == 0U) || (weights >= kNoIndex) || !bias_ok) {
+    static_cast<void>(fail(Status::kInvalidArgument));
+    return kNoView;
+  }
+  if (!list_valid(x)) {
+    return kNoView;
+  }
+  if (x.total != w.cols) {
+    static_cast<void>(fail(Status::kInvalidArgument));
+    return kNoView;
+  }
+  const Index descriptor = reserve(w.rows, kFrozenSlots);  // room for all rows, or none is recorded
+  if (descriptor == kNoIndex) {
+    return kNoView;
+  }
+  detail::store_frozen(args_, descriptor, w.data, x.slot, w.cols);
+  link<K>(linked_backward_);
+  const Index first = size_;
+  for (Index o = 0U; o < w.rows; ++o) {
+    T result = detail::frozen_row_dot(values_, args_, descriptor, o);
+    if (bias != nullptr) {
+      result += T(frozen_at(bias->data, o));
+    }
+    static_cast<void>(append(K, result, descriptor, o));  // fits: room checked above
+  }
+  return View{first, w.rows};
 }
 
 template <class T>

@@ -58,8 +58,10 @@ Status Tape<T>::backward(Value<T> root) noexcept {
   // last backward start at zero; older ones (a second backward over the same
   // graph, or nodes kept before a mark) are cleared here, so nothing is
   // counted twice. Leaves keep what they accumulated.
-  // (Nodes of the parameter region are leaves, so lowest >= param_region_.)
-  const Index lowest = (leading_leaves_ > param_region_) ? leading_leaves_ : param_region_;
+  // (Nodes of the parameter region are leaves, so lowest >= param_region_;
+  // nodes below stop_gradient()'s point are not swept.)
+  const Index oldest = (leading_leaves_ > param_region_) ? leading_leaves_ : param_region_;
+  const Index lowest = (stop_ > oldest) ? stop_ : oldest;
   const Index swept = swept_end_;
   if (BURTORCH_UNLIKELY(swept > lowest)) {
     clear_interior_grads(lowest, (swept < r) ? swept : r);

@@ -176,6 +176,7 @@ void Tape<T>::reset() noexcept {
   swept_end_ = 0U;
   leading_leaves_ = 0U;
   checked_list_ = kNoIndex;
+  stop_ = 0U;
   status_ = Status::kOk;
   limit_ = capacity_;
   append_room_ = capacity_ - param_region_;

@@ -5,6 +5,7 @@
 #define BURTORCH_NN_NN_HPP
 
 #include "burtorch/nn/conv.hpp"
+#include "burtorch/nn/finetune.hpp"
 #include "burtorch/nn/gru.hpp"
 #include "burtorch/nn/init.hpp"
 #include "burtorch/nn/layers.hpp"
