@@ -226,6 +226,25 @@ inline Status quantize_bf16(const W* w, std::size_t n, std::uint16_t* out) noexc
 }
 /// @}
 
+namespace detail {
+/// x rounded to the nearest integer, ties to even, for |x| < 2^52: from floor
+/// and the exact remainder (std::nearbyint of a double does not assemble for
+/// the Cortex-M55 with GCC 12, and it would depend on the rounding mode).
+inline double round_half_even(double x) noexcept {
+  const double q = std::floor(x);
+  const double rest = x - q;  // exact, in [0, 1)
+  double r = q;
+  if (rest > 0.5) {
+    r = q + 1.0;
+  } else if (rest < 0.5) {
+    r = q;
+  } else {
+    r = (std::fmod(q, 2.0) == 0.0) ? q : (q + 1.0);  // BT-DEV-004: exact tie and parity tests
+  }
+  return r;
+}
+}  // namespace detail
+
 /// Symmetric per-tensor int8 quantization: *scale = max|w| / 127 (rounded
 /// to float; 1 if every w is 0), out[i] = w[i] / scale rounded to nearest,
 /// ties to even, clamped to [-127, 127], so scale * out[i] is within
@@ -247,7 +266,7 @@ inline Status quantize_i8(const W* w, std::size_t n, std::int8_t* out, float* sc
   }
   const float s = (top > 0.0) ? static_cast<float>(top / 127.0) : 1.0F;
   for (std::size_t i = 0U; i < n; ++i) {
-    double q = std::nearbyint(static_cast<double>(w[i]) / static_cast<double>(s));  // default rounding: ties to even
+    double q = detail::round_half_even(static_cast<double>(w[i]) / static_cast<double>(s));
     q = (q > 127.0) ? 127.0 : ((q < -127.0) ? -127.0 : q);
     out[i] = static_cast<std::int8_t>(q);
   }
