@@ -214,9 +214,9 @@ class Tape {
   /// is not meaningful (it may hold partial sums of earlier sweeps). A root
   /// below the stop gets its own gradient and propagates nothing. Stays until
   /// a rewind discards a node below it, or reset(); calling it again moves it.
-  void stop_gradient() noexcept { stop_ = size_; }
+  void stop_gradient() noexcept { floor_ = (size_ > param_region_) ? size_ : param_region_; }
   /// Where backward stops (0: it runs down to the oldest interior node).
-  Index gradient_stop() const noexcept { return stop_; }
+  Index gradient_stop() const noexcept { return (floor_ > param_region_) ? floor_ : 0U; }
 
   // --- per-sample rewind -----------------------------------------------
   /// The current position, to rewind() to (see Mark).
@@ -476,7 +476,7 @@ class Tape {
     leading_leaves_ = (leading_leaves_ < size_) ? leading_leaves_ : size_;
     checked_list_ = kNoIndex;
     // A discarded node below the stop lifts it.
-    stop_ = (nodes < stop_) ? 0U : stop_;
+    floor_ = (nodes < floor_) ? param_region_ : floor_;
   }
   /// Zeroes the gradients of the non-leaf nodes in [first, end): stale
   /// results of an earlier backward over nodes that are still recorded.
@@ -553,8 +553,9 @@ class Tape {
   /// The backward of the ops linked on use (detail::linked_backward), set
   /// by their recorders; nullptr while the tape has recorded none.
   detail::LinkedBackward<T> linked_backward_ = nullptr;
-  /// Backward does not sweep nodes below this (stop_gradient; 0: none).
-  Index stop_ = 0U;
+  /// Backward does not sweep nodes below this: the parameter region's end,
+  /// or stop_gradient()'s point above it (one bound for the sweep to read).
+  Index floor_ = 0U;
   /// Mark validation. The generation counts rewinds that discarded something.
   /// The positions of the current recording were made in generations that
   /// never decrease along it: a staircase whose steps are the targets of the

@@ -20,22 +20,22 @@ namespace burtorch {
 template <class T>
 void Tape<T>::backward_wide(Op op, Index i, Index a, Index b, T g) noexcept {
   const detail::Arrays<T> s{values_, grads_, args_};
-  if (linked_on_use(op)) {
-    // Recorded by a function of ops.hpp, which gave the tape their code.
-    if (linked_backward_ != nullptr) {
-      linked_backward_(s, op, i, a, b, g);  // BT-DEV-005: the library's own detail::linked_backward
+  // The core ops through the rows (one jump table); an op it does not list
+  // is one linked on use, whose code the recording function gave the tape.
+  bool core = false;
+  visit_core_op(op, [&](auto tag) noexcept {
+    using D = typename decltype(tag)::Def;
+    core = true;
+    if constexpr ((D::kKind == OpKind::kRangeReduce) || (D::kKind == OpKind::kListReduce)) {
+      detail::reduce_step<D>(s, i, a, b, g);
+    } else if constexpr (D::kKind == OpKind::kDescriptor) {
+      D::backward(s, i, a, b, g);
+    } else {
+      // leaves and the core elementwise ops: swept inline by backward()
     }
-  } else {
-    visit_core_op(op, [&](auto tag) noexcept {
-      using D = typename decltype(tag)::Def;
-      if constexpr ((D::kKind == OpKind::kRangeReduce) || (D::kKind == OpKind::kListReduce)) {
-        detail::reduce_step<D>(s, i, a, b, g);
-      } else if constexpr (D::kKind == OpKind::kDescriptor) {
-        D::backward(s, i, a, b, g);
-      } else {
-        // leaves and the core elementwise ops: swept inline by backward()
-      }
-    });
+  });
+  if (!core && linked_on_use(op) && (linked_backward_ != nullptr)) {
+    linked_backward_(s, op, i, a, b, g);  // BT-DEV-005: the library's own detail::linked_backward
   }
 }
 
@@ -60,8 +60,7 @@ Status Tape<T>::backward(Value<T> root) noexcept {
   // counted twice. Leaves keep what they accumulated.
   // (Nodes of the parameter region are leaves, so lowest >= param_region_;
   // nodes below stop_gradient()'s point are not swept.)
-  const Index oldest = (leading_leaves_ > param_region_) ? leading_leaves_ : param_region_;
-  const Index lowest = (stop_ > oldest) ? stop_ : oldest;
+  const Index lowest = (leading_leaves_ > floor_) ? leading_leaves_ : floor_;
   const Index swept = swept_end_;
   if (BURTORCH_UNLIKELY(swept > lowest)) {
     clear_interior_grads(lowest, (swept < r) ? swept : r);

@@ -46,6 +46,7 @@ Tape<T>::Tape(void* buffer, std::size_t bytes, std::size_t nodes, std::size_t sl
   // NOLINTEND(cppcoreguidelines-pro-type-reinterpret-cast)
   capacity_ = static_cast<Index>(nodes);
   param_region_ = static_cast<Index>(params);
+  floor_ = param_region_;
   limit_ = capacity_;
   append_room_ = capacity_ - param_region_;
   slot_capacity_ = static_cast<Index>(slots);
@@ -176,7 +177,7 @@ void Tape<T>::reset() noexcept {
   swept_end_ = 0U;
   leading_leaves_ = 0U;
   checked_list_ = kNoIndex;
-  stop_ = 0U;
+  floor_ = param_region_;
   status_ = Status::kOk;
   limit_ = capacity_;
   append_room_ = capacity_ - param_region_;
