@@ -233,9 +233,8 @@ namespace detail {
 inline double round_half_even(double x) noexcept {
   const double q = std::floor(x);
   const double rest = x - q;  // exact, in [0, 1)
-  // Up above one half, and at exactly one half (BT-DEV-004: exact tie and
-  // parity tests) when q is odd.
-  const bool up = (rest > 0.5) || ((rest == 0.5) && (std::fmod(q, 2.0) != 0.0));
+  // Up above one half, and at exactly one half when q is odd.
+  const bool up = (rest > 0.5) || ((rest == 0.5) && (std::fmod(q, 2.0) != 0.0));  // BT-DEV-004: exact tie, parity
   return up ? (q + 1.0) : q;
 }
 }  // namespace detail
