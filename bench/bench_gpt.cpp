@@ -6,7 +6,9 @@
 // cross-entropy over its 8 positions; a step's loss is the batch mean.
 //
 // Usage: bench_gpt --batch B [--steps N] [--warmup W] [--data FILE]
-//                  [--lr X] [--seed S]
+//                  [--lr X] [--seed S] [--lanes L]
+// --lanes L: sequences per sweep (nn::lane_batch; 1: the per-sample serial
+// batch); by default the target's vector width when B > 1, else 1.
 // Prints READY once data and model are initialised, then one JSON line.
 #include <burtorch/burtorch.hpp>
 #include <burtorch/nn/nn.hpp>
@@ -126,7 +128,7 @@ int main(int argc, char** argv) {
   const std::uint32_t windows = static_cast<std::uint32_t>(corpus.size - block - 1U);
   std::vector<std::uint8_t> window(static_cast<std::size_t>(o.batch) * (block + 1U));
   bench::StepRun run;
-  const int failed = bench::time_sgd_steps(
+  const int failed = bench::time_steps(
       "bench_gpt", model, config, o, t_start,
       [&](std::size_t i) {
         if (!corpus.read(sampler.below(windows), block + 1U, &window[i * (block + 1U)])) {
@@ -139,12 +141,23 @@ int main(int argc, char** argv) {
         const std::uint8_t* at = &window[i * (block + 1U)];
         return model.loss(tp, at, at + 1, config.block);
       },
+      [&](auto& lanes, const bt::SharedParams<float>& p, std::size_t first, std::size_t active) {
+        // Lane l: sequence first + l; the lanes past the batch's end repeat its first sequence.
+        const std::uint8_t* in[bench::kMaxLanes];
+        const std::uint8_t* out[bench::kMaxLanes];
+        for (std::size_t l = 0U; l < bench::kMaxLanes; ++l) {
+          const std::size_t i = first + ((l < active) ? l : 0U);
+          in[l] = &window[i * (block + 1U)];
+          out[l] = in[l] + 1;
+        }
+        return model.loss(lanes, p, in, out, config.block);
+      },
       run);
   if (failed != 0) {
     return failed;
   }
-  std::printf("{\"bench\":\"gpt\",\"impl\":\"burtorch\",\"batch\":%ld,\"params\":%zu,\"vocab\":%u,\"steps\":%ld,",
-              o.batch, run.params, vocab, o.steps);
+  std::printf("{\"bench\":\"gpt\",\"impl\":\"burtorch\",\"batch\":%ld,\"lanes\":%ld,\"params\":%zu,\"vocab\":%u,\"steps\":%ld,",
+              o.batch, o.lanes, run.params, vocab, o.steps);
   bench::print_step_fields(run);
   std::printf(",\"sample_nodes\":%zu,\"first_loss\":%.5f,\"last_loss\":%.5f", run.plan.sample_nodes, run.first_loss,
               run.last_loss);

@@ -6,7 +6,10 @@
 // in makemore; without --data a small generated list is used (smoke tests).
 //
 // Usage: bench_mlp --hidden E --batch B [--steps N] [--warmup W]
-//                  [--data FILE] [--lr X] [--seed S]
+//                  [--data FILE] [--lr X] [--seed S] [--lanes L]
+// --lanes L: samples per sweep (nn::lane_batch; 1: the per-sample serial
+// batch); by default the target's vector width (burtorch::kHardwareLanes)
+// when B > 1, else 1.
 // Prints READY once data and model are initialised, then one JSON line.
 #include <burtorch/burtorch.hpp>
 #include <burtorch/nn/nn.hpp>
@@ -128,18 +131,30 @@ int main(int argc, char** argv) {
   std::vector<std::uint8_t> contexts(static_cast<std::size_t>(o.batch) * kContext);
   std::vector<std::uint8_t> targets(static_cast<std::size_t>(o.batch));
   bench::StepRun run;
-  const int failed = bench::time_sgd_steps(
+  const int failed = bench::time_steps(
       "bench_mlp", model, config, o, t_start,
       [&](std::size_t i) {
         targets[i] = data.sample(sampler.below(n_samples), &contexts[i * kContext]);
         return true;
       },
-      [&](bt::Tape<float>& tp, std::size_t i) { return model.loss(tp, &contexts[i * kContext], targets[i]); }, run);
+      [&](bt::Tape<float>& tp, std::size_t i) { return model.loss(tp, &contexts[i * kContext], targets[i]); },
+      [&](auto& lanes, const bt::SharedParams<float>& p, std::size_t first, std::size_t active) {
+        // Lane l: sample first + l; the lanes past the batch's end repeat its first sample.
+        const std::uint8_t* ctx[bench::kMaxLanes];
+        std::uint8_t tgt[bench::kMaxLanes];
+        for (std::size_t l = 0U; l < bench::kMaxLanes; ++l) {
+          const std::size_t i = first + ((l < active) ? l : 0U);
+          ctx[l] = &contexts[i * kContext];
+          tgt[l] = targets[i];
+        }
+        return model.loss(lanes, p, ctx, tgt);
+      },
+      run);
   if (failed != 0) {
     return failed;
   }
-  std::printf("{\"bench\":\"mlp\",\"impl\":\"burtorch\",\"e\":%ld,\"batch\":%ld,\"params\":%zu,\"steps\":%ld,", hidden,
-              o.batch, run.params, o.steps);
+  std::printf("{\"bench\":\"mlp\",\"impl\":\"burtorch\",\"e\":%ld,\"batch\":%ld,\"lanes\":%ld,\"params\":%zu,\"steps\":%ld,",
+              hidden, o.batch, o.lanes, run.params, o.steps);
   bench::print_step_fields(run);
   std::printf(",\"first_loss\":%.5f,\"last_loss\":%.5f,\"data_samples\":%u", run.first_loss, run.last_loss,
               n_samples);

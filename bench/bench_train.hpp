@@ -8,6 +8,8 @@
 #define BURTORCH_BENCH_TRAIN_HPP
 
 #include <burtorch/burtorch.hpp>
+#include <burtorch/detail/tape_impl.hpp>  // the tape's templates, for the lane types
+#include <burtorch/lanes.hpp>
 #include <burtorch/nn/nn.hpp>
 
 #include <cmath>
@@ -21,9 +23,10 @@
 
 namespace bench {
 
-// --batch B --steps N --warmup W --data FILE --lr X --seed S.
+// --batch B --steps N --warmup W --data FILE --lr X --seed S --lanes L.
 struct StepOptions {
   long batch = 1;
+  long lanes = 1;  // samples per sweep: 1 is the per-sample serial batch
   long steps = 20;
   long warmup = 2;
   float lr = 0.1F;
@@ -37,7 +40,7 @@ struct StepOptions {
 inline bool parse_step_options(const Flags& flags, const char* program, const char* usage,
                                const std::vector<std::string>& extra, double default_lr, StepOptions& o) {
   std::vector<std::string> known = extra;
-  for (const char* f : {"--batch", "--steps", "--warmup", "--data", "--lr", "--seed"}) {
+  for (const char* f : {"--batch", "--steps", "--warmup", "--data", "--lr", "--seed", "--lanes"}) {
     known.emplace_back(f);
   }
   if (!flags.check(known, {})) {
@@ -54,8 +57,18 @@ inline bool parse_step_options(const Flags& flags, const char* program, const ch
     std::fprintf(stderr, "%s: bad sizes\n", program);
     return false;
   }
+  // Lane batches by default whenever the batch has more than one sample.
+  o.lanes = flags.get_long("--lanes", (o.batch > 1) ? static_cast<long>(burtorch::kHardwareLanes) : 1L);
+  if ((o.lanes != 1) && (o.lanes != 2) && (o.lanes != 4) && (o.lanes != 8) && (o.lanes != 16) && (o.lanes != 32)) {
+    std::fprintf(stderr, "%s: --lanes must be 1, 2, 4, 8, 16 or 32\n", program);
+    return false;
+  }
   return true;
 }
+
+// The largest --lanes.
+constexpr std::size_t kMaxLanes = 32U;
+
 
 struct StepRun {
   burtorch::nn::MemoryPlan plan;
@@ -66,6 +79,40 @@ struct StepRun {
   std::vector<double> times_ms;  // each measured step
   Stats stats;                   // of times_ms
 };
+
+// The timed loop: o.warmup + o.steps calls of step(), which draws a batch,
+// computes its loss and gradients and takes one optimizer step (false after
+// a message on stderr ends the run); the last o.steps are timed.
+template <class Step>
+int run_steps(const char* program, const StepOptions& o, Step step, StepRun& run) {
+  for (long s = 0; s < o.warmup + o.steps; ++s) {
+    float l = 0.0F;
+    const double t0 = now_seconds();
+    if (!step(s, l)) {
+      return 1;
+    }
+    const double t1 = now_seconds();
+    if (!std::isfinite(l)) {
+      std::fprintf(stderr, "%s: loss is not finite at step %ld\n", program, s);
+      return 1;
+    }
+    if (s == 0) {
+      run.first_loss = static_cast<double>(l);
+    }
+    run.last_loss = static_cast<double>(l);
+    if (s >= o.warmup) {
+      run.times_ms.push_back((t1 - t0) * 1e3);
+    }
+  }
+  run.stats = stats(run.times_ms);
+  return 0;
+}
+
+// One buffer of `bytes`, 32-byte aligned, owned by `storage`.
+inline void* aligned_buffer(std::unique_ptr<std::uint64_t[]>& storage, std::size_t bytes) {
+  storage.reset(new std::uint64_t[(bytes + 63U) / 8U]);
+  return reinterpret_cast<void*>((reinterpret_cast<std::uintptr_t>(storage.get()) + 31U) & ~std::uintptr_t{31U});
+}
 
 // Creates `model` on a tape of exactly its memory plan for SGD (one buffer,
 // 32-byte aligned), prints READY, then runs o.warmup + o.steps SGD steps
@@ -80,8 +127,8 @@ int time_sgd_steps(const char* program, Model& model, const Config& config, cons
   namespace bt = burtorch;
   namespace nn = burtorch::nn;
   run.plan = Model::plan(config, nn::OptimizerKind::kSgd);
-  std::unique_ptr<std::uint64_t[]> storage(new std::uint64_t[(run.plan.tape_bytes + 63U) / 8U]);
-  void* buffer = reinterpret_cast<void*>((reinterpret_cast<std::uintptr_t>(storage.get()) + 31U) & ~std::uintptr_t{31U});
+  std::unique_ptr<std::uint64_t[]> storage;
+  void* buffer = aligned_buffer(storage, run.plan.tape_bytes);
   bt::Tape<float> tape(buffer, run.plan.tape_bytes, run.plan.nodes, run.plan.slots, run.plan.parameters);
   nn::Rng rng(o.seed);
   if (!model.create(tape, config, rng)) {
@@ -96,38 +143,97 @@ int time_sgd_steps(const char* program, Model& model, const Config& config, cons
   nn::Optimizer<float> opt(oc);  // SGD: no state
   run.init_ms = (now_seconds() - t_start) * 1e3;
   ready();
-
   const std::size_t batch = static_cast<std::size_t>(o.batch);
-  for (long step = 0; step < o.warmup + o.steps; ++step) {
-    const double t0 = now_seconds();
+  return run_steps(program, o, [&](long step, float& l) {
     for (std::size_t i = 0U; i < batch; ++i) {
       if (!draw(i)) {
-        return 1;
+        return false;
       }
     }
-    const float l = nn::serial_batch(tape, params, batch, loss);
+    l = nn::serial_batch(tape, params, batch, loss);
     const bt::Status stepped = opt.step(tape, params);
-    const double t1 = now_seconds();
     if (stepped != bt::Status::kOk) {
-      std::fprintf(stderr, "%s: the optimizer step failed at step %ld (%s)\n", program, step,
-                   bt::status_name(stepped));
-      return 1;
+      std::fprintf(stderr, "%s: the optimizer step failed at step %ld (%s)\n", program, step, bt::status_name(stepped));
+      return false;
     }
-    if (!std::isfinite(l)) {
-      std::fprintf(stderr, "%s: loss is not finite at step %ld (%s)\n", program, step,
-                   bt::status_name(tape.status()));
-      return 1;
-    }
-    if (step == 0) {
-      run.first_loss = static_cast<double>(l);
-    }
-    run.last_loss = static_cast<double>(l);
-    if (step >= o.warmup) {
-      run.times_ms.push_back((t1 - t0) * 1e3);
-    }
+    return true;
+  }, run);
+}
+
+// The same with lane batches of N samples per sweep (nn::lane_batch): the
+// parameters on a tape of their own, N samples' graph on a tape of lanes
+// (both sized by the model's lane plan). lane_loss(lanes, p, first, active)
+// records the losses of samples first .. first + active - 1.
+template <std::size_t N, class Model, class Config, class Draw, class LaneLoss>
+int time_lane_steps(const char* program, Model& model, const Config& config, const StepOptions& o, double t_start,
+                    Draw draw, LaneLoss lane_loss, StepRun& run) {
+  namespace bt = burtorch;
+  namespace nn = burtorch::nn;
+  const nn::LanePlan plan = Model::template lane_plan<N>(config, nn::OptimizerKind::kSgd);
+  run.plan = plan.params;
+  run.plan.sample_nodes = plan.sample_nodes;
+  run.plan.slots = plan.slots;
+  run.plan.tape_bytes = plan.params.tape_bytes + plan.lane_tape_bytes;
+  run.plan.bytes = plan.bytes;
+  std::unique_ptr<std::uint64_t[]> params_storage;
+  std::unique_ptr<std::uint64_t[]> lane_storage;
+  void* params_buffer = aligned_buffer(params_storage, plan.params.tape_bytes);
+  void* lane_buffer = aligned_buffer(lane_storage, plan.lane_tape_bytes);
+  bt::Tape<float> tape(params_buffer, plan.params.tape_bytes, plan.params.nodes, 0U, plan.params.parameters);
+  bt::Tape<bt::Lanes<float, N>> lanes(lane_buffer, plan.lane_tape_bytes, plan.sample_nodes, plan.slots);
+  nn::Rng rng(o.seed);
+  if (!model.create(tape, config, rng)) {
+    std::fprintf(stderr, "%s: cannot create the model: %s\n", program, bt::status_name(tape.status()));
+    return 1;
   }
-  run.stats = stats(run.times_ms);
-  return 0;
+  const bt::View params = model.params();
+  run.params = params.count;
+  nn::OptimizerConfig<float> oc;
+  oc.kind = nn::OptimizerKind::kSgd;
+  oc.lr = o.lr;
+  nn::Optimizer<float> opt(oc);  // SGD: no state
+  run.init_ms = (now_seconds() - t_start) * 1e3;
+  ready();
+  const std::size_t batch = static_cast<std::size_t>(o.batch);
+  return run_steps(program, o, [&](long step, float& l) {
+    for (std::size_t i = 0U; i < batch; ++i) {
+      if (!draw(i)) {
+        return false;
+      }
+    }
+    l = nn::lane_batch(tape, params, lanes, batch, lane_loss);
+    if (!std::isfinite(l)) {
+      std::fprintf(stderr, "%s: lane batch failed at step %ld (%s / %s)\n", program, step, bt::status_name(tape.status()),
+                   bt::status_name(lanes.status()));
+      return false;
+    }
+    const bt::Status stepped = opt.step(tape, params);
+    if (stepped != bt::Status::kOk) {
+      std::fprintf(stderr, "%s: the optimizer step failed at step %ld (%s)\n", program, step, bt::status_name(stepped));
+      return false;
+    }
+    return true;
+  }, run);
+}
+
+// time_sgd_steps for o.lanes == 1, else time_lane_steps with o.lanes lanes.
+template <class Model, class Config, class Draw, class Loss, class LaneLoss>
+int time_steps(const char* program, Model& model, const Config& config, const StepOptions& o, double t_start, Draw draw,
+               Loss loss, LaneLoss lane_loss, StepRun& run) {
+  switch (o.lanes) {
+    case 2:
+      return time_lane_steps<2>(program, model, config, o, t_start, draw, lane_loss, run);
+    case 4:
+      return time_lane_steps<4>(program, model, config, o, t_start, draw, lane_loss, run);
+    case 8:
+      return time_lane_steps<8>(program, model, config, o, t_start, draw, lane_loss, run);
+    case 16:
+      return time_lane_steps<16>(program, model, config, o, t_start, draw, lane_loss, run);
+    case 32:
+      return time_lane_steps<32>(program, model, config, o, t_start, draw, lane_loss, run);
+    default:
+      return time_sgd_steps(program, model, config, o, t_start, draw, loss, run);
+  }
 }
 
 // The timing fields of a step benchmark's JSON line, between the driver's

@@ -25,7 +25,9 @@
 #include <cmath>
 #include <cstddef>
 #include <limits>
+#include <type_traits>
 
+#include "burtorch/detail/lane_functions.hpp"
 #include "burtorch/scalar.hpp"
 
 namespace burtorch {
@@ -103,11 +105,22 @@ struct Lanes {
   /// @}
   /// Lane-by-lane elementary functions and selects: ScalarOps<Lanes>.
   struct Ops {
+    /// True for float lanes where exp and tanh run in vector registers
+    /// (detail/lane_functions.hpp: within a few ulp of the C library's);
+    /// double lanes call the C library lane by lane (the same bits as one
+    /// sample on a tape of double).
+    static constexpr bool is_float_vector() noexcept {
+      return std::is_same<T, float>::value && detail::kVectorFunctions<N>;
+    }
     /// The function of ScalarOps of the same name, in every lane.
     /// @{
     static Lanes exp(Lanes x) noexcept {
-      for (std::size_t i = 0U; i < N; ++i) {
-        x.lane[i] = std::exp(x.lane[i]);
+      if constexpr (is_float_vector()) {
+        detail::exp_lanes<N>(x.lane);  // in vector registers (detail/lane_functions.hpp)
+      } else {
+        for (std::size_t i = 0U; i < N; ++i) {
+          x.lane[i] = std::exp(x.lane[i]);
+        }
       }
       return x;
     }
@@ -118,8 +131,12 @@ struct Lanes {
       return x;
     }
     static Lanes tanh(Lanes x) noexcept {
-      for (std::size_t i = 0U; i < N; ++i) {
-        x.lane[i] = std::tanh(x.lane[i]);
+      if constexpr (is_float_vector()) {
+        detail::tanh_lanes<N>(x.lane);  // in vector registers (detail/lane_functions.hpp)
+      } else {
+        for (std::size_t i = 0U; i < N; ++i) {
+          x.lane[i] = std::tanh(x.lane[i]);
+        }
       }
       return x;
     }
@@ -130,22 +147,36 @@ struct Lanes {
       return x;
     }
     static Lanes relu(Lanes x) noexcept {
-      for (std::size_t i = 0U; i < N; ++i) {
-        x.lane[i] = ((x.lane[i] > T(0)) || std::isnan(x.lane[i])) ? x.lane[i] : T(0);
+      if constexpr (detail::kVectorSelects<N>) {
+        detail::relu_lanes<T, N>(x.lane);
+      } else {
+        for (std::size_t i = 0U; i < N; ++i) {
+          x.lane[i] = ((x.lane[i] > T(0)) || std::isnan(x.lane[i])) ? x.lane[i] : T(0);
+        }
       }
       return x;
     }
     static Lanes relu_grad(const Lanes& x, Lanes g) noexcept {
-      for (std::size_t i = 0U; i < N; ++i) {
-        g.lane[i] = ((x.lane[i] > T(0)) || std::isnan(x.lane[i])) ? g.lane[i] : T(0);
+      if constexpr (detail::kVectorSelects<N>) {
+        detail::relu_grad_lanes<T, N>(x.lane, g.lane);
+      } else {
+        for (std::size_t i = 0U; i < N; ++i) {
+          g.lane[i] = ((x.lane[i] > T(0)) || std::isnan(x.lane[i])) ? g.lane[i] : T(0);
+        }
       }
       return g;
     }
     static Lanes max(Lanes a, const Lanes& b) noexcept {
-      for (std::size_t i = 0U; i < N; ++i) {
-        a.lane[i] = (b.lane[i] > a.lane[i]) ? b.lane[i] : a.lane[i];
+      // b where b > a, else a: select_greater(b, a, b, a).
+      Lanes out = b;
+      if constexpr (detail::kVectorSelects<N>) {
+        detail::select_greater_lanes<T, N>(b.lane, a.lane, out.lane, a.lane);
+      } else {
+        for (std::size_t i = 0U; i < N; ++i) {
+          out.lane[i] = (b.lane[i] > a.lane[i]) ? b.lane[i] : a.lane[i];
+        }
       }
-      return a;
+      return out;
     }
     static Lanes abs(Lanes x) noexcept {
       for (std::size_t i = 0U; i < N; ++i) {
@@ -160,8 +191,12 @@ struct Lanes {
       return x;
     }
     static Lanes select_greater(const Lanes& a, const Lanes& b, Lanes x, const Lanes& y) noexcept {
-      for (std::size_t i = 0U; i < N; ++i) {
-        x.lane[i] = (a.lane[i] > b.lane[i]) ? x.lane[i] : y.lane[i];
+      if constexpr (detail::kVectorSelects<N>) {
+        detail::select_greater_lanes<T, N>(a.lane, b.lane, x.lane, y.lane);
+      } else {
+        for (std::size_t i = 0U; i < N; ++i) {
+          x.lane[i] = (a.lane[i] > b.lane[i]) ? x.lane[i] : y.lane[i];
+        }
       }
       return x;
     }
@@ -278,6 +313,49 @@ template <class T, std::size_t N> struct ScalarOps<Lanes<T, N>> {
   }
   /// @}
 };
+
+/// What the lane ops (Tape::matvec_shared, gather_shared, pick, ...) need to
+/// know of a tape's scalar type: whether it is a lane type, how many lanes,
+/// and the scalar of one lane. A plain float or double is one lane.
+template <class T>
+struct LaneTraits {
+  static constexpr bool kIsLanes = false;  ///< T is not a Lanes type
+  static constexpr std::size_t kLanes = 1U;  ///< one value
+  using Scalar = T;                          ///< the type of one lane
+};
+/// A Lanes type: N lanes of S.
+template <class S, std::size_t N>
+struct LaneTraits<Lanes<S, N>> {
+  static constexpr bool kIsLanes = true;  ///< a Lanes type
+  static constexpr std::size_t kLanes = N;  ///< lanes
+  using Scalar = S;                         ///< the type of one lane
+};
+
+}  // namespace burtorch
+
+/// The lane count of lane batches when a program does not choose one: the
+/// number of floats in the target's widest vector register (AVX-512: 16,
+/// AVX2: 8, SSE2, Neon and Helium: 4; a target without vector registers: 1,
+/// where a lane batch is the per-sample serial batch). Define
+/// BURTORCH_LANES (1, 2, 4, 8, 16, 32 or 64) to override it.
+#ifndef BURTORCH_LANES
+#if defined(__AVX512F__)
+#define BURTORCH_LANES 16
+#elif defined(__AVX2__)
+#define BURTORCH_LANES 8
+#elif defined(__SSE2__) || defined(__ARM_NEON) || (defined(__ARM_FEATURE_MVE) && ((__ARM_FEATURE_MVE & 2) != 0))
+#define BURTORCH_LANES 4
+#else
+#define BURTORCH_LANES 1
+#endif
+#endif
+
+namespace burtorch {
+
+/// BURTORCH_LANES as a constant: the default lane count of lane batches.
+constexpr std::size_t kHardwareLanes = BURTORCH_LANES;
+static_assert((kHardwareLanes >= 1U) && (kHardwareLanes <= 64U) && ((kHardwareLanes & (kHardwareLanes - 1U)) == 0U),
+              "BURTORCH_LANES must be 1, 2, 4, 8, 16, 32 or 64");
 
 }  // namespace burtorch
 

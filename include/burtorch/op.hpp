@@ -26,8 +26,10 @@
 #include <utility>
 
 #include "burtorch/config.hpp"
+#include "burtorch/detail/lane_math.hpp"
 #include "burtorch/detail/math.hpp"
 #include "burtorch/frozen.hpp"
+#include "burtorch/lanes.hpp"
 #include "burtorch/scalar.hpp"
 
 namespace burtorch {
@@ -51,6 +53,8 @@ enum class Op : std::uint8_t {
   kMatRow, kScaleShift,
   // linked on use:
   kGeluTanh, kSilu, kAbs, kLeakyRelu, kBceWithLogits, kHuber, kMaxR, kMaxL, kMatRowFrozen,
+  // lane batches (a tape of Lanes reading shared parameters; linked on use):
+  kGatherShared, kPickLanes, kMatShared, kMatRowShared, kScaleShiftShared,
   kCount
 };
 
@@ -629,6 +633,74 @@ template <> struct OpDef<Op::kMatRowFrozen> {
   static constexpr const char* kName = "matvec_frozen_row";
   template <class T> static void backward(const detail::Arrays<T>& s, Index /*i*/, Index a, Index b, T g) noexcept {
     detail::frozen_row_backward(s.g, s.slots, a, b, g);
+  }
+};
+
+// --- lane batches (linked on use): a tape of Lanes (one sample per lane) ----
+// reading parameters shared from an ordinary tape (Tape::matvec_shared and
+// the recorders after it; the loops are in detail/lane_math.hpp). Their
+// backward adds to the shared gradients, each lane's term in lane order.
+// A tape of plain float or double cannot record them (the recorders say
+// so), so for such a tape their backward is empty.
+namespace detail {
+/// True if T is a Lanes type (the lane ops exist for it).
+template <class T>
+constexpr bool kLaneType = LaneTraits<T>::kIsLanes;
+}  // namespace detail
+/// Element b % width of gathered row b / width: in each lane the shared
+/// value of that lane's row (an embedding row chosen per sample).
+template <> struct OpDef<Op::kGatherShared> {
+  static constexpr OpKind kKind = OpKind::kDescriptor;
+  static constexpr const char* kName = "gather";
+  template <class T> static void backward(const detail::Arrays<T>& s, Index /*i*/, Index a, Index b, T g) noexcept {
+    if constexpr (detail::kLaneType<T>) {
+      detail::lanes_gather_backward<typename LaneTraits<T>::Scalar, LaneTraits<T>::kLanes>(s.slots, a, b, g);
+    }
+  }
+};
+/// In each lane, the element of a run that lane chose (a cross-entropy's
+/// target per sample).
+template <> struct OpDef<Op::kPickLanes> {
+  static constexpr OpKind kKind = OpKind::kDescriptor;
+  static constexpr const char* kName = "pick";
+  template <class T> static void backward(const detail::Arrays<T>& s, Index /*i*/, Index a, Index /*b*/, T g) noexcept {
+    if constexpr (detail::kLaneType<T>) {
+      detail::lanes_pick_backward(s.g, s.slots, a, g);
+    }
+  }
+};
+/// The head of a layer over shared weights, recorded just before its rows:
+/// the sweep reaches it after every row, and its backward is the layer's
+/// (input, weights and biases at once). Its value is 0.
+template <> struct OpDef<Op::kMatShared> {
+  static constexpr OpKind kKind = OpKind::kDescriptor;
+  static constexpr const char* kName = "matvec_shared";
+  template <class T> static void backward(const detail::Arrays<T>& s, Index i, Index a, Index /*b*/, T /*g*/) noexcept {
+    if constexpr (detail::kLaneType<T>) {
+      detail::lanes_matvec_backward(s.v, s.g, s.slots, a, i);
+    }
+  }
+};
+/// Row b of a layer over shared weights. Its backward only marks the head
+/// (node i - b - 1) as reached; the head does the work.
+template <> struct OpDef<Op::kMatRowShared> {
+  static constexpr OpKind kKind = OpKind::kDescriptor;
+  static constexpr const char* kName = "matvec_shared_row";
+  template <class T> static void backward(const detail::Arrays<T>& s, Index i, Index /*a*/, Index b, T /*g*/) noexcept {
+    if constexpr (detail::kLaneType<T>) {
+      s.g[i - b - 1U] = T(1);
+    }
+  }
+};
+/// Element b of x * scale + shift with shared gains and biases (a layer
+/// norm's, on a tape of Lanes).
+template <> struct OpDef<Op::kScaleShiftShared> {
+  static constexpr OpKind kKind = OpKind::kDescriptor;
+  static constexpr const char* kName = "scale_shift_shared";
+  template <class T> static void backward(const detail::Arrays<T>& s, Index /*i*/, Index a, Index b, T g) noexcept {
+    if constexpr (detail::kLaneType<T>) {
+      detail::lanes_scale_shift_backward(s.v, s.g, s.slots, a, b, g);
+    }
   }
 };
 // clang-format on

@@ -25,7 +25,9 @@
 #include <limits>
 
 #include "burtorch/config.hpp"
+#include "burtorch/detail/lane_math.hpp"
 #include "burtorch/detail/step.hpp"
+#include "burtorch/lanes.hpp"
 #include "burtorch/op.hpp"
 #include "burtorch/scalar.hpp"
 #include "burtorch/status.hpp"
@@ -119,6 +121,21 @@ constexpr View kNoView{kNoIndex, 0U};
 struct ViewList {
   Index slot = kNoIndex;  ///< where the list starts in the argument slots
   Index total = 0U;       ///< the elements of all runs together
+};
+
+/// Parameters that a tape of Lanes (burtorch/lanes.hpp: one sample per lane)
+/// reads as shared scalars: the values and gradients of the parameters of an
+/// ordinary tape (nn::shared_params makes one), addressed by their index
+/// there. The lane ops (Tape::matvec_shared, scale_shift_shared,
+/// gather_shared) broadcast a parameter to every lane and their backward
+/// adds the lanes' gradients to it, so the parameters, their gradients and
+/// the optimizer's state stay one copy however many lanes run. The arrays
+/// must stay where they are while nodes that read them are recorded.
+template <class S>
+struct SharedParams {
+  const S* values = nullptr;  ///< the parameters' values
+  S* grads = nullptr;         ///< their gradients: backward adds to them
+  Index count = 0U;           ///< how many there are
 };
 
 /// A node's two operand fields: node indices for unary/binary ops, or a
@@ -371,6 +388,54 @@ class Tape {
   /// program that calls it (leave K as it is).
   template <Op K = Op::kMatRowFrozen>
   View matvec_frozen(const FrozenMatrix& w, ViewList x, const FrozenVector* bias) noexcept;
+
+  // --- lane batches: a tape of Lanes over shared parameters -------------
+  // T = Lanes<S, N> (burtorch/lanes.hpp): lane l of every node belongs to
+  // sample l. These ops read parameters of another tape as shared scalars
+  // (SharedParams), so L samples run through one graph while the weights
+  // are read once per L samples; their backward adds the lanes' gradients
+  // to the shared gradients, each lane's term in lane order. Errors as for
+  // the other wide ops; a parameter range outside p (64-bit checked), null
+  // arrays or an index out of range is kInvalidArgument, nothing recorded.
+  // Linked on use (leave K as it is). A tape of plain float or double does
+  // not compile them.
+  /// The scalar of one lane.
+  using LaneScalar = typename LaneTraits<T>::Scalar;
+  /// Argument slots of matvec_shared's descriptor.
+  static constexpr Index kMatSharedSlots = detail::kMsSlots;
+  /// A layer over shared weights: `rows` consecutive nodes, row o = sum_k
+  /// p[w_first + o * x.total + k] * x[k] (+ p[bias_first + o]; kNoIndex: no
+  /// bias), recorded after one head node whose backward computes the
+  /// layer's gradients at once (rows + 1 nodes, kMatSharedSlots slots).
+  /// Returns the rows (kNoView on error).
+  template <Op K = Op::kMatShared>
+  View matvec_shared(const SharedParams<LaneScalar>& p, Index w_first, Index rows, ViewList x,
+                     Index bias_first) noexcept;
+  /// Argument slots of scale_shift_shared's descriptor.
+  static constexpr Index kScaleShiftSharedSlots = detail::kSsSlots;
+  /// n consecutive nodes, node o = x[o] * p[scale_first + o] + p[shift_first
+  /// + o] in every lane (a layer norm's gain and bias); the input is the run
+  /// of n nodes from x_first. Returns the outputs (kNoView on error).
+  template <Op K = Op::kScaleShiftShared>
+  View scale_shift_shared(const SharedParams<LaneScalar>& p, Index scale_first, Index x_first, Index shift_first,
+                          Index n) noexcept;
+  /// Argument slots of gather_shared's descriptor for `count` rows.
+  static constexpr std::size_t gather_slots(std::size_t count) noexcept {
+    return detail::kGsRows + (count * LaneTraits<T>::kLanes);
+  }
+  /// Embedding rows chosen per lane: `count` * `width` consecutive nodes;
+  /// node q * width + e is, in lane l, p[table + rows[q * N + l] * width +
+  /// e] (rows: count * N row numbers, row-major by gathered row, each below
+  /// `table_rows`). Returns the nodes (kNoView on error).
+  template <Op K = Op::kGatherShared>
+  View gather_shared(const SharedParams<LaneScalar>& p, Index table, Index table_rows, Index width,
+                     const Index* rows, Index count) noexcept;
+  /// Argument slots of pick's descriptor.
+  static constexpr Index kPickSlots = detail::kPkAt + static_cast<Index>(LaneTraits<T>::kLanes);
+  /// One node whose lane l is lane l of node x.first + at[l] (at: N
+  /// positions, each below x.count): a cross-entropy's target per sample.
+  template <Op K = Op::kPickLanes>
+  Value<T> pick(View x, const Index* at) noexcept;
 
  private:
   // The elementwise recorders of ops.hpp (detail::Record): op K's row
@@ -821,6 +886,12 @@ template <class T>
 inline bool Value<T>::valid() const noexcept {
   return (tape_ != nullptr) && (index_ < tape_->size());
 }
+
+}  // namespace burtorch
+
+#include "burtorch/detail/tape_shared.hpp"
+
+namespace burtorch {
 
 /// The library is compiled for these; for another scalar type (Lanes), one
 /// translation unit includes <burtorch/detail/tape_impl.hpp> and instantiates it.

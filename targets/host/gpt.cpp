@@ -23,7 +23,7 @@ constexpr const char* kUsage =
     "usage: burtorch-gpt [flags]\n"
     "Trains the GPT-like model (6 layers, 6 heads, block size 8, width 24, feed-forward\n"
     "24-96-24 with ReLU, pre-LayerNorm, vocabulary = the text's characters) with serial\n"
-    "batches of sequences; prints 'step <n> loss <x>' lines (mean training loss since\n"
+    "or lane batches of sequences; prints 'step <n> loss <x>' lines (mean training loss since\n"
     "the previous line) on stdout, a progress line on stderr when it is a terminal, the\n"
     "validation loss and a sample. Exit status 2: bad flags, data, files or checkpoint;\n"
     "1: training diverged.\n"
@@ -47,6 +47,10 @@ constexpr const char* kUsage =
     "  --samples N        characters to sample at the end (default 300)\n"
     "  --eval-samples N   validation sequences to evaluate (default 200)\n"
     "  --clip X           clip gradients to global norm X (default off)\n"
+    "  --lanes L          sequences per sweep: 1, 2, 4, 8, 16 or 32; L > 1 trains by lane\n"
+    "                     batches (one graph for L sequences in SIMD lanes, the weights\n"
+    "                     read once per L sequences); default: the vector width of this\n"
+    "                     build when --batch > 1, else 1\n"
     "  --fp32             train in float (default double)\n"
     "  --help             this text\n";
 
@@ -138,9 +142,30 @@ int run(const trainer::Options& o) {
                              false};
   std::copy(corpus.vocabulary, corpus.vocabulary + 4, identity.vocabulary);
   trainer::Session<T> session(kProgram, "gpt", kDefaultCsv, o, tape, model.params(), identity);
-  session.train(static_cast<std::uint32_t>(corpus.train.size() - block), [&](bt::Tape<T>& tp, std::uint32_t k) {
-    const std::uint8_t* x = &corpus.train[k];
-    return model.loss(tp, x, x + 1, block);
+  const auto limit = static_cast<std::uint32_t>(corpus.train.size() - block);
+  trainer::with_lanes(trainer::lane_count(o), [&](auto lanes) {
+    constexpr std::size_t kLanes = decltype(lanes)::value;
+    if constexpr (kLanes == 1U) {
+      trainer::print_lanes(1, nullptr);
+      session.train(limit, [&](bt::Tape<T>& tp, std::uint32_t k) {
+        const std::uint8_t* x = &corpus.train[k];
+        return model.loss(tp, x, x + 1, block);
+      });
+    } else {
+      const nn::LanePlan lane_plan = nn::Gpt<T>::template lane_plan<kLanes>(config, o.optimizer);
+      trainer::print_lanes(static_cast<long>(kLanes), &lane_plan);
+      trainer::LaneTape<T, kLanes> lane_tape(kProgram, lane_plan);
+      session.train_lanes(limit, lane_tape.tape(),
+                          [&](bt::Tape<bt::Lanes<T, kLanes>>& lt, const bt::SharedParams<T>& p, const std::uint32_t* k) {
+                            const std::uint8_t* in[kLanes];
+                            const std::uint8_t* out[kLanes];
+                            for (std::size_t l = 0U; l < kLanes; ++l) {
+                              in[l] = &corpus.train[k[l]];
+                              out[l] = in[l] + 1;
+                            }
+                            return model.loss(lt, p, in, out, block);
+                          });
+    }
   });
 
   // Validation: evenly spaced windows of the held-out text.

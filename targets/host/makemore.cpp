@@ -21,7 +21,7 @@ constexpr const char* kProgram = "burtorch-makemore";
 constexpr const char* kUsage =
     "usage: burtorch-makemore [flags]\n"
     "Trains the makemore MLP (vocabulary 27, context 16, embedding 64, tanh hidden layer\n"
-    "of width e; d = 1755 + 1052 e parameters) with serial batches; prints\n"
+    "of width e; d = 1755 + 1052 e parameters) with serial or lane batches; prints\n"
     "'step <n> loss <x>' lines (mean training loss since the previous line) on stdout,\n"
     "a progress line on stderr when it is a terminal, the validation loss, and sampled\n"
     "words. Exit status 2: bad flags, data, files or checkpoint; 1: training diverged.\n"
@@ -44,6 +44,10 @@ constexpr const char* kUsage =
     "  --samples N        words to sample at the end (default 10)\n"
     "  --eval-samples N   validation samples to evaluate (default all)\n"
     "  --clip X           clip gradients to global norm X (default off)\n"
+    "  --lanes L          samples per sweep: 1, 2, 4, 8, 16 or 32; L > 1 trains by lane\n"
+    "                     batches (one graph for L samples in SIMD lanes, the weights\n"
+    "                     read once per L samples); default: the vector width of this\n"
+    "                     build when --batch > 1, else 1\n"
     "  --fp32             train in float (default double)\n"
     "  --help             this text\n";
 
@@ -158,8 +162,29 @@ int run(const trainer::Options& o) {
     identity.vocabulary[1] |= std::uint64_t{1} << static_cast<unsigned>(ch - 64);
   }
   trainer::Session<T> session(kProgram, "makemore", kDefaultCsv, o, tape, model.params(), identity);
-  session.train(static_cast<std::uint32_t>(train.size()), [&](bt::Tape<T>& tp, std::uint32_t k) {
-    return model.loss(tp, &train.contexts[k * kContext], train.targets[k]);
+  const auto limit = static_cast<std::uint32_t>(train.size());
+  trainer::with_lanes(trainer::lane_count(o), [&](auto lanes) {
+    constexpr std::size_t kLanes = decltype(lanes)::value;
+    if constexpr (kLanes == 1U) {
+      trainer::print_lanes(1, nullptr);
+      session.train(limit, [&](bt::Tape<T>& tp, std::uint32_t k) {
+        return model.loss(tp, &train.contexts[k * kContext], train.targets[k]);
+      });
+    } else {
+      const nn::LanePlan lane_plan = nn::MakemoreMlp<T>::template lane_plan<kLanes>(config, o.optimizer);
+      trainer::print_lanes(static_cast<long>(kLanes), &lane_plan);
+      trainer::LaneTape<T, kLanes> lane_tape(kProgram, lane_plan);
+      session.train_lanes(limit, lane_tape.tape(),
+                          [&](bt::Tape<bt::Lanes<T, kLanes>>& lt, const bt::SharedParams<T>& p, const std::uint32_t* k) {
+                            const std::uint8_t* contexts[kLanes];
+                            std::uint8_t targets[kLanes];
+                            for (std::size_t l = 0U; l < kLanes; ++l) {
+                              contexts[l] = &train.contexts[k[l] * kContext];
+                              targets[l] = train.targets[k[l]];
+                            }
+                            return model.loss(lt, p, contexts, targets);
+                          });
+    }
   });
 
   // Validation loss: forward only, one sample at a time.

@@ -9,6 +9,8 @@
 
 #include <burtorch/burtorch.hpp>
 #include <burtorch/checkpoint.hpp>
+#include <burtorch/detail/tape_impl.hpp>  // the tape's templates, for the lane types
+#include <burtorch/lanes.hpp>
 #include <burtorch/nn/nn.hpp>
 #include <burtorch/port/file.hpp>
 #include <burtorch/port/plot.hpp>
@@ -59,7 +61,21 @@ struct Options {
   long eval_samples = 0;  // 0: the whole validation split
   double clip = 0.0;      // 0: no clipping
   bool fp32 = false;
+  long lanes = 0;  // --lanes: samples per sweep; 0: not given (lane_count() chooses)
 };
+
+// --lanes: the lane counts the trainers are compiled for.
+constexpr long kLaneChoices[] = {1L, 2L, 4L, 8L, 16L, 32L};
+
+// Samples per sweep: --lanes if given, else the target's vector width
+// (burtorch::kHardwareLanes) for batches of more than one sample, 1 (the
+// per-sample serial batch) otherwise.
+inline long lane_count(const Options& o) {
+  if (o.lanes > 0) {
+    return o.lanes;
+  }
+  return (o.batch > 1) ? static_cast<long>(bt::kHardwareLanes) : 1L;
+}
 
 // The values --hidden accepts: [lo, hi], a multiple of `multiple`; `why`
 // says where the limits come from.
@@ -193,6 +209,15 @@ inline void parse(int argc, char** argv, Options& o, const char* program, const 
       o.eval_samples = parse_long(program, "--eval-samples", v, 0, kMaxSteps);
     } else if (flag == "--clip") {
       o.clip = parse_double(program, "--clip", v);
+    } else if (flag == "--lanes") {
+      o.lanes = parse_long(program, "--lanes", v, 1, 32);
+      bool known = false;
+      for (const long choice : kLaneChoices) {
+        known = known || (choice == o.lanes);
+      }
+      if (!known) {
+        fail(program, std::string("bad value for --lanes: '") + v + "' (want 1, 2, 4, 8, 16 or 32)");
+      }
     } else {
       fail(program, "unknown flag: '" + flag + "' (see --help)");
     }
@@ -826,6 +851,39 @@ class Session {
   // step (numbered from 1, as in the step lines).
   template <class LossOf>
   void train(std::uint32_t limit, LossOf loss_of) {
+    train_batches(limit, [&](const std::vector<std::uint32_t>& batch) {
+      return nn::serial_batch(tape_, params_, batch.size(),
+                              [&](bt::Tape<T>& tp, std::size_t i) { return loss_of(tp, batch[i]); });
+    });
+  }
+
+  // The same with lane batches (nn::lane_batch) on `lanes`: lane_loss_of(
+  // lanes, p, indices) records the losses of the samples indices[0 .. N)
+  // (the first `active` of them are the sweep's; the others repeat one).
+  template <std::size_t N, class LaneLossOf>
+  void train_lanes(std::uint32_t limit, bt::Tape<bt::Lanes<T, N>>& lanes, LaneLossOf lane_loss_of) {
+    train_batches(limit, [&](const std::vector<std::uint32_t>& batch) {
+      const T loss = nn::lane_batch(tape_, params_, lanes, batch.size(),
+                                    [&](bt::Tape<bt::Lanes<T, N>>& lt, const bt::SharedParams<T>& p, std::size_t first,
+                                        std::size_t active) {
+                                      std::uint32_t indices[N];
+                                      for (std::size_t l = 0U; l < N; ++l) {
+                                        indices[l] = batch[first + ((l < active) ? l : 0U)];
+                                      }
+                                      return lane_loss_of(lt, p, indices);
+                                    });
+      if (lanes.status() != bt::Status::kOk) {
+        progress_.erase();
+        fail(program_, "training failed at step " + std::to_string(step_ + 1) + ": " + bt::status_name(lanes.status()));
+      }
+      return loss;
+    });
+  }
+
+  // The step loop behind train() and train_lanes(): batch_loss(indices)
+  // computes one batch's mean loss and the gradients of its parameters.
+  template <class BatchLoss>
+  void train_batches(std::uint32_t limit, BatchLoss batch_loss) {
     std::vector<std::uint32_t> batch(static_cast<std::size_t>(o_.batch));
     double since = 0.0;
     long count = 0;
@@ -834,8 +892,7 @@ class Session {
       for (std::uint32_t& b : batch) {
         b = batch_rng_.below(limit);
       }
-      const T loss = nn::serial_batch(tape_, params_, batch.size(),
-                                      [&](bt::Tape<T>& tp, std::size_t i) { return loss_of(tp, batch[i]); });
+      const T loss = batch_loss(batch);
       if (tape_.status() != bt::Status::kOk) {
         progress_.erase();
         fail(program_, "training failed at step " + std::to_string(this_step) + ": " +
@@ -927,6 +984,56 @@ class Session {
   Csv csv_;
   Progress progress_{"", 0, 0, 0};
 };
+
+// A tape of N lanes for lane batches, in a buffer of its own, sized by a
+// model's lane plan.
+template <class T, std::size_t N>
+class LaneTape {
+ public:
+  LaneTape(const char* program, const nn::LanePlan& plan)
+      : arena_(program, plan.lane_tape_bytes), tape_(arena_.data(), plan.lane_tape_bytes, plan.sample_nodes, plan.slots) {}
+  bt::Tape<bt::Lanes<T, N>>& tape() { return tape_; }
+
+ private:
+  Arena arena_;
+  bt::Tape<bt::Lanes<T, N>> tape_;
+};
+
+// Calls f(std::integral_constant<std::size_t, N>{}) for N = lanes (one of
+// kLaneChoices).
+template <class F>
+void with_lanes(long lanes, F&& f) {
+  switch (lanes) {
+    case 2:
+      f(std::integral_constant<std::size_t, 2U>{});
+      break;
+    case 4:
+      f(std::integral_constant<std::size_t, 4U>{});
+      break;
+    case 8:
+      f(std::integral_constant<std::size_t, 8U>{});
+      break;
+    case 16:
+      f(std::integral_constant<std::size_t, 16U>{});
+      break;
+    case 32:
+      f(std::integral_constant<std::size_t, 32U>{});
+      break;
+    default:
+      f(std::integral_constant<std::size_t, 1U>{});
+      break;
+  }
+}
+
+// The line both trainers print about how a batch runs.
+inline void print_lanes(long lanes, const nn::LanePlan* plan) {
+  if (lanes <= 1) {
+    std::printf("  lanes 1: serial batches, one sample at a time (--lanes)\n");
+  } else {
+    std::printf("  lanes %ld: lane batches, %ld samples per sweep (--lanes); lane tape %zu nodes, %zu slots, %zu bytes\n",
+                lanes, lanes, plan->sample_nodes, plan->slots, plan->lane_tape_bytes);
+  }
+}
 
 // Samples an index from softmax(logits[0..n)) with one uniform draw.
 template <class T>

@@ -6,7 +6,9 @@
 #ifndef BURTORCH_DETAIL_TAPE_BACKWARD_HPP
 #define BURTORCH_DETAIL_TAPE_BACKWARD_HPP
 
+#include "burtorch/detail/lane_math.hpp"
 #include "burtorch/detail/step.hpp"
+#include "burtorch/lanes.hpp"
 #include "burtorch/op.hpp"
 #include "burtorch/scalar.hpp"
 #include "burtorch/tape.hpp"
@@ -128,6 +130,19 @@ Status Tape<T>::backward(Value<T> root) noexcept {
       case Op::kMulConst: detail::elementwise_step<OpDef<Op::kMulConst>>(v, gr, args_, i, a, b, g); break;
       case Op::kDivConst: detail::elementwise_step<OpDef<Op::kDivConst>>(v, gr, args_, i, a, b, g); break;
       default:
+        if constexpr (LaneTraits<T>::kIsLanes) {
+          // A tape of lanes: the per-node lane ops in place (a gathered
+          // embedding element, a row of a layer over shared weights), the
+          // rest out of line. (Not compiled for float and double.)
+          if (op == Op::kGatherShared) {
+            detail::lanes_gather_backward(args_, a, b, g);
+            break;
+          }
+          if (op == Op::kMatRowShared) {
+            gr[i - b - 1U] = T(1);  // mark the layer's head: it computes the layer's backward
+            break;
+          }
+        }
         backward_wide(op, i, a, b, g);
         break;
     }

@@ -22,6 +22,7 @@
 
 #include "burtorch/nn/init.hpp"
 #include "burtorch/nn/random.hpp"
+#include "burtorch/lanes.hpp"
 #include "burtorch/nn/view.hpp"
 #include "burtorch/ops.hpp"
 #include "burtorch/tape.hpp"
@@ -190,6 +191,33 @@ struct Linear {
 
   /// The same for an input that is one run of nodes.
   View forward(Tape<T>& tape, View x) const noexcept { return forward(tape, tape.view_list(&x, 1U)); }
+
+  /// Nodes and slots of the lane forward() (a lane batch, see below): the
+  /// outputs' head node (Tape::matvec_shared) is one more node.
+  static constexpr std::size_t lane_nodes(const LinearOptions& o) noexcept { return nodes(o) + 1U; }
+  /// @copydoc lane_nodes
+  static constexpr std::size_t lane_slots(const LinearOptions& /*o*/) noexcept { return detail::kMsSlots; }
+  /// The same on a View (one extra one-run view list).
+  static constexpr std::size_t lane_view_slots(const LinearOptions& o) noexcept { return 3U + lane_slots(o); }
+
+  /// The layer on a tape of N lanes (one sample per lane) whose weights are
+  /// this layer's parameters on their own tape, shared through p
+  /// (nn::shared_params): read once per N samples, their gradients summed
+  /// over the lanes.
+  template <std::size_t N>
+  View forward(Tape<Lanes<T, N>>& tape, const SharedParams<T>& p, ViewList x) const noexcept {
+    if (x.total != in) {
+      static_cast<void>(tape.report(Status::kInvalidArgument));
+      return kNoView;
+    }
+    const View y = tape.matvec_shared(p, weight, out, x, bias);
+    return (y.count != 0U) ? activate(tape, y, act) : kNoView;
+  }
+  /// The same for an input that is one run of nodes.
+  template <std::size_t N>
+  View forward(Tape<Lanes<T, N>>& tape, const SharedParams<T>& p, View x) const noexcept {
+    return forward(tape, p, tape.view_list(&x, 1U));
+  }
 };
 
 /// How to build an Embedding (torch.nn.Embedding's N(0, 1) by default).
@@ -224,6 +252,15 @@ struct Embedding {
   View params() const noexcept { return (table != kNoIndex) ? View{table, rows * dim} : kNoView; }
   /// Row r as a view of the table (no nodes recorded); kNoView if r >= rows.
   View row(Index r) const noexcept { return (r < rows) ? View{table + (r * dim), dim} : kNoView; }
+
+  /// On a tape of N lanes: `count` rows per lane, as count * dim nodes (row
+  /// q of lane l is table row ids[q * N + l]); the table is shared through p
+  /// (nn::shared_params) and each lane's gradient goes to its own row.
+  /// kNoView (kInvalidArgument) for an id >= rows.
+  template <std::size_t N>
+  View gather(Tape<Lanes<T, N>>& tape, const SharedParams<T>& p, const Index* ids, Index count) const noexcept {
+    return tape.gather_shared(p, table, rows, dim, ids, count);
+  }
 };
 
 /// How to build a LayerNorm (torch.nn.LayerNorm's defaults: eps 1e-5,
@@ -275,15 +312,29 @@ struct LayerNorm {
 
   /// Records the normalised x (n nodes wide, n <= kMaxGather); kNoView on error.
   View forward(Tape<T>& tape, View x) const noexcept {
+    const View scaled = normalize(tape, x);
+    return (scaled.count != 0U) ? tape.scale_shift(gamma, scaled.first, beta, n) : kNoView;
+  }
+  /// The same on a tape of N lanes, the gains and biases shared through p
+  /// (nn::shared_params). Slots: Tape::kScaleShiftSharedSlots.
+  template <std::size_t N>
+  View forward(Tape<Lanes<T, N>>& tape, const SharedParams<T>& p, View x) const noexcept {
+    const View scaled = normalize(tape, x);
+    return (scaled.count != 0U) ? tape.scale_shift_shared(p, gamma, scaled.first, beta, n) : kNoView;
+  }
+
+ private:
+  /// (x - mean) / sqrt(var + eps): all but the gain and bias.
+  template <class U>
+  View normalize(Tape<U>& tape, View x) const noexcept {
     if ((x.count != n) || (n > kMaxGather)) {
       static_cast<void>(tape.report(Status::kInvalidArgument));
       return kNoView;
     }
-    const Value<T> mu = tape.reduce_range(Op::kMeanR, x.first, n);
-    const Value<T> rstd = inv_sqrt(tape.reduce_range(Op::kVarBiasedR, x.first, n) + eps);
+    const Value<U> mu = tape.reduce_range(Op::kMeanR, x.first, n);
+    const Value<U> rstd = inv_sqrt(tape.reduce_range(Op::kVarBiasedR, x.first, n) + U(eps));
     const View centered = tape.record_view(n, [&](Index i) noexcept { return node(tape, x.first + i) - mu; });
-    const View scaled = tape.record_view(n, [&](Index i) noexcept { return node(tape, centered.first + i) * rstd; });
-    return (scaled.count != 0U) ? tape.scale_shift(gamma, scaled.first, beta, n) : kNoView;
+    return tape.record_view(n, [&](Index i) noexcept { return node(tape, centered.first + i) * rstd; });
   }
 };
 
@@ -311,6 +362,20 @@ inline Value<T> cross_entropy(Tape<T>& tape, View logits, Index target) noexcept
 }
 /// Nodes cross_entropy() records.
 constexpr std::size_t kCrossEntropyNodes = 2U;
+
+/// The same on a tape of N lanes, a target per lane (targets[0..N)): the
+/// target's logit is picked per lane (Tape::pick). Three nodes,
+/// Tape::kPickSlots slots.
+template <class S, std::size_t N>
+inline Value<Lanes<S, N>> cross_entropy(Tape<Lanes<S, N>>& tape, View logits, const Index* targets) noexcept {
+  if ((targets == nullptr) || (logits.count > kMaxGather)) {
+    static_cast<void>(tape.report(Status::kInvalidArgument));
+    return Value<Lanes<S, N>>(&tape, kNoIndex);
+  }
+  return tape.reduce_range(Op::kLogSumExpR, logits.first, logits.count) - tape.pick(logits, targets);
+}
+/// Nodes the lane cross_entropy() records.
+constexpr std::size_t kLaneCrossEntropyNodes = 3U;
 
 /// Mean squared error mean((pred - target)^2) (torch.nn.MSELoss()).
 /// pred.count + 1 nodes, no slots.
@@ -460,22 +525,11 @@ struct CausalSelfAttention {
     for (Index t = 0U; t < steps; ++t) {
       View head_views[kMaxHeads];
       for (Index h = 0U; h < heads; ++h) {
-        const Index q = q_first + (t * width) + (h * hs);
-        T top = T(0);
-        const View scores = tape.record_view(t + 1U, [&](Index j) noexcept {
-          const Value<T> s = tape.dot_ranges(q, k_first + (j * width) + (h * hs), hs, nullptr);
-          top = ((j == 0U) || (s.value() > top)) ? s.value() : top;
-          return s;
-        });
-        // Under the maximum's shift the largest exponent is 0: no overflow.
-        // The shift is a constant, which softmax's gradient ignores exactly.
-        const View shifted = tape.record_view(t + 1U, [&](Index j) noexcept { return node(tape, scores.first + j) - top; });
-        const View exps = tape.record_view(t + 1U, [&](Index j) noexcept { return exp(node(tape, shifted.first + j)); });
-        const Value<T> total = tape.reduce_range(Op::kSumR, exps.first, exps.count);
-        const View weighted = tape.record_view(hs, [&](Index d) noexcept {
-          return tape.dot_ranges(exps.first, v_first + (((h * hs) + d) * steps), t + 1U, nullptr);
-        });
-        head_views[h] = tape.record_view(hs, [&](Index d) noexcept { return node(tape, weighted.first + d) / total; });
+        head_views[h] = attend(
+            tape, q_first + (t * width) + (h * hs), hs, t, [&](Index j) noexcept { return k_first + (j * width) + (h * hs); },
+            [&](Index d, View exps) noexcept {
+              return tape.dot_ranges(exps.first, v_first + (((h * hs) + d) * steps), t + 1U, nullptr);
+            });
         if (tape.status() != Status::kOk) {
           return false;
         }
@@ -483,6 +537,110 @@ struct CausalSelfAttention {
       out[t] = proj.forward(tape, tape.view_list(head_views, heads));
     }
     return tape.status() == Status::kOk;
+  }
+
+  /// Nodes of the lane forward() over `steps` positions: forward()'s, plus
+  /// the head node of each position's four layers (Tape::matvec_shared).
+  static constexpr std::size_t lane_nodes(const AttentionOptions& o, std::size_t steps) noexcept {
+    return nodes(o, steps) + (4U * steps);
+  }
+  /// Argument slots of the lane forward() over `steps` positions on a tape
+  /// of N lanes of T.
+  template <std::size_t N>
+  static constexpr std::size_t lane_slots(const AttentionOptions& o, std::size_t steps) noexcept {
+    const std::size_t d = o.width;
+    const std::size_t h = o.heads;
+    const std::size_t hs = (h != 0U) ? (d / h) : 0U;
+    const std::size_t pairs = (steps * (steps + 1U)) / 2U;
+    return (3U * steps)                                         // one-run list per input position
+           + (4U * detail::kMsSlots * steps)                    // q, k, v and the projection per position
+           + (constant_slots<Lanes<T, N>>() * d * steps)        // q * scale
+           + (h * 3U * pairs)                                   // scores
+           + (h * hs * ((3U * steps) + pairs - 1U))             // weighted values: descriptor + list of the values
+           + (steps * (1U + (2U * h)));                         // heads as a view list
+  }
+
+  /// The same on a tape of N lanes (one sequence per lane), the weights
+  /// shared through p (nn::shared_params). q, k and v are one shared-weight
+  /// layer per position; the weighted values are inner products of the
+  /// softmax weights with a list of the positions' values.
+  template <std::size_t N>
+  // NOLINTNEXTLINE(readability-function-cognitive-complexity): attention's loops, kept in one place
+  bool forward(Tape<Lanes<T, N>>& tape, const SharedParams<T>& p, const View* x, Index steps, View* out) const noexcept {
+    using U = Lanes<T, N>;
+    const Index hs = (heads != 0U) ? (width / heads) : 0U;
+    if ((heads == 0U) || (steps == 0U) || (steps > kMaxSteps) || (hs > kMaxHeadSize) || (heads > kMaxHeads)) {
+      static_cast<void>(tape.report(Status::kInvalidArgument));
+      return false;
+    }
+    ViewList lists[kMaxSteps];
+    for (Index t = 0U; t < steps; ++t) {
+      lists[t] = tape.view_list(&x[t], 1U);
+    }
+    View q_raw[kMaxSteps];
+    View k_at[kMaxSteps];
+    View v_at[kMaxSteps];
+    for (Index t = 0U; t < steps; ++t) {
+      q_raw[t] = tape.matvec_shared(p, wq, width, lists[t], kNoIndex);
+    }
+    for (Index t = 0U; t < steps; ++t) {
+      k_at[t] = tape.matvec_shared(p, wk, width, lists[t], kNoIndex);
+    }
+    for (Index t = 0U; t < steps; ++t) {
+      v_at[t] = tape.matvec_shared(p, wv, width, lists[t], kNoIndex);
+    }
+    const T scale = T(1) / std::sqrt(static_cast<T>(hs));
+    View q_at[kMaxSteps];
+    for (Index t = 0U; t < steps; ++t) {
+      q_at[t] = tape.record_view(width, [&](Index i) noexcept { return node(tape, q_raw[t].first + i) * U(scale); });
+    }
+    if (tape.status() != Status::kOk) {
+      return false;
+    }
+    for (Index t = 0U; t < steps; ++t) {
+      View head_views[kMaxHeads];
+      for (Index h = 0U; h < heads; ++h) {
+        head_views[h] = attend(
+            tape, q_at[t].first + (h * hs), hs, t, [&](Index j) noexcept { return k_at[j].first + (h * hs); },
+            [&](Index d, View exps) noexcept {
+              Value<U> weights[kMaxSteps];
+              Value<U> values[kMaxSteps];
+              for (Index j = 0U; j <= t; ++j) {
+                weights[j] = node(tape, exps.first + j);
+                values[j] = node(tape, v_at[j].first + (h * hs) + d);
+              }
+              return tape.dot(weights, values, t + 1U, nullptr);
+            });
+        if (tape.status() != Status::kOk) {
+          return false;
+        }
+      }
+      out[t] = proj.forward(tape, p, tape.view_list(head_views, heads));
+    }
+    return tape.status() == Status::kOk;
+  }
+
+ private:
+  /// One head at position t: the scores of the query (the run of hs nodes
+  /// from q) against the keys (key(j): the first node of position j's key,
+  /// j <= t), their softmax shifted by the largest score (a constant, which
+  /// the softmax's gradient ignores exactly; lane by lane on a tape of
+  /// lanes), and the weighted values weighted(d, exps) divided by the sum.
+  /// Returns the hs outputs.
+  template <class U, class Key, class Weighted>
+  static View attend(Tape<U>& tape, Index q, Index hs, Index t, Key key, Weighted weighted) noexcept {
+    U top = U(0);
+    const View scores = tape.record_view(t + 1U, [&](Index j) noexcept {
+      const Value<U> s = tape.dot_ranges(q, key(j), hs, nullptr);
+      top = (j == 0U) ? s.value() : ScalarOps<U>::max(top, s.value());
+      return s;
+    });
+    // Under the maximum's shift the largest exponent is 0: no overflow.
+    const View shifted = tape.record_view(t + 1U, [&](Index j) noexcept { return node(tape, scores.first + j) - top; });
+    const View exps = tape.record_view(t + 1U, [&](Index j) noexcept { return exp(node(tape, shifted.first + j)); });
+    const Value<U> total = tape.reduce_range(Op::kSumR, exps.first, exps.count);
+    const View values = tape.record_view(hs, [&](Index d) noexcept { return weighted(d, exps); });
+    return tape.record_view(hs, [&](Index d) noexcept { return node(tape, values.first + d) / total; });
   }
 };
 

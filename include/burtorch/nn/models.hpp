@@ -89,6 +89,41 @@ constexpr MemoryPlan make_plan(std::size_t parameters, std::size_t sample_nodes,
   return p;
 }
 
+/// The memory of lane batches (nn::lane_batch): the parameters on their own
+/// tape with the optimizer's state, and a tape of N lanes for N samples'
+/// graphs, whatever the batch size.
+struct LanePlan {
+  std::size_t lanes = 0U;         ///< N: samples per sweep
+  MemoryPlan params;              ///< the parameter tape (parameters only) and the optimizer's state
+  std::size_t sample_nodes = 0U;  ///< nodes of one sweep (N samples' graph): the lane tape's capacity
+  std::size_t slots = 0U;         ///< argument slots of one sweep
+  std::size_t lane_tape_bytes = 0U;  ///< Tape<Lanes<T, N>>::bytes_required(sample_nodes, slots)
+  std::size_t bytes = 0U;         ///< params.bytes + lane_tape_bytes
+};
+
+/// The plan of lane batches of N lanes for a model of `parameters`
+/// parameters whose sweep records `sample_nodes` nodes and `slots` argument
+/// slots (one more node and its constant's slots for nn::lane_batch's mask
+/// are added here). Checked as make_plan is: kTooLarge, never a wrap.
+template <class T, std::size_t N>
+constexpr LanePlan make_lane_plan(std::size_t parameters, std::size_t sample_nodes, std::size_t slots,
+                                  OptimizerKind optimizer) noexcept {
+  using Lane = Tape<Lanes<T, N>>;
+  constexpr std::size_t kTooLarge = Tape<T>::kTooLarge;
+  LanePlan p;
+  p.lanes = N;
+  p.params = make_plan<T>(parameters, 0U, 0U, optimizer);
+  p.sample_nodes = (sample_nodes < kTooLarge) ? (sample_nodes + 1U) : kTooLarge;
+  p.slots = (slots <= (kTooLarge - Lane::kConstantSlots)) ? (slots + Lane::kConstantSlots) : kTooLarge;
+  p.lane_tape_bytes = ((p.sample_nodes != kTooLarge) && (p.slots != kTooLarge))
+                          ? Lane::bytes_required(p.sample_nodes, p.slots)
+                          : kTooLarge;
+  p.bytes = ((p.params.bytes != kTooLarge) && (p.lane_tape_bytes <= (kTooLarge - p.params.bytes)))
+                ? (p.params.bytes + p.lane_tape_bytes)
+                : kTooLarge;
+  return p;
+}
+
 // ---------------------------------------------------------------------------
 /// Sizes of a MakemoreMlp (the paper's defaults).
 struct MlpConfig {
@@ -205,6 +240,58 @@ class MakemoreMlp {
   /// The loss of one sample: cross-entropy of the logits against `target`.
   Value<T> loss(Tape<T>& tape, const std::uint8_t* context, std::uint8_t target) const noexcept {
     return cross_entropy(tape, logits(tape, context), target);
+  }
+
+  /// A lane batch's sample (nn::lane_batch): the context's rows gathered
+  /// per lane, the two layers over the shared weights, the cross-entropy
+  /// against each lane's target.
+  static constexpr std::size_t lane_sample_nodes(const MlpConfig& c) noexcept {
+    return (static_cast<std::size_t>(c.context) * c.embed) + Linear<T>::lane_nodes(hidden_options(c)) +
+           Linear<T>::lane_nodes(output_options(c)) + kLaneCrossEntropyNodes;
+  }
+  /// Argument slots of lane_sample_nodes()'s sample on a tape of N lanes.
+  template <std::size_t N>
+  static constexpr std::size_t lane_sample_slots(const MlpConfig& c) noexcept {
+    return (static_cast<std::size_t>(c.context) * Tape<Lanes<T, N>>::gather_slots(1U)) + 3U +
+           Linear<T>::lane_slots(hidden_options(c)) + Linear<T>::lane_view_slots(output_options(c)) +
+           Tape<Lanes<T, N>>::kPickSlots;
+  }
+  /// The memory plan of lane batches of N lanes (exact: tests/test_lanes.cpp).
+  template <std::size_t N>
+  static constexpr LanePlan lane_plan(const MlpConfig& c, OptimizerKind optimizer) noexcept {
+    return make_lane_plan<T, N>(parameters(c), lane_sample_nodes(c), lane_sample_slots<N>(c), optimizer);
+  }
+
+  /// The loss of N samples at once on a tape of N lanes, the parameters
+  /// shared from their own tape through p (nn::shared_params): lane l's
+  /// context is contexts[l][0 .. context) and its target targets[l].
+  template <std::size_t N>
+  Value<Lanes<T, N>> loss(Tape<Lanes<T, N>>& tape, const SharedParams<T>& p, const std::uint8_t* const* contexts,
+                          const std::uint8_t* targets) const noexcept {
+    if ((contexts == nullptr) || (targets == nullptr) || (config_.context == 0U)) {
+      static_cast<void>(tape.report(Status::kInvalidArgument));
+      return Value<Lanes<T, N>>(&tape, kNoIndex);
+    }
+    Index ids[N];  // BT-DEV-013
+    // One gather per context position: the rows follow one another, so the
+    // whole context is one run of nodes.
+    Index first = kNoIndex;
+    for (Index q = 0U; q < config_.context; ++q) {
+      for (std::size_t l = 0U; l < N; ++l) {
+        ids[l] = (contexts[l] != nullptr) ? contexts[l][q] : kNoIndex;
+      }
+      const View row = embedding_.gather(tape, p, ids, 1U);
+      first = (q == 0U) ? row.first : first;
+    }
+    if (tape.status() != Status::kOk) {
+      return Value<Lanes<T, N>>(&tape, kNoIndex);
+    }
+    const View x{first, config_.context * config_.embed};
+    const View logits = output_.forward(tape, p, hidden_.forward(tape, p, tape.view_list(&x, 1U)));
+    for (std::size_t l = 0U; l < N; ++l) {
+      ids[l] = targets[l];
+    }
+    return cross_entropy(tape, logits, ids);
   }
 
  private:
@@ -430,6 +517,88 @@ class Gpt {
     return reduce_mean(losses, steps);
   }
 
+  /// A lane batch's sequence of `block` positions (nn::lane_batch): the
+  /// embeddings gathered per lane, every layer over the shared weights.
+  static constexpr std::size_t lane_sample_nodes(const GptConfig& c) noexcept {
+    const std::size_t steps = c.block;
+    const std::size_t d = c.width;
+    const std::size_t norm = LayerNorm<T>::nodes(norm_options(c, nullptr, nullptr));
+    const std::size_t per_block = (steps * norm) + CausalSelfAttention<T>::lane_nodes(attention_options(c), steps) +
+                                  (steps * d) + (steps * norm) + (steps * Linear<T>::lane_nodes(ff1_options(c))) +
+                                  (steps * Linear<T>::lane_nodes(ff2_options(c))) + (steps * d);
+    return (steps * 3U * d) + (c.layers * per_block) + (steps * norm) +
+           (steps * Linear<T>::lane_nodes(head_options(c))) + (steps * kLaneCrossEntropyNodes) + 1U;
+  }
+  /// Argument slots of lane_sample_nodes()'s sequence on a tape of N lanes.
+  template <std::size_t N>
+  static constexpr std::size_t lane_sample_slots(const GptConfig& c) noexcept {
+    using Lane = Tape<Lanes<T, N>>;
+    const std::size_t steps = c.block;
+    const std::size_t norm = Lane::kScaleShiftSharedSlots;
+    const std::size_t per_block = (steps * norm) +
+                                  CausalSelfAttention<T>::template lane_slots<N>(attention_options(c), steps) +
+                                  (steps * norm) + (steps * Linear<T>::lane_view_slots(ff1_options(c))) +
+                                  (steps * Linear<T>::lane_view_slots(ff2_options(c)));
+    return (steps * 2U * Lane::gather_slots(1U)) + (c.layers * per_block) + (steps * norm) +
+           (steps * Linear<T>::lane_view_slots(head_options(c))) + (steps * Lane::kPickSlots) + steps;
+  }
+  /// The memory plan of lane batches of N lanes (exact: tests/test_lanes.cpp).
+  template <std::size_t N>
+  static constexpr LanePlan lane_plan(const GptConfig& c, OptimizerKind optimizer) noexcept {
+    return make_lane_plan<T, N>(parameters(c), lane_sample_nodes(c), lane_sample_slots<N>(c), optimizer);
+  }
+
+  /// The loss of N sequences at once on a tape of N lanes, the parameters
+  /// shared from their own tape through p (nn::shared_params): lane l reads
+  /// tokens[l][0 .. steps) and predicts targets[l][0 .. steps).
+  template <std::size_t N>
+  Value<Lanes<T, N>> loss(Tape<Lanes<T, N>>& tape, const SharedParams<T>& p, const std::uint8_t* const* tokens,
+                          const std::uint8_t* const* targets, Index steps) const noexcept {
+    using U = Lanes<T, N>;
+    if ((tokens == nullptr) || (targets == nullptr) || (steps == 0U) || (steps > config_.block)) {
+      static_cast<void>(tape.report(Status::kInvalidArgument));
+      return Value<U>(&tape, kNoIndex);
+    }
+    Index ids[N];  // BT-DEV-013
+    View x[kMaxSteps];
+    View y[kMaxSteps];
+    for (Index t = 0U; t < steps; ++t) {
+      for (std::size_t l = 0U; l < N; ++l) {
+        ids[l] = (tokens[l] != nullptr) ? tokens[l][t] : kNoIndex;
+      }
+      const View token = token_.gather(tape, p, ids, 1U);
+      for (std::size_t l = 0U; l < N; ++l) {
+        ids[l] = t;
+      }
+      x[t] = add(tape, token, position_.gather(tape, p, ids, 1U));
+    }
+    for (Index l = 0U; l < config_.layers; ++l) {
+      const Block& b = blocks_[l];
+      for (Index t = 0U; t < steps; ++t) {
+        y[t] = b.ln1.forward(tape, p, x[t]);
+      }
+      if (!b.attn.forward(tape, p, y, steps, y)) {
+        return Value<U>(&tape, kNoIndex);
+      }
+      for (Index t = 0U; t < steps; ++t) {
+        x[t] = add(tape, x[t], y[t]);
+      }
+      for (Index t = 0U; t < steps; ++t) {
+        const View h = b.ff1.forward(tape, p, b.ln2.forward(tape, p, x[t]));
+        x[t] = add(tape, x[t], b.ff2.forward(tape, p, h));
+      }
+    }
+    Value<U> losses[kMaxSteps];
+    for (Index t = 0U; t < steps; ++t) {
+      const View z = head_.forward(tape, p, final_norm_.forward(tape, p, x[t]));
+      for (std::size_t l = 0U; l < N; ++l) {
+        ids[l] = (targets[l] != nullptr) ? targets[l][t] : kNoIndex;
+      }
+      losses[t] = cross_entropy(tape, z, ids);
+    }
+    return reduce_mean(losses, steps);
+  }
+
  private:
   struct Block {
     LayerNorm<T> ln1;
@@ -475,6 +644,68 @@ T serial_batch(Tape<T>& tape, View params, std::size_t count, SampleLoss&& sampl
     }
     total += loss.value();
     static_cast<void>(tape.rewind(start));
+  }
+  scale_gradients(tape.grads() + params.first, params.count, T(1) / static_cast<T>(count));
+  return total / static_cast<T>(count);
+}
+
+/// The parameters of `tape` (every node it holds: the parameter region
+/// first) as shared parameters of a tape of lanes.
+template <class T>
+inline SharedParams<T> shared_params(Tape<T>& tape) noexcept {
+  SharedParams<T> p;
+  p.values = tape.values();
+  p.grads = tape.grads();
+  p.count = static_cast<Index>(tape.size());
+  return p;
+}
+
+/// A lane batch: serial_batch with N samples per sweep. The parameters stay
+/// on `tape` (one scalar each); `lanes` is a tape of N lanes that records
+/// one sweep's graph at a time, lane l computing sample first + l. For each
+/// sweep of up to N samples (the last one may be partial), sample_loss(
+/// lanes, p, first, active) records the losses of samples first .. first +
+/// active - 1 in lanes 0 .. active - 1 (lanes from `active` on must compute
+/// some valid sample, e.g. a copy of lane 0: their values are discarded and
+/// their gradient is zero) and returns that node; the sweep's root is the
+/// losses times a mask of ones and zeros (one node), then backward, which
+/// adds every lane's parameter gradients to `tape`, and a rewind of
+/// `lanes`. Then the gradients of `params` are divided by `count`, as
+/// serial_batch does. Peak memory: the parameters, their gradients and N
+/// samples' graph. Returns the mean loss (the lanes' losses added in sample
+/// order); NaN on error, the status of the tape at fault says why (params
+/// empty or not on `tape`: kInvalidArgument on `tape`, before any sample).
+/// The result equals serial_batch's up to the order of floating-point sums
+/// (docs/training.md, "Lane batches").
+template <class T, std::size_t N, class SampleLoss>
+T lane_batch(Tape<T>& tape, View params, Tape<Lanes<T, N>>& lanes, std::size_t count,
+             SampleLoss&& sample_loss) noexcept {
+  using U = Lanes<T, N>;
+  if (BURTORCH_UNLIKELY(!is_recorded(tape, params))) {
+    static_cast<void>(tape.report(Status::kInvalidArgument));
+    return std::numeric_limits<T>::quiet_NaN();
+  }
+  tape.zero_grad(params.first, params.count);
+  const SharedParams<T> shared = shared_params(tape);
+  const Mark start = lanes.mark();
+  T total = T(0);
+  for (std::size_t first = 0U; first < count; first += N) {
+    const std::size_t active = ((count - first) < N) ? (count - first) : N;
+    const Value<U> loss = sample_loss(lanes, shared, first, active);
+    U mask(T(0));
+    for (std::size_t l = 0U; l < active; ++l) {
+      mask.lane[l] = T(1);
+    }
+    const Value<U> root = loss * mask;
+    if ((lanes.status() != Status::kOk) || (lanes.backward(root) != Status::kOk)) {
+      static_cast<void>(lanes.rewind(start));
+      return std::numeric_limits<T>::quiet_NaN();
+    }
+    const U values = loss.value();
+    for (std::size_t l = 0U; l < active; ++l) {
+      total += values.lane[l];
+    }
+    static_cast<void>(lanes.rewind(start));
   }
   scale_gradients(tape.grads() + params.first, params.count, T(1) / static_cast<T>(count));
   return total / static_cast<T>(count);

@@ -1,0 +1,450 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// Internal: the loops behind the lane ops (op.hpp: kGatherShared,
+/// kPickLanes, kMatShared, kMatRowShared, kScaleShiftShared), the ops that
+/// let a tape of Lanes (burtorch/lanes.hpp: one sample per lane) read the
+/// parameters of an ordinary tape as shared scalars and add their gradients
+/// to it, summed over the lanes.
+///
+/// A layer's matrix-vector product over L lanes is a small matrix product
+/// with L columns: the forward pass keeps a block of rows in vector
+/// registers and reads each weight once per L samples; the backward pass
+/// forms the input's gradient W^T G the same way and the weights' gradient
+/// G X^T from a transposed tile of the inputs, so that a weight's gradient
+/// gets its L terms from one vector multiply-add per lane, in lane order,
+/// with no horizontal sum per weight.
+///
+/// The loops run on generic vectors (detail/vector.hpp), which every target
+/// lowers to its own registers (AVX-512, AVX2, SSE2, Neon, Helium) or to
+/// scalar code.
+#ifndef BURTORCH_DETAIL_LANE_MATH_HPP
+#define BURTORCH_DETAIL_LANE_MATH_HPP
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "burtorch/detail/vector.hpp"
+#include "burtorch/index.hpp"
+#include "burtorch/lanes.hpp"
+
+namespace burtorch {
+namespace detail {
+
+/// Argument slots a pointer takes.
+constexpr Index kPointerSlots = static_cast<Index>((sizeof(void*) + sizeof(Index) - 1U) / sizeof(Index));
+/// Stores the pointer p in slots [at, at + kPointerSlots) (BT-DEV-010).
+template <class P>
+inline void store_pointer(Index* slots, Index at, P* p) noexcept {
+  std::memcpy(&slots[at], &p, sizeof(p));  // BT-DEV-010
+}
+/// The pointer store_pointer stored at slot `at`.
+template <class P>
+inline P* load_pointer(const Index* slots, Index at) noexcept {
+  P* p = nullptr;
+  std::memcpy(&p, &slots[at], sizeof(p));  // BT-DEV-010
+  return p;
+}
+
+/// The shared parameters a lane op's descriptor names: values and
+/// gradients of an ordinary tape (see SharedParams in tape.hpp).
+template <class S>
+struct SharedArrays {
+  const S* values;  ///< values
+  S* grads;         ///< gradients
+};
+/// Stores the two pointers at slot `at` (2 * kPointerSlots slots).
+template <class S>
+inline void store_shared(Index* slots, Index at, const S* values, S* grads) noexcept {
+  store_pointer(slots, at, values);
+  store_pointer(slots, at + kPointerSlots, grads);
+}
+/// What store_shared stored at slot `at`.
+template <class S>
+inline SharedArrays<S> load_shared(const Index* slots, Index at) noexcept {
+  return SharedArrays<S>{load_pointer<const S>(slots, at), load_pointer<S>(slots, at + kPointerSlots)};
+}
+
+// --- a layer over shared weights -------------------------------------------
+// Descriptor of Tape::matvec_shared at slot d: the input's view list, its
+// width n, the rows, the weights' and biases' offsets in the shared arrays
+// (bias kNoIndex: none), then the shared arrays. Node `head` (op
+// kMatShared) is recorded just before the rows (kMatRowShared, operand b =
+// the row), so the sweep reaches it after every row: its backward runs the
+// whole layer's backward at once.
+constexpr Index kMsList = 0U;     ///< slot of the input's view list
+constexpr Index kMsWidth = 1U;    ///< n: inputs per row
+constexpr Index kMsRows = 2U;     ///< rows
+constexpr Index kMsWeight = 3U;   ///< first weight (row-major rows x n)
+constexpr Index kMsBias = 4U;     ///< first bias, or kNoIndex
+constexpr Index kMsShared = 5U;   ///< the shared arrays (store_shared)
+constexpr Index kMsSlots = kMsShared + (2U * kPointerSlots);  ///< slots of the descriptor
+
+/// Bytes of one vector register of the target (kHardwareLanes floats; a
+/// scalar register where there are none): the unit the blocks below are
+/// sized in.
+template <class S>
+constexpr std::size_t register_bytes() noexcept {
+  return ((kHardwareLanes * sizeof(float)) > sizeof(S)) ? (kHardwareLanes * sizeof(float)) : sizeof(S);
+}
+/// Registers one vector of N values of S takes.
+template <class S, std::size_t N>
+constexpr std::size_t registers_of() noexcept {
+  return ((N * sizeof(S)) + register_bytes<S>() - 1U) / register_bytes<S>();
+}
+/// Rows the forward product keeps in registers at once: about eight
+/// registers of accumulators (at most 8 rows, at least 1).
+template <class S, std::size_t N>
+constexpr Index matvec_block() noexcept {
+  return static_cast<Index>(((8U / registers_of<S, N>()) > 1U) ? (8U / registers_of<S, N>()) : 1U);
+}
+/// Inputs whose gradients the input's backward keeps in registers at once:
+/// about sixteen registers (at most 16, at least 1).
+template <class S, std::size_t N>
+constexpr Index input_block() noexcept {
+  return static_cast<Index>(((16U / registers_of<S, N>()) > 1U) ? (16U / registers_of<S, N>()) : 1U);
+}
+
+/// out[o] = sum_k w[o * n + k] x[k] (+ bias[o]) for o < rows, x the n lane
+/// values of the runs of the view list `list` (slots: runs, then a
+/// first/count pair per run). In each lane the terms are added in k order
+/// and the bias last, as one sample's inner product adds them.
+template <class S, std::size_t N>
+void lanes_matvec(const Lanes<S, N>* v, const Index* list, const S* w, const S* bias, Index rows, Index n,
+                  Lanes<S, N>* out) noexcept {
+  using V = typename VectorOf<S, N>::Type;
+  constexpr Index kBlock = matvec_block<S, N>();
+  const Index runs = list[0];
+  Index o = 0U;
+  for (; (o + kBlock) <= rows; o += kBlock) {
+    V acc[kBlock] = {};
+    const S* wo = &w[static_cast<std::size_t>(o) * n];
+    Index k = 0U;
+    for (Index r = 0U; r < runs; ++r) {
+      const Lanes<S, N>* x = &v[list[1U + (2U * r)]];
+      const Index count = list[2U + (2U * r)];
+      for (Index j = 0U; j < count; ++j) {
+        V xj;
+        load_vector(xj, x[j].lane);
+        const S* wk = &wo[k + j];
+        for (Index b = 0U; b < kBlock; ++b) {
+          acc[b] += wk[static_cast<std::size_t>(b) * n] * xj;
+        }
+      }
+      k += count;
+    }
+    for (Index b = 0U; b < kBlock; ++b) {
+      if (bias != nullptr) {
+        acc[b] += bias[o + b];
+      }
+      store_vector(out[o + b].lane, acc[b]);
+    }
+  }
+  for (; o < rows; ++o) {
+    V acc = {};
+    const S* wo = &w[static_cast<std::size_t>(o) * n];
+    Index k = 0U;
+    for (Index r = 0U; r < runs; ++r) {
+      const Lanes<S, N>* x = &v[list[1U + (2U * r)]];
+      const Index count = list[2U + (2U * r)];
+      for (Index j = 0U; j < count; ++j) {
+        V xj;
+        load_vector(xj, x[j].lane);
+        acc += wo[k + j] * xj;
+      }
+      k += count;
+    }
+    if (bias != nullptr) {
+      acc += bias[o];
+    }
+    store_vector(out[o].lane, acc);
+  }
+}
+
+/// gx[j] += sum_o w[o * n + j] g[o] over the `count` inputs of one run
+/// (w already offset to the run's first column), rows in descending order
+/// (the order in which a sample's sweep reaches them).
+template <class S, std::size_t N>
+void lanes_matvec_input_grad(const Lanes<S, N>* g, const S* w, Index rows, Index n, Lanes<S, N>* gx,
+                             Index count) noexcept {
+  using V = typename VectorOf<S, N>::Type;
+  constexpr Index kBlock = input_block<S, N>();
+  Index j = 0U;
+  for (; (j + kBlock) <= count; j += kBlock) {
+    V acc[kBlock];
+    for (Index b = 0U; b < kBlock; ++b) {
+      load_vector(acc[b], gx[j + b].lane);
+    }
+    for (Index o = rows; o-- > 0U;) {
+      V go;
+      load_vector(go, g[o].lane);
+      const S* wo = &w[(static_cast<std::size_t>(o) * n) + j];
+      for (Index b = 0U; b < kBlock; ++b) {
+        acc[b] += wo[b] * go;
+      }
+    }
+    for (Index b = 0U; b < kBlock; ++b) {
+      store_vector(gx[j + b].lane, acc[b]);
+    }
+  }
+  for (; j < count; ++j) {
+    V acc;
+    load_vector(acc, gx[j].lane);
+    for (Index o = rows; o-- > 0U;) {
+      V go;
+      load_vector(go, g[o].lane);
+      acc += w[(static_cast<std::size_t>(o) * n) + j] * go;
+    }
+    store_vector(gx[j].lane, acc);
+  }
+}
+
+/// The weights' gradient is computed in tiles of kWeightRows rows by four
+/// registers of columns: sixteen accumulators.
+constexpr Index kWeightRows = 4U;
+/// Columns of one register of S, and of a tile (four registers).
+template <class S>
+constexpr Index register_columns() noexcept {
+  return static_cast<Index>(register_bytes<S>() / sizeof(S));
+}
+template <class S>
+constexpr Index weight_tile() noexcept {
+  return 4U * register_columns<S>();
+}
+
+/// gw[o * n + j] += sum_l g[o][l] x[j][l] over the `count` inputs of one run
+/// (gw already offset to the run's first column): per tile of columns, the
+/// inputs transposed once (lane l's values of the tile's inputs side by
+/// side), then for each block of kWeightRows rows one register multiply-add
+/// per row, register of columns and lane, the lanes in order. A row's
+/// columns are read and written once per tile, in order; the blocks keep
+/// sixteen independent sums going.
+template <class S, std::size_t N>
+void lanes_matvec_weight_grad(const Lanes<S, N>* g, const Lanes<S, N>* x, Index rows, Index n, S* gw,
+                              Index count) noexcept {
+  constexpr Index kRegister = register_columns<S>();
+  constexpr Index kTile = weight_tile<S>();
+  constexpr Index kParts = kTile / kRegister;
+  using W = typename VectorOf<S, kRegister>::Type;
+  S tile[N][kTile];  // BT-DEV-013: N * kTile values on the stack (4 KiB for 16 float lanes with AVX-512)
+  Index j = 0U;
+  for (; (j + kTile) <= count; j += kTile) {
+    for (Index c = 0U; c < kTile; ++c) {
+      for (std::size_t l = 0U; l < N; ++l) {
+        tile[l][c] = x[j + c].lane[l];
+      }
+    }
+    Index o = 0U;
+    for (; (o + kWeightRows) <= rows; o += kWeightRows) {
+      W acc[kWeightRows][kParts];
+      for (Index r = 0U; r < kWeightRows; ++r) {
+        for (Index q = 0U; q < kParts; ++q) {
+          load_vector(acc[r][q], &gw[(static_cast<std::size_t>(o + r) * n) + j + (q * kRegister)]);
+        }
+      }
+      for (std::size_t l = 0U; l < N; ++l) {
+        W xl[kParts];
+        for (Index q = 0U; q < kParts; ++q) {
+          load_vector(xl[q], &tile[l][q * kRegister]);
+        }
+        for (Index r = 0U; r < kWeightRows; ++r) {
+          const S gl = g[o + r].lane[l];
+          for (Index q = 0U; q < kParts; ++q) {
+            acc[r][q] += gl * xl[q];
+          }
+        }
+      }
+      for (Index r = 0U; r < kWeightRows; ++r) {
+        for (Index q = 0U; q < kParts; ++q) {
+          store_vector(&gw[(static_cast<std::size_t>(o + r) * n) + j + (q * kRegister)], acc[r][q]);
+        }
+      }
+    }
+    for (; o < rows; ++o) {
+      for (Index q = 0U; q < kParts; ++q) {
+        S* gr = &gw[(static_cast<std::size_t>(o) * n) + j + (q * kRegister)];
+        W acc;
+        load_vector(acc, gr);
+        for (std::size_t l = 0U; l < N; ++l) {
+          W xl;
+          load_vector(xl, &tile[l][q * kRegister]);
+          acc += g[o].lane[l] * xl;
+        }
+        store_vector(gr, acc);
+      }
+    }
+  }
+  // The last count % kTile columns, one register of columns at a time (the
+  // last one padded with zeros: its row segments go through a buffer, so
+  // nothing past the run's columns is read or written).
+  for (; j < count; j += kRegister) {
+    const Index width = ((count - j) < kRegister) ? (count - j) : kRegister;
+    for (Index c = 0U; c < kRegister; ++c) {
+      for (std::size_t l = 0U; l < N; ++l) {
+        tile[l][c] = (c < width) ? x[j + c].lane[l] : S(0);
+      }
+    }
+    for (Index o = 0U; o < rows; o += kWeightRows) {
+      const Index block = ((rows - o) < kWeightRows) ? (rows - o) : kWeightRows;
+      S row[kWeightRows][kRegister] = {};  // BT-DEV-013
+      W acc[kWeightRows];
+      for (Index r = 0U; r < block; ++r) {
+        for (Index c = 0U; c < width; ++c) {
+          row[r][c] = gw[(static_cast<std::size_t>(o + r) * n) + j + c];
+        }
+      }
+      for (Index r = 0U; r < kWeightRows; ++r) {
+        load_vector(acc[r], &row[r][0]);
+      }
+      for (std::size_t l = 0U; l < N; ++l) {
+        W xl;
+        load_vector(xl, &tile[l][0]);
+        for (Index r = 0U; r < kWeightRows; ++r) {
+          const S gl = (r < block) ? g[o + r].lane[l] : S(0);
+          acc[r] += gl * xl;
+        }
+      }
+      for (Index r = 0U; r < block; ++r) {
+        store_vector(&row[r][0], acc[r]);
+        for (Index c = 0U; c < width; ++c) {
+          gw[(static_cast<std::size_t>(o + r) * n) + j + c] = row[r][c];
+        }
+      }
+    }
+  }
+}
+
+/// The whole backward of a layer over shared weights (descriptor at slot
+/// d; the rows' gradients are those of the `rows` nodes after `head`): the
+/// biases' gradients (each lane's term in lane order), the input's and the
+/// weights' gradients, run by run.
+template <class S, std::size_t N>
+void lanes_matvec_backward(const Lanes<S, N>* v, Lanes<S, N>* grads, const Index* slots, Index d,
+                           Index head) noexcept {
+  const Index* list = &slots[slots[d + kMsList]];
+  const Index n = slots[d + kMsWidth];
+  const Index rows = slots[d + kMsRows];
+  const SharedArrays<S> p = load_shared<S>(slots, d + kMsShared);
+  const Lanes<S, N>* g = &grads[head + 1U];
+  const Index bias = slots[d + kMsBias];
+  if (bias != kNoIndex) {
+    S* gb = &p.grads[bias];
+    for (Index o = 0U; o < rows; ++o) {
+      S acc = gb[o];
+      for (std::size_t l = 0U; l < N; ++l) {
+        acc += g[o].lane[l];
+      }
+      gb[o] = acc;
+    }
+  }
+  const std::size_t weight = slots[d + kMsWeight];
+  const Index runs = list[0];
+  Index k = 0U;
+  for (Index r = 0U; r < runs; ++r) {
+    const Index first = list[1U + (2U * r)];
+    const Index count = list[2U + (2U * r)];
+    lanes_matvec_input_grad(g, &p.values[weight + k], rows, n, &grads[first], count);
+    lanes_matvec_weight_grad(g, &v[first], rows, n, &p.grads[weight + k], count);
+    k += count;
+  }
+}
+
+// --- embedding rows chosen per lane ---------------------------------------
+// Descriptor of Tape::gather_shared at slot d: the row width, the number of
+// rows gathered, the shared arrays, then per gathered row p and lane l the
+// offset of that lane's row in the shared arrays (slot d + kGsRows + p * N
+// + l). Node b of the result is element b % width of row b / width.
+constexpr Index kGsWidth = 0U;   ///< elements per row
+constexpr Index kGsCount = 1U;   ///< rows gathered
+constexpr Index kGsShared = 2U;  ///< the shared arrays
+constexpr Index kGsRows = kGsShared + (2U * kPointerSlots);  ///< the rows' offsets, N per gathered row
+
+/// Element e of gathered row p: lane l is the shared value at lane l's row.
+template <class S, std::size_t N>
+inline Lanes<S, N> lanes_gather_value(const S* values, const Index* offsets, Index e) noexcept {
+  Lanes<S, N> out;
+  for (std::size_t l = 0U; l < N; ++l) {
+    out.lane[l] = values[offsets[l] + e];
+  }
+  return out;
+}
+/// Its backward: lane l's gradient goes to lane l's row, in lane order.
+template <class S, std::size_t N>
+inline void lanes_gather_backward(const Index* slots, Index d, Index b, const Lanes<S, N>& g) noexcept {
+  const Index width = slots[d + kGsWidth];
+  const Index row = (slots[d + kGsCount] == 1U) ? 0U : (b / width);  // one row: no division
+  const Index e = b - (row * width);
+  S* const grads = load_pointer<S>(slots, d + kGsShared + kPointerSlots);
+  const Index* offsets = &slots[d + kGsRows + (row * static_cast<Index>(N))];
+  for (std::size_t l = 0U; l < N; ++l) {
+    grads[offsets[l] + e] += g.lane[l];
+  }
+}
+
+// --- one element per lane: a cross-entropy's target ------------------------
+// Descriptor of Tape::pick at slot d: the run's first node, then per lane
+// the position in the run.
+constexpr Index kPkFirst = 0U;  ///< the run's first node
+constexpr Index kPkAt = 1U;     ///< the N positions
+
+/// Lane l of x[at[l]] for each lane l.
+template <class S, std::size_t N>
+inline Lanes<S, N> lanes_pick_value(const Lanes<S, N>* v, Index first, const Index* at) noexcept {
+  Lanes<S, N> out;
+  for (std::size_t l = 0U; l < N; ++l) {
+    out.lane[l] = v[first + at[l]].lane[l];
+  }
+  return out;
+}
+/// Its backward: lane l of the gradient goes to lane l of x[at[l]].
+template <class S, std::size_t N>
+inline void lanes_pick_backward(Lanes<S, N>* grads, const Index* slots, Index d, const Lanes<S, N>& g) noexcept {
+  const Index first = slots[d + kPkFirst];
+  for (std::size_t l = 0U; l < N; ++l) {
+    grads[first + slots[d + kPkAt + static_cast<Index>(l)]].lane[l] += g.lane[l];
+  }
+}
+
+// --- a layer norm's gain and bias, shared --------------------------------
+// Descriptor of Tape::scale_shift_shared at slot d: the input run's first
+// node, the gains' and biases' offsets in the shared arrays, the arrays.
+constexpr Index kSsX = 0U;       ///< the input run's first node
+constexpr Index kSsScale = 1U;   ///< first gain
+constexpr Index kSsShift = 2U;   ///< first bias
+constexpr Index kSsShared = 3U;  ///< the shared arrays
+constexpr Index kSsSlots = kSsShared + (2U * kPointerSlots);  ///< slots of the descriptor
+
+/// Element b: x[b] * scale[b] + shift[b] in every lane.
+template <class S, std::size_t N>
+inline Lanes<S, N> lanes_scale_shift_value(const Lanes<S, N>& x, S scale, S shift) noexcept {
+  Lanes<S, N> out;
+  for (std::size_t l = 0U; l < N; ++l) {
+    out.lane[l] = (x.lane[l] * scale) + shift;
+  }
+  return out;
+}
+/// Its backward: the input's lanes get g * scale; the gain gets the lanes'
+/// g * x and the bias the lanes' g, each summed in lane order.
+template <class S, std::size_t N>
+inline void lanes_scale_shift_backward(const Lanes<S, N>* v, Lanes<S, N>* grads, const Index* slots, Index d, Index b,
+                                       const Lanes<S, N>& g) noexcept {
+  const SharedArrays<S> p = load_shared<S>(slots, d + kSsShared);
+  const Index x = slots[d + kSsX] + b;
+  const Index scale = slots[d + kSsScale] + b;
+  const Index shift = slots[d + kSsShift] + b;
+  const S s = p.values[scale];
+  S gs = p.grads[scale];
+  S gb = p.grads[shift];
+  for (std::size_t l = 0U; l < N; ++l) {
+    gs += g.lane[l] * v[x].lane[l];
+    gb += g.lane[l];
+    grads[x].lane[l] += g.lane[l] * s;
+  }
+  p.grads[scale] = gs;
+  p.grads[shift] = gb;
+}
+
+}  // namespace detail
+}  // namespace burtorch
+
+#endif  // BURTORCH_DETAIL_LANE_MATH_HPP
