@@ -34,7 +34,17 @@
 namespace burtorch {
 namespace detail {
 
-#if BURTORCH_GENERIC_VECTORS
+// Helium (Cortex-M55): GCC 12 turns a compare of float vectors into a
+// predicate made from lane 0 alone (wrong code: relu of positive lanes gave
+// 0 under QEMU), so there the selects, exp and tanh below run lane by lane;
+// the lane loops of detail/lane_math.hpp (no compares) stay vectors.
+#if BURTORCH_GENERIC_VECTORS && !defined(__ARM_FEATURE_MVE)
+#define BURTORCH_VECTOR_SELECTS 1
+#else
+#define BURTORCH_VECTOR_SELECTS 0
+#endif
+
+#if BURTORCH_VECTOR_SELECTS
 /// True where the float lanes have vector exp and tanh.
 template <std::size_t N>
 constexpr bool kVectorFunctions = (N >= 2U);
