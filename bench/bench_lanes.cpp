@@ -7,8 +7,12 @@
 // 1e-12 relative: bitwise unless the compiler fused multiply-adds in one of
 // the two, docs/floating-point.md).
 //
-// Usage: bench_lanes [--runs R] [--iterations N] [--json] | --isa
-//   --isa   prints the selected vector kernels (burtorch/simd.hpp) and exits.
+// Usage: bench_lanes [--runs R] [--iterations N] [--json] | --isa | --fma-peak
+//   --isa       prints the selected vector kernels (burtorch/simd.hpp) and exits.
+//   --fma-peak  measures this core's multiply-add peak in float (GMAC/s) with
+//               register-only vector multiply-adds of the build's widest
+//               registers (what tools/bench compares the lane batches with),
+//               prints one JSON line and exits.
 #include <burtorch/burtorch.hpp>
 #include <burtorch/detail/tape_impl.hpp>  // the tape's templates, for the lane type (see lanes.hpp)
 #include <burtorch/lanes.hpp>
@@ -162,13 +166,72 @@ __attribute__((flatten)) double run_scalar(bool small, long iterations, int runs
   return bench::stats(times).median;
 }
 
+// The core's float multiply-add peak: 16 independent accumulators of the
+// build's widest register (burtorch::kHardwareLanes floats; more chains than
+// the FMA latency times the FMA units of current cores), register-only.
+// Median of 9 runs, in 10^9 multiply-adds per second.
+constexpr std::size_t kPeakWidth = (bt::kHardwareLanes > 1U) ? bt::kHardwareLanes : 1U;
+using PeakVector = bt::detail::VectorOf<float, kPeakWidth>::Type;
+constexpr int kPeakChains = 12;
+
+// n rounds of a = a * x + y on twelve accumulators held in registers (no
+// call inside the loop: a call would make the compiler keep them in memory).
+__attribute__((noinline)) void fma_rounds(PeakVector* acc, const PeakVector& x_in, const PeakVector& y_in, long n) {
+  const PeakVector x = x_in;
+  const PeakVector y = y_in;
+  PeakVector a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3], a4 = acc[4], a5 = acc[5];
+  PeakVector a6 = acc[6], a7 = acc[7], a8 = acc[8], a9 = acc[9], a10 = acc[10], a11 = acc[11];
+  for (long i = 0; i < n; ++i) {
+    a0 = (a0 * x) + y;
+    a1 = (a1 * x) + y;
+    a2 = (a2 * x) + y;
+    a3 = (a3 * x) + y;
+    a4 = (a4 * x) + y;
+    a5 = (a5 * x) + y;
+    a6 = (a6 * x) + y;
+    a7 = (a7 * x) + y;
+    a8 = (a8 * x) + y;
+    a9 = (a9 * x) + y;
+    a10 = (a10 * x) + y;
+    a11 = (a11 * x) + y;
+  }
+  acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3, acc[4] = a4, acc[5] = a5;
+  acc[6] = a6, acc[7] = a7, acc[8] = a8, acc[9] = a9, acc[10] = a10, acc[11] = a11;
+}
+
+__attribute__((noinline)) double fma_peak() {
+  constexpr long kIterations = 20000000L;
+  volatile float seed = 0.999999F;  // not a constant the compiler could fold
+  const PeakVector x = PeakVector{} + seed;
+  const PeakVector y = PeakVector{} + (1e-7F * seed);
+  PeakVector acc[kPeakChains];
+  for (int c = 0; c < kPeakChains; ++c) {
+    acc[c] = PeakVector{} + (1.0F + (0.1F * static_cast<float>(c)));
+  }
+  std::vector<double> rates;
+  for (int r = 0; r < 9; ++r) {
+    const double t0 = bench::now_seconds();
+    fma_rounds(acc, x, y, kIterations);
+    const double t1 = bench::now_seconds();
+    rates.push_back(static_cast<double>(kIterations) * kPeakChains * static_cast<double>(kPeakWidth) / (t1 - t0) / 1e9);
+  }
+  float lane[kPeakWidth];
+  bt::detail::store_vector(lane, acc[0]);
+  g_sink = static_cast<double>(lane[0]);
+  return bench::stats(rates).median;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const bench::Flags flags(argc, argv);
-  if (!flags.check({"--runs", "--iterations"}, {"--json", "--isa"})) {
-    std::fprintf(stderr, "usage: bench_lanes [--runs R] [--iterations N] [--json] | --isa\n");
+  if (!flags.check({"--runs", "--iterations"}, {"--json", "--isa", "--fma-peak"})) {
+    std::fprintf(stderr, "usage: bench_lanes [--runs R] [--iterations N] [--json] | --isa | --fma-peak\n");
     return 2;
+  }
+  if (flags.has("--fma-peak")) {
+    std::printf("{\"bench\":\"fma_peak\",\"lanes\":%zu,\"gmacs\":%.3f}\n", bt::kHardwareLanes, fma_peak());
+    return 0;
   }
   if (flags.has("--isa")) {
     std::printf("float: %s, double: %s\n", bt::simd::isa_float(), bt::simd::isa_double());

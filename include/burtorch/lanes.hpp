@@ -6,12 +6,19 @@
 /// structure at once (lane i is sample i). Arithmetic is lane by lane in
 /// fixed-size loops the compiler turns into vector instructions; the selects
 /// of relu and the other piecewise ops, the maximum of log-sum-exp and of
-/// reduce_max, and the product's backward act lane by lane (ScalarOps below), so lane i gives exactly the bits a scalar tape
-/// gives for sample i.
+/// reduce_max, and the product's backward act lane by lane (ScalarOps below).
+/// Lanes of double give exactly the bits a scalar tape gives for sample i
+/// (with the same contraction of multiply-adds); lanes of float take exp and
+/// tanh from vector functions of their own (detail/lane_functions.hpp, within
+/// 1 and 2 ulp of the correctly rounded values), so there the bits may differ.
 ///
 ///   using L4 = burtorch::Lanes<double, 4>;
 ///   static burtorch::FixedTape<L4, 64> tape;     // see below: tape_impl.hpp
 ///   auto a = tape.leaf(L4::of({-41.0, -4.0, 1.0, 2.5}));
+///
+/// Training by lanes: nn::lane_batch (nn/models.hpp) runs a batch's samples
+/// through a tape of Lanes whose layers read the parameters of an ordinary
+/// tape as shared scalars (Tape::matvec_shared and the ops after it).
 ///
 /// A tape of lanes is an ordinary Tape<T>: the library is compiled for float
 /// and double only, so one translation unit of the program includes
