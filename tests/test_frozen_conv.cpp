@@ -121,8 +121,14 @@ void conv_check(bt_test::Context& t, const ConvCase& k, bt::WeightFormat format,
   BT_CHECK(t, tape.backward(root) == bt::Status::kOk);
 
   // The direct convolution and its transpose.
-  double want_y[kConvMaxOut] = {};
-  double want_gx[kConvMaxIn] = {};
+  static double want_y[kConvMaxOut];  // static: a 3 KiB stack on the Cortex-M0
+  static double want_gx[kConvMaxIn];
+  for (double& v : want_y) {
+    v = 0.0;
+  }
+  for (double& v : want_gx) {
+    v = 0.0;
+  }
   for (bt::Index r = 0U; r < out.height; ++r) {
     for (bt::Index c = 0U; c < out.width; ++c) {
       for (bt::Index oc = 0U; oc < k.cout; ++oc) {
@@ -209,7 +215,7 @@ void frozen_conv1d_matches_direct(bt_test::Context& t) {
 void frozen_conv_refuses(bt_test::Context& t) {
   static const float w[2U * 9U] = {};
   static const float b[3] = {};
-  nn::Conv2dOptions o{};
+  static nn::Conv2dOptions o{};
   o.in_channels = 1U;
   o.out_channels = 2U;
   o.kernel_h = 3U;
@@ -224,9 +230,9 @@ void frozen_conv_refuses(bt_test::Context& t) {
     std::size_t nodes;   // tape capacity
     bt::Status want;
   };
-  nn::Conv2dOptions o3 = o;
+  static nn::Conv2dOptions o3 = o;
   o3.out_channels = 3U;
-  const Bad bad[] = {
+  static const Bad bad[] = {  // static: a 3 KiB stack on the Cortex-M0
       {{{bt::frozen_f32(w), 2U, 8U}, {bt::frozen_f32(b), 2U}, o}, 16U, true, 96U, bt::Status::kInvalidArgument},
       {{{bt::frozen_f32(w), 2U, 9U}, {bt::frozen_f32(b), 2U}, o3}, 16U, true, 96U, bt::Status::kInvalidArgument},
       {{{bt::frozen_f32(nullptr), 2U, 9U}, {bt::frozen_f32(b), 2U}, o}, 16U, true, 96U, bt::Status::kInvalidArgument},
