@@ -189,6 +189,7 @@ void print_accuracy(const char* what, double a) {
 // both thresholds are met. Adds the board-timer ticks of the training steps
 // to *ticks.
 bool finetune(const Backbone& bb, std::uint64_t* ticks) {
+  const std::uint64_t ticks0 = *ticks;
   firmware::print(bb.name);
   firmware::print(" backbone in flash:\n");
   load_head();
@@ -226,6 +227,9 @@ bool finetune(const Backbone& bb, std::uint64_t* ticks) {
   }
   const double after = accuracy(bb, fm::kShifted);
   print_accuracy("shifted pictures, after fine-tuning:", after);
+  firmware::print("  board-timer ticks per training step of this backbone: ");
+  firmware::print_number(static_cast<double>(*ticks - ticks0) / kSteps);
+  firmware::print("\n");
   return (last < kLossThreshold) && (after >= kAccuracyThreshold);
 }
 
@@ -274,7 +278,7 @@ int main() {
   for (const Backbone& bb : kBackbones) {
     ok = finetune(bb, &ticks) && ok;
   }
-  print("board-timer ticks per training step (");
+  print("board-timer ticks per training step, both backbones (");
   firmware::print_unsigned(bt::port::ticks_per_second());
   print(" per second): ");
   firmware::print_number(static_cast<double>(ticks) / (2.0 * kSteps));
