@@ -48,7 +48,8 @@ class SmallCnn {
  public:
   static constexpr Index kMaxSide = 20U;  ///< largest CnnConfig::side
 
-  /// The layers of a configuration, as create() builds them.
+  /// The layers of a configuration, as create() builds them (the pool and
+  /// the head below).
   /// @{
   static constexpr Conv2dOptions conv1_options(const CnnConfig& c) noexcept {
     Conv2dOptions o{};
@@ -73,10 +74,12 @@ class SmallCnn {
     o.bias_name = BURTORCH_NAME("conv2.b");
     return o;
   }
-  /// Positions after conv1 and after conv2.
+  /// @}
+  /// Positions after conv1.
   static constexpr Size2d size1(const CnnConfig& c) noexcept {
     return Conv2d<T>::output_size(conv1_options(c), Size2d{c.side, c.side});
   }
+  /// Positions after conv2.
   static constexpr Size2d size2(const CnnConfig& c) noexcept {
     return Conv2d<T>::output_size(conv2_options(c), size1(c));
   }
@@ -84,6 +87,7 @@ class SmallCnn {
   static constexpr Pool2dOptions pool_options(const CnnConfig& c) noexcept {
     return Pool2dOptions{c.conv2, size2(c).height, size2(c).width, 0U, 0U};
   }
+  /// The head: Linear(conv2 -> classes).
   static constexpr LinearOptions head_options(const CnnConfig& c) noexcept {
     LinearOptions o{};
     o.in = c.conv2;
@@ -92,16 +96,16 @@ class SmallCnn {
     o.bias_name = BURTORCH_NAME("head.b");
     return o;
   }
-  /// @}
 
   /// Pixels of one input (side * side * channels).
   static constexpr std::size_t inputs(const CnnConfig& c) noexcept {
     return static_cast<std::size_t>(c.side) * c.side * c.channels;
   }
-  /// conv1 and conv2 (weights and biases), then the head's.
+  /// Parameters of conv1 and conv2 (weights and biases): the backbone.
   static constexpr std::size_t backbone_parameters(const CnnConfig& c) noexcept {
     return Conv2d<T>::parameters(conv1_options(c)) + Conv2d<T>::parameters(conv2_options(c));
   }
+  /// Every parameter: the backbone's, then the head's.
   static constexpr std::size_t parameters(const CnnConfig& c) noexcept {
     return backbone_parameters(c) + Linear<T>::parameters(head_options(c));
   }
