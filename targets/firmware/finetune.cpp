@@ -22,7 +22,7 @@
 // kLossThreshold and the shifted accuracy after fine-tuning at least
 // kAccuracyThreshold. The whole state is one statically allocated tape
 // sized by the constexpr memory plan; the link's RAM budget
-// (targets/firmware/CMakeLists.txt: 16 KiB on the micro:bit) is the
+// (targets/firmware/CMakeLists.txt: 16 KiB with the stacks, on every board) is the
 // enforced limit.
 #include <burtorch/burtorch.hpp>
 #include <burtorch/frozen.hpp>
