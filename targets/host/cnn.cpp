@@ -297,7 +297,6 @@ std::string canonical_flags(const trainer::Options& o) {
 template <class T>
 void export_header(const trainer::Options& o, const nn::CnnConfig& c, const T* params, const Score& val,
                    const Score& shifted) {
-  using Model = nn::SmallCnn<T>;
   const std::size_t n_w1 = static_cast<std::size_t>(c.conv1) * 9U * c.channels;
   const std::size_t n_w2 = static_cast<std::size_t>(c.conv2) * 9U * c.conv1;
   const std::size_t n_h = static_cast<std::size_t>(c.classes) * c.conv2;
@@ -307,7 +306,6 @@ void export_header(const trainer::Options& o, const nn::CnnConfig& c, const T* p
   const T* b2 = w2 + n_w2;
   const T* hw = b2 + c.conv2;
   const T* hb = hw + n_h;
-  static_assert(sizeof(Model) > 0U, "the model");
   char text[400];
   std::string h;
   h += "// SPDX-License-Identifier: Apache-2.0\n";
