@@ -880,6 +880,67 @@ void cnn_plan_exact(bt_test::Context& t) {
   }
 }
 
+
+// nn::SmallCnn (burtorch-cnn's model): its plan is exact. One sample
+// records exactly sample_nodes() nodes and sample_slots() slots; a tape of
+// exactly the plan trains a serial batch, one node or one slot less fails
+// cleanly. The default 8x8 model (a 4x4 one of 2 channels on 16 KB boards).
+#if BURTORCH_TEST_SMALL_TARGET
+constexpr nn::CnnConfig kSmallCnnConfig{4U, 1U, 2U, 2U, 3U};
+#else
+constexpr nn::CnnConfig kSmallCnnConfig{};
+#endif
+static_assert(nn::SmallCnn<double>::plan(kSmallCnnConfig, nn::OptimizerKind::kSgd).tape_bytes <= kArenaBytes,
+              "the arena holds the SmallCnn's tape");
+static_assert(nn::SmallCnn<double>::parameters(nn::CnnConfig{}) == 372U, "conv1 36 + 4, conv2 288 + 8, head 32 + 4");
+static_assert(nn::SmallCnn<double>::sample_nodes(nn::CnnConfig{}) ==
+                  64U + (4U + 64U + 64U) + (16U + 32U + 32U) + 8U + 4U + 2U,
+              "input, conv1 (zeros, outputs, ReLU), conv2 (zeros, outputs, ReLU), pool, logits, loss");
+
+void small_cnn_plan_exact(bt_test::Context& t) {
+  using Model = nn::SmallCnn<double>;
+  const nn::CnnConfig c = kSmallCnnConfig;
+  const nn::MemoryPlan plan = Model::plan(c, nn::OptimizerKind::kSgd);
+  float pixels[2][64];
+  for (std::size_t i = 0U; i < 128U; ++i) {
+    pixels[i / 64U][i % 64U] = static_cast<float>((i * 7U) % 11U) * 0.1F;
+  }
+  for (int shortfall = 0; shortfall < 3; ++shortfall) {
+    bt::Tape<double> tape(g_arena, sizeof(g_arena), plan.nodes - ((shortfall == 1) ? 1U : 0U),
+                          plan.slots - ((shortfall == 2) ? 1U : 0U), plan.parameters);
+    nn::Rng rng(3U);
+    static Model model;
+    BT_CHECK(t, model.create(tape, c, rng));
+    BT_CHECK(t, (model.params().count == plan.parameters) && (tape.size() == plan.parameters));
+    if (shortfall == 0) {
+      const bt::Mark start = tape.mark();
+      static_cast<void>(model.loss(tape, pixels[0], 1U));
+      BT_CHECK(t, (tape.size() - plan.parameters) == Model::sample_nodes(c));
+      BT_CHECK(t, tape.slots_used() == Model::sample_slots(c));
+      static_cast<void>(tape.rewind(start));
+    }
+    const double loss = nn::serial_batch(tape, model.params(), 2U, [&](bt::Tape<double>& tp, std::size_t i) {
+      return model.loss(tp, pixels[i], static_cast<bt::Index>(i));
+    });
+    if (shortfall == 0) {
+      BT_CHECK(t, tape.status() == bt::Status::kOk);
+      BT_CHECK(t, std::isfinite(loss));
+    } else {
+      BT_CHECK(t, tape.status() == bt::Status::kCapacityExceeded);
+      BT_CHECK(t, std::isnan(loss));
+    }
+    BT_CHECK(t, tape.size() == plan.parameters);
+  }
+  // Sizes create() refuses: nothing created, the tape says why.
+  bt::Tape<double> tape(g_arena, sizeof(g_arena), plan.nodes, plan.slots, plan.parameters);
+  nn::Rng rng(3U);
+  static Model model;
+  nn::CnnConfig too_big = c;
+  too_big.side = Model::kMaxSide + 1U;
+  BT_CHECK(t, !model.create(tape, too_big, rng) && (model.params().count == 0U));
+  BT_CHECK(t, (tape.status() == bt::Status::kInvalidArgument) && (tape.size() == 0U));
+}
+
 const bt_test::TestCase kCases[] = {
     {"conv1d_fp64", conv1d_fp64},
     {"conv1d_fp32", conv1d_fp32},
@@ -896,6 +957,7 @@ const bt_test::TestCase kCases[] = {
     {"cnn_sample_fp64", cnn_sample_fp64},
     {"cnn_sample_fp32", cnn_sample_fp32},
     {"cnn_plan_exact", cnn_plan_exact},
+    {"small_cnn_plan_exact", small_cnn_plan_exact},
 #if !BURTORCH_TEST_SMALL_TARGET
     {"cnn_sgd", cnn_sgd},
     {"cnn_adam", cnn_adam},

@@ -3,11 +3,12 @@
 # one-line error with the documented exit status (2: bad flags, data, files
 # or checkpoint; 1: divergence), before any training step where the problem
 # is visible before training, never in an abort, a hang or a clobbered file.
-#   cmake -DPROGRAM=<trainer> -DTRAINER=makemore|gpt -DCASE=<case> -DWORK=<dir>
+#   cmake -DPROGRAM=<trainer> -DTRAINER=makemore|gpt|cnn -DCASE=<case> -DWORK=<dir>
 #         -DTAMPER=<checkpoint_tamper> -DPTY=<pty_screen> [-DSANITIZED=ON] [-DRUN_TIMEOUT=s]
 #         -P attack_check.cmake
 # Cases: limits memory data_files bad_checkpoint save_targets same_file
-#        vocabulary divergence resume_report output
+#        vocabulary divergence resume_report output; cnn also data_format
+#        export_header
 if(NOT RUN_TIMEOUT)
   set(RUN_TIMEOUT 120)  # seconds per trainer run: a run that blocks fails
 endif()
@@ -18,15 +19,39 @@ get_filename_component(name "${PROGRAM}" NAME)
 # A short run: small model, few steps, no CSV, no samples.
 if(TRAINER STREQUAL "gpt")
   set(small --hidden 6 --batch 2 --samples 0 --eval-samples 2 --csv none)
+elseif(TRAINER STREQUAL "cnn")
+  set(small --hidden 2 --batch 2 --samples 0 --eval-samples 2 --csv none)
 else()
   set(small --hidden 4 --batch 2 --samples 0 --eval-samples 2 --csv none)
 endif()
 
-# Data a trainer accepts: a word list (makemore) or a text (gpt).
+# One 8x8 picture line of burtorch-cnn's --data format: class, then 64
+# pixels (a stroke of the class's direction, no noise); `classes` classes.
+function(picture_line out i classes)
+  math(EXPR label "${i} % ${classes}")
+  set(line "${label}")
+  foreach(p RANGE 63)
+    math(EXPR r "${p} / 8")
+    math(EXPR c "${p} % 8")
+    math(EXPR d "(${r} + ${c}) % 8")
+    set(v "0.05")
+    if((label EQUAL 0 AND r EQUAL 3) OR (label EQUAL 1 AND c EQUAL 4) OR (label EQUAL 2 AND r EQUAL c)
+       OR (label EQUAL 3 AND d EQUAL 7))
+      set(v "1")
+    endif()
+    string(APPEND line ",${v}")
+  endforeach()
+  set(${out} "${line}" PARENT_SCOPE)
+endfunction()
+
+# Data a trainer accepts: a word list (makemore), a text (gpt) or pictures (cnn).
 function(write_data path)
   set(text "")
   foreach(i RANGE 60)
-    if(TRAINER STREQUAL "gpt")
+    if(TRAINER STREQUAL "cnn")
+      picture_line(line ${i} 4)
+      string(APPEND text "${line}\n")
+    elseif(TRAINER STREQUAL "gpt")
       string(APPEND text "the quick brown fox jumps over the lazy dog number ${i}. ")
     else()
       string(APPEND text "anna\nbob\ncarla\ndmitri\nemma\nfelix\n")
@@ -87,6 +112,8 @@ if(CASE STREQUAL "limits")
   # Every limit is checked when the flags are parsed: no allocation, no abort.
   if(TRAINER STREQUAL "gpt")
     set(bad 6000 65532 132 384 390 128 7 0 -6 12x 99999999999999999999)
+  elseif(TRAINER STREQUAL "cnn")
+    set(bad 0 1 3 129 130 65536 -2 4x 99999999999999999999)
   else()
     set(bad 0 65537 1000000 -1 4x 99999999999999999999)
   endif()
@@ -97,6 +124,8 @@ if(CASE STREQUAL "limits")
   if(TRAINER STREQUAL "gpt")
     # The largest supported width trains.
     expect_ok("--hidden 126" --hidden 126 --steps 1 --batch 1 --samples 0 --eval-samples 1 --csv none)
+  elseif(TRAINER STREQUAL "cnn")
+    expect_ok("--hidden 128" --hidden 128 --steps 1 --batch 1 --samples 0 --eval-samples 1 --csv none)
   endif()
 
 elseif(CASE STREQUAL "memory")
@@ -267,6 +296,30 @@ elseif(CASE STREQUAL "vocabulary")
     execute_process(COMMAND "${TAMPER}" "${WORK}/a.ckpt" "${WORK}/old.ckpt" resize TRNR 64 -)
     expect("layout-1 checkpoint" 2 "'old.ckpt' was saved by an earlier version that did not record the text's characters"
            BEFORE_TRAINING ARGS ${args} --data a.txt --steps 6 --resume old.ckpt)
+  elseif(TRAINER STREQUAL "cnn")
+    # The classes size the head: a checkpoint of 4 classes does not load
+    # into a model of 3, and says what differs.
+    set(text "")
+    foreach(i RANGE 60)
+      picture_line(line ${i} 3)
+      string(APPEND text "${line}\n")
+    endforeach()
+    file(WRITE "${WORK}/b.txt" "${text}")
+    set(args --hidden 4 --batch 2 --samples 0 --eval-samples 2 --csv none --print-every 2 --optimizer adam)
+    expect_ok("train on a.txt" ${args} --data a.txt --steps 4 --save a.ckpt)
+    expect("resume on 3 classes" 2
+           "'a.ckpt' is not a checkpoint of this model \\(bad format\\): .*number of classes in the data"
+           BEFORE_TRAINING ARGS ${args} --data b.txt --steps 6 --resume a.ckpt)
+    # The set of classes follows from their number (in the model id): a
+    # layout-1 checkpoint resumes onto the identical curve.
+    execute_process(COMMAND "${TAMPER}" "${WORK}/a.ckpt" "${WORK}/old.ckpt" resize TRNR 64 -)
+    expect_ok("resume layout 2" ${args} --data a.txt --steps 8 --resume a.ckpt)
+    string(REGEX MATCH "step 8 loss [^\n]*" want "${out}")
+    expect_ok("resume layout 1" ${args} --data a.txt --steps 8 --resume old.ckpt)
+    string(REGEX MATCH "step 8 loss [^\n]*" got "${out}")
+    if(want STREQUAL "" OR NOT want STREQUAL got)
+      message(FATAL_ERROR "layout-1 resume differs: '${want}' vs '${got}'")
+    endif()
   else()
     # makemore's vocabulary is fixed ('.' and a-z): a layout-1 checkpoint
     # still resumes, onto the identical curve.
@@ -289,6 +342,15 @@ elseif(CASE STREQUAL "divergence")
     expect("divergence" 1
            "training diverged at step [1-9][0-9]*: (the loss is|parameter [0-9]+ is) (NaN|[+]inf|-inf)"
            ARGS --optimizer sgd --lr 1000 --steps 40 --print-every 5 --samples 0 --csv none)
+  elseif(TRAINER STREQUAL "cnn")
+    # As makemore's: the head's biases are the last 4 parameters; class 0's
+    # -1e308 and class 1's +1e308 make every picture not of class 1 cost
+    # +inf (finite, valid checkpoint; a batch of 8 holds such a picture).
+    set(args --hidden 2 --batch 8 --samples 0 --eval-samples 2 --csv none --optimizer sgd --print-every 1)
+    expect_ok("train" ${args} --steps 4 --save a.ckpt)
+    execute_process(COMMAND "${TAMPER}" "${WORK}/a.ckpt" "${WORK}/b.ckpt" setf64 VALU -4 -1e308)
+    execute_process(COMMAND "${TAMPER}" "${WORK}/b.ckpt" "${WORK}/b.ckpt" setf64 VALU -3 1e308)
+    expect("divergence" 1 "training diverged at step 5: the loss is [+]inf" ARGS ${args} --steps 8 --resume b.ckpt)
   else()
     # The MLP's loss grows only linearly with the learning rate (tanh and
     # softmax saturate), so start it from a checkpoint whose output biases
@@ -383,6 +445,91 @@ elseif(CASE STREQUAL "output")
     message(FATAL_ERROR "terminal: want 6 clean step lines and no progress text left, got:\n${screen}")
   endif()
   message(STATUS "terminal screen:\n${screen}")
+
+elseif(CASE STREQUAL "data_format")
+  # burtorch-cnn's pictures: every malformed line is named, before training.
+  write_data("${WORK}/good.txt")
+  file(READ "${WORK}/good.txt" good)
+  picture_line(line 1 4)
+  set(bad_lines
+      "eleven|11${line}|line 2: the class must be an integer from 0 to 9"
+      "half|1.5,${line}|line 2: the class must be an integer from 0 to 9"
+      "negative|-1,${line}|line 2: the class must be an integer from 0 to 9"
+      "short|-|63 pixels"
+      "nan|${line}|line 2: pixel 3 is not a number"
+      "huge|${line}|line 2: pixel 3 is not a number of magnitude at most 1e6"
+      "word|${line}|line 2: pixel 3 is not a number")
+  foreach(entry IN LISTS bad_lines)
+    string(REPLACE "|" ";" parts "${entry}")
+    list(GET parts 0 label)
+    list(GET parts 1 bad)
+    list(GET parts 2 regex)
+    if(label STREQUAL "short")
+      string(REGEX REPLACE ",[^,]*$" "" bad "${line}")  # 63 pixels
+      set(regex "line 2: 63 pixels; want 64")
+    elseif(label STREQUAL "nan")
+      string(REGEX REPLACE "^([0-9]+,[^,]+,[^,]+,)[^,]+" "\\1nan" bad "${line}")
+    elseif(label STREQUAL "huge")
+      string(REGEX REPLACE "^([0-9]+,[^,]+,[^,]+,)[^,]+" "\\11e7" bad "${line}")
+    elseif(label STREQUAL "word")
+      string(REGEX REPLACE "^([0-9]+,[^,]+,[^,]+,)[^,]+" "\\1bright" bad "${line}")
+    endif()
+    file(WRITE "${WORK}/${label}.txt" "${line}\n${bad}\n${good}")
+    expect("--data ${label}" 2 "'${label}.txt' ${regex}" BEFORE_TRAINING ARGS ${small} --data ${label}.txt --steps 1)
+  endforeach()
+  file(WRITE "${WORK}/long.txt" "${line},0.5\n")
+  expect("65 pixels" 2 "line 1: more than the class and 64 pixels" BEFORE_TRAINING ARGS ${small} --data long.txt --steps 1)
+  file(WRITE "${WORK}/few.txt" "${line}\n${line}\n")
+  expect("2 pictures" 2 "'few.txt' has 2 pictures; at least 10 are needed" BEFORE_TRAINING
+         ARGS ${small} --data few.txt --steps 1)
+  set(one "")
+  foreach(i RANGE 20)
+    picture_line(l 0 4)
+    string(APPEND one "${l}\n")
+  endforeach()
+  file(WRITE "${WORK}/one.txt" "${one}")
+  expect("one class" 2 "'one.txt' has one class only" BEFORE_TRAINING ARGS ${small} --data one.txt --steps 1)
+  # Blanks, tabs, CRLF and empty lines are fine.
+  string(REPLACE "," " \t" spaced "${good}")
+  string(REPLACE "\n" "\r\n\n" spaced "${spaced}")
+  file(WRITE "${WORK}/spaced.txt" "${spaced}")
+  expect_ok("blank-separated, CRLF" ${small} --data spaced.txt --steps 2)
+  if(NOT out MATCHES "4 classes, 54 training pictures, 7 validation")
+    message(FATAL_ERROR "blank-separated data read wrongly:\n${out}")
+  endif()
+
+elseif(CASE STREQUAL "export_header")
+  # --export-header is an output like --save: checked before training.
+  write_data("${WORK}/data.txt")
+  file(READ "${WORK}/data.txt" data)
+  set(args ${small} --data data.txt --steps 2 --print-every 1)
+  expect("--export-header = --data" 2 "--export-header 'data.txt' is the --data file" BEFORE_TRAINING
+         ARGS ${args} --export-header data.txt)
+  expect_content("--export-header = --data" "${WORK}/data.txt" "${data}")
+  file(WRITE "${WORK}/victim.txt" "precious\n")
+  file(CREATE_LINK "${WORK}/victim.txt" "${WORK}/link.hpp" SYMBOLIC)
+  expect("--export-header symlink" 2 "--export-header 'link.hpp' is a symbolic link; a header replaces only a regular file"
+         BEFORE_TRAINING ARGS ${args} --export-header link.hpp)
+  expect_content("--export-header symlink" "${WORK}/victim.txt" "precious\n")
+  expect("--export-header in a missing directory" 2 "cannot write --export-header 'no/dir/m.hpp'" BEFORE_TRAINING
+         ARGS ${args} --export-header no/dir/m.hpp)
+  expect("--export-header = --save" 2 "--export-header 'm.ckpt' is the --save file" BEFORE_TRAINING
+         ARGS ${args} --save m.ckpt --export-header m.ckpt)
+  execute_process(COMMAND "${PROGRAM}" --help OUTPUT_VARIABLE help)
+  if(NOT help MATCHES "--export-header FILE")
+    message(FATAL_ERROR "--help does not document --export-header")
+  endif()
+  # Written: a header naming the run, with both backbones and the head.
+  expect_ok("--export-header" ${args} --export-header m.hpp)
+  file(READ "${WORK}/m.hpp" header)
+  foreach(want "// Trained with: burtorch-cnn --steps 2 --batch 2 --hidden 2 --optimizer adam --lr 0.01 --seed 42 --data data.txt"
+               "constexpr unsigned kConv1 = 1U;" "constexpr unsigned kConv2 = 2U;" "constexpr unsigned kClasses = 4U;"
+               "constexpr std::int8_t kConv1WeightI8\\[9\\]" "constexpr std::uint16_t kConv2WeightF16\\[18\\]"
+               "constexpr float kHeadWeight\\[8\\]" "constexpr float kHeadBias\\[4\\]")
+    if(NOT header MATCHES "${want}")
+      message(FATAL_ERROR "--export-header: no '${want}' in:\n${header}")
+    endif()
+  endforeach()
 
 else()
   message(FATAL_ERROR "unknown CASE '${CASE}'")

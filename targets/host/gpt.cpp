@@ -216,6 +216,7 @@ int main(int argc, char** argv) {
   o.optimizer = nn::OptimizerKind::kAdam;
   o.print_every = 50;
   o.samples = 300;
+  o.lanes_flag = true;
   trainer::parse(argc, argv, o, kProgram, kUsage, kHidden);
   trainer::check_files(kProgram, o, kDefaultCsv);
   try {

@@ -229,6 +229,7 @@ int run(const trainer::Options& o) {
 
 int main(int argc, char** argv) {
   trainer::Options o;
+  o.lanes_flag = true;
   trainer::parse(argc, argv, o, kProgram, kUsage, kHidden);
   trainer::check_files(kProgram, o, kDefaultCsv);
   try {

@@ -61,7 +61,15 @@ struct Options {
   long eval_samples = 0;  // 0: the whole validation split
   double clip = 0.0;      // 0: no clipping
   bool fp32 = false;
-  long lanes = 0;  // --lanes: samples per sweep; 0: not given (lane_count() chooses)
+  // --lanes L (burtorch-makemore and burtorch-gpt, which set lanes_flag
+  // before parse(); the others refuse the flag): samples per sweep; 0: not
+  // given (lane_count() chooses).
+  bool lanes_flag = false;
+  long lanes = 0;
+  // --export-header FILE (burtorch-cnn only: the program sets
+  // export_header_flag before parse(); the others refuse the flag).
+  bool export_header_flag = false;
+  std::string export_header;
 };
 
 // --lanes: the lane counts the trainers are compiled for.
@@ -209,7 +217,7 @@ inline void parse(int argc, char** argv, Options& o, const char* program, const 
       o.eval_samples = parse_long(program, "--eval-samples", v, 0, kMaxSteps);
     } else if (flag == "--clip") {
       o.clip = parse_double(program, "--clip", v);
-    } else if (flag == "--lanes") {
+    } else if (o.lanes_flag && (flag == "--lanes")) {
       o.lanes = parse_long(program, "--lanes", v, 1, 32);
       bool known = false;
       for (const long choice : kLaneChoices) {
@@ -218,6 +226,8 @@ inline void parse(int argc, char** argv, Options& o, const char* program, const 
       if (!known) {
         fail(program, std::string("bad value for --lanes: '") + v + "' (want 1, 2, 4, 8, 16 or 32)");
       }
+    } else if (o.export_header_flag && (flag == "--export-header")) {
+      o.export_header = v;
     } else {
       fail(program, "unknown flag: '" + flag + "' (see --help)");
     }
@@ -304,6 +314,32 @@ inline bool same_file(const std::string& a, const std::string& b) {
          (sa.st_dev == sb.st_dev) && (sa.st_ino == sb.st_ino);
 }
 
+// An output written atomically (a temporary file renamed over it: --save,
+// --export-header): a regular file or a new name, not a symbolic link;
+// FILE.tmp nothing but a stale regular file; the temporary file can be
+// created (it is created and removed again now). `what` names the output.
+inline void check_replaced_output(const char* program, const char* flag, const std::string& path, const char* what) {
+  if (path.empty()) {
+    return;
+  }
+  struct stat st {};
+  if ((::lstat(path.c_str(), &st) == 0) && !S_ISREG(st.st_mode)) {
+    fail(program, std::string(flag) + " '" + path + "' is " + file_kind(st.st_mode) + "; " + what +
+                      " replaces only a regular file");
+  }
+  const std::string temp = path + ".tmp";
+  if ((::lstat(temp.c_str(), &st) == 0) && !S_ISREG(st.st_mode)) {
+    fail(program, "'" + temp + "' (the temporary file of " + flag + ") exists and is " + file_kind(st.st_mode) +
+                      "; remove it");
+  }
+  bt::port::FileWriter probe;
+  const bt::Status s = probe.open(path.c_str(), true);
+  if (s != bt::Status::kOk) {
+    fail(program, std::string("cannot write ") + flag + " '" + path + "' (creating '" + temp + "': " +
+                      ((s == bt::Status::kIoError) ? std::strerror(errno) : bt::status_name(s)) + ")");
+  }
+}  // the probe's destructor removes the temporary file
+
 // Every check of the command line's files, before anything is read, written
 // or trained: inputs are regular files (--data at most kMaxDataBytes); no
 // output (--csv, the plot script, --save) is an input (--save may be the
@@ -321,8 +357,10 @@ inline void check_files(const char* program, const Options& o, const char* defau
     const char* flag;
     std::string path;
   };
-  const Output outputs[3] = {
-      {"--csv", (csv == "none") ? std::string() : csv}, {"--plot", plot_script_path(o, csv)}, {"--save", o.save}};
+  const Output outputs[4] = {{"--csv", (csv == "none") ? std::string() : csv},
+                             {"--plot", plot_script_path(o, csv)},
+                             {"--save", o.save},
+                             {"--export-header", o.export_header}};
   for (const Output& out : outputs) {
     if (same_file(out.path, o.data)) {
       fail(program, std::string(out.flag) + " '" + out.path + "' is the --data file '" + o.data +
@@ -333,24 +371,8 @@ inline void check_files(const char* program, const Options& o, const char* defau
                         "'; refusing to overwrite it");
     }
   }
-  if (!o.save.empty()) {
-    struct stat st {};
-    if ((::lstat(o.save.c_str(), &st) == 0) && !S_ISREG(st.st_mode)) {
-      fail(program, "--save '" + o.save + "' is " + file_kind(st.st_mode) +
-                        "; a checkpoint replaces only a regular file");
-    }
-    const std::string temp = o.save + ".tmp";
-    if ((::lstat(temp.c_str(), &st) == 0) && !S_ISREG(st.st_mode)) {
-      fail(program, "'" + temp + "' (the temporary file of --save) exists and is " + file_kind(st.st_mode) +
-                        "; remove it");
-    }
-    bt::port::FileWriter probe;
-    const bt::Status s = probe.open(o.save.c_str(), true);
-    if (s != bt::Status::kOk) {
-      fail(program, "cannot write --save '" + o.save + "' (creating '" + temp + "': " +
-                        ((s == bt::Status::kIoError) ? std::strerror(errno) : bt::status_name(s)) + ")");
-    }
-  }  // the probe's destructor removes the temporary file
+  check_replaced_output(program, "--save", o.save, "a checkpoint");
+  check_replaced_output(program, "--export-header", o.export_header, "a header");
 }
 
 // Reads the whole of a regular file of at most `max_bytes`.

@@ -4,8 +4,10 @@
 #ifndef BURTORCH_NN_NN_HPP
 #define BURTORCH_NN_NN_HPP
 
+#include "burtorch/nn/cnn.hpp"
 #include "burtorch/nn/conv.hpp"
 #include "burtorch/nn/finetune.hpp"
+#include "burtorch/nn/frozen_conv.hpp"
 #include "burtorch/nn/gru.hpp"
 #include "burtorch/nn/init.hpp"
 #include "burtorch/nn/layers.hpp"

@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// A small image CNN (burtorch-cnn's model, the backbone the fine-tuning
+/// firmware freezes in flash, bench_cnn's row):
+///
+///   x: side x side pixels of `channels`, channels-last
+///   conv1  Conv2d(channels -> conv1, 3 x 3, stride 2, padding 1), ReLU
+///   conv2  Conv2d(conv1 -> conv2, 3 x 3, stride 2, padding 1), ReLU
+///   pool   AvgPool2d over all remaining positions (a global average)
+///   head   Linear(conv2 -> classes), softmax cross-entropy
+///
+/// For side 8: 8 x 8 -> 4 x 4 x conv1 -> 2 x 2 x conv2 -> conv2 features.
+/// Parameters in this order, each layer weights then biases: conv1
+/// ([conv1][3][3][channels]), conv2, head ([classes][conv2]); every one
+/// drawn as torch.nn's defaults draw them (U(-1/sqrt(fan_in),
+/// 1/sqrt(fan_in)), Init::fan_in_uniform(kGainLinearDefault)). The pooled
+/// features are the backbone's output: a fine-tuned copy keeps conv1 and
+/// conv2 frozen (nn::FrozenConv2d over the same options) and trains the
+/// head alone.
+#ifndef BURTORCH_NN_CNN_HPP
+#define BURTORCH_NN_CNN_HPP
+
+#include <cstddef>
+#include <cstdint>
+
+#include "burtorch/nn/conv.hpp"
+#include "burtorch/nn/layers.hpp"
+#include "burtorch/nn/models.hpp"
+#include "burtorch/nn/pool.hpp"
+#include "burtorch/nn/random.hpp"
+#include "burtorch/tape.hpp"
+
+namespace burtorch {
+namespace nn {
+
+/// Sizes of a SmallCnn (burtorch-cnn's defaults).
+struct CnnConfig {
+  Index side = 8U;      ///< pixels per row and column (2 to 20: the pooled map is at most 5 x 5)
+  Index channels = 1U;  ///< input channels
+  Index conv1 = 4U;     ///< first convolution's channels
+  Index conv2 = 8U;     ///< second convolution's channels: the features the head sees
+  Index classes = 4U;   ///< logits
+};
+
+/// The model of the file comment.
+template <class T>
+class SmallCnn {
+ public:
+  static constexpr Index kMaxSide = 20U;  ///< largest CnnConfig::side
+
+  /// The layers of a configuration, as create() builds them (the pool and
+  /// the head below).
+  /// @{
+  static constexpr Conv2dOptions conv1_options(const CnnConfig& c) noexcept {
+    Conv2dOptions o{};
+    o.in_channels = c.channels;
+    o.out_channels = c.conv1;
+    o.kernel_h = 3U;
+    o.kernel_w = 3U;
+    o.stride_h = 2U;
+    o.stride_w = 2U;
+    o.padding_h = 1U;
+    o.padding_w = 1U;
+    o.act = Activation::kRelu;
+    o.weight_name = BURTORCH_NAME("conv1.w");
+    o.bias_name = BURTORCH_NAME("conv1.b");
+    return o;
+  }
+  static constexpr Conv2dOptions conv2_options(const CnnConfig& c) noexcept {
+    Conv2dOptions o = conv1_options(c);
+    o.in_channels = c.conv1;
+    o.out_channels = c.conv2;
+    o.weight_name = BURTORCH_NAME("conv2.w");
+    o.bias_name = BURTORCH_NAME("conv2.b");
+    return o;
+  }
+  /// @}
+  /// Positions after conv1.
+  static constexpr Size2d size1(const CnnConfig& c) noexcept {
+    return Conv2d<T>::output_size(conv1_options(c), Size2d{c.side, c.side});
+  }
+  /// Positions after conv2.
+  static constexpr Size2d size2(const CnnConfig& c) noexcept {
+    return Conv2d<T>::output_size(conv2_options(c), size1(c));
+  }
+  /// The global average: one window over all of conv2's positions.
+  static constexpr Pool2dOptions pool_options(const CnnConfig& c) noexcept {
+    return Pool2dOptions{c.conv2, size2(c).height, size2(c).width, 0U, 0U};
+  }
+  /// The head: Linear(conv2 -> classes).
+  static constexpr LinearOptions head_options(const CnnConfig& c) noexcept {
+    LinearOptions o{};
+    o.in = c.conv2;
+    o.out = c.classes;
+    o.weight_name = BURTORCH_NAME("head.w");
+    o.bias_name = BURTORCH_NAME("head.b");
+    return o;
+  }
+
+  /// Pixels of one input (side * side * channels).
+  static constexpr std::size_t inputs(const CnnConfig& c) noexcept {
+    return static_cast<std::size_t>(c.side) * c.side * c.channels;
+  }
+  /// Parameters of conv1 and conv2 (weights and biases): the backbone.
+  static constexpr std::size_t backbone_parameters(const CnnConfig& c) noexcept {
+    return Conv2d<T>::parameters(conv1_options(c)) + Conv2d<T>::parameters(conv2_options(c));
+  }
+  /// Every parameter: the backbone's, then the head's.
+  static constexpr std::size_t parameters(const CnnConfig& c) noexcept {
+    return backbone_parameters(c) + Linear<T>::parameters(head_options(c));
+  }
+  /// One sample up to the pooled features: the input leaves, conv1, conv2, the pool.
+  static constexpr std::size_t feature_nodes(const CnnConfig& c) noexcept {
+    return inputs(c) + Conv2d<T>::nodes(conv1_options(c), Size2d{c.side, c.side}) +
+           Conv2d<T>::nodes(conv2_options(c), size1(c)) + AvgPool2d<T>::nodes(pool_options(c), size2(c));
+  }
+  /// feature_nodes(), the logits and the loss.
+  static constexpr std::size_t sample_nodes(const CnnConfig& c) noexcept {
+    return feature_nodes(c) + Linear<T>::nodes(head_options(c)) + kCrossEntropyNodes;
+  }
+  /// Both convolutions' view lists and descriptors, the pool's lists, the head's.
+  static constexpr std::size_t sample_slots(const CnnConfig& c) noexcept {
+    return Conv2d<T>::slots(conv1_options(c), Size2d{c.side, c.side}) + Conv2d<T>::slots(conv2_options(c), size1(c)) +
+           AvgPool2d<T>::slots(pool_options(c), size2(c)) + Linear<T>::view_slots(head_options(c));
+  }
+  /// The model's memory plan (exact: tests/test_nn_conv.cpp, small_cnn_plan_exact).
+  static constexpr MemoryPlan plan(const CnnConfig& c, OptimizerKind optimizer) noexcept {
+    return make_plan<T>(parameters(c), sample_nodes(c), sample_slots(c), optimizer);
+  }
+  /// True for sizes create() accepts.
+  static constexpr bool valid(const CnnConfig& c) noexcept {
+    return (c.side >= 2U) && (c.side <= kMaxSide) && (c.channels != 0U) && (c.conv1 != 0U) && (c.conv2 != 0U) &&
+           (c.classes != 0U);
+  }
+
+  /// Creates every parameter in the order of the file comment; call on an
+  /// empty tape (parameters first). False if the tape is full or failed or
+  /// the sizes are not valid(); params() is then kNoView.
+  bool create(Tape<T>& tape, const CnnConfig& c, Rng& rng) noexcept {
+    config_ = c;
+    params_ = kNoView;
+    if (!valid(c)) {
+      static_cast<void>(tape.report(Status::kInvalidArgument));
+      return false;
+    }
+    pool_.options = pool_options(c);
+    const bool ok = conv1_.create(tape, conv1_options(c), rng) && conv2_.create(tape, conv2_options(c), rng) &&
+                    head_.create(tape, head_options(c), rng);
+    const View first = conv1_.params();
+    const View last = head_.params();
+    if (!ok || ((static_cast<std::size_t>(last.first) + last.count) != (first.first + parameters(c)))) {
+      return false;
+    }
+    params_ = View{first.first, static_cast<Index>(parameters(c))};
+    return true;
+  }
+
+  /// Every parameter (kNoView before a successful create()).
+  View params() const noexcept { return params_; }
+  /// The head's weights and biases: the last parameters.
+  View head_params() const noexcept { return head_.params(); }
+  /// The sizes given to create().
+  const CnnConfig& config() const noexcept { return config_; }
+
+  /// Records the input (inputs() values, channels-last) as leaves, both
+  /// convolutions and the pool; returns the conv2 pooled features.
+  View features(Tape<T>& tape, const float* pixels) const noexcept {
+    const View in = tape.record_view(static_cast<Index>(inputs(config_)),
+                                     [&](Index i) noexcept { return tape.leaf(static_cast<T>(pixels[i])); });
+    const View h1 = conv1_.forward(tape, in, Size2d{config_.side, config_.side});
+    const View h2 = conv2_.forward(tape, h1, size1(config_));
+    return pool_.forward(tape, h2, size2(config_));
+  }
+  /// The logits of one input.
+  View logits(Tape<T>& tape, const float* pixels) const noexcept {
+    return head_.forward(tape, flatten(features(tape, pixels)));
+  }
+  /// The loss of one input: cross-entropy of its logits against `label`.
+  Value<T> loss(Tape<T>& tape, const float* pixels, Index label) const noexcept {
+    return cross_entropy(tape, logits(tape, pixels), label);
+  }
+
+ private:
+  CnnConfig config_;
+  View params_ = kNoView;
+  Conv2d<T> conv1_;
+  Conv2d<T> conv2_;
+  AvgPool2d<T> pool_;
+  Linear<T> head_;
+};
+
+}  // namespace nn
+}  // namespace burtorch
+
+#endif  // BURTORCH_NN_CNN_HPP

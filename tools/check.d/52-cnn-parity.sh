@@ -1,0 +1,16 @@
+# SPDX-License-Identifier: Apache-2.0
+# burtorch-cnn against PyTorch: its first 60 steps (SGD and Adam, --print-every
+# 1) equal a PyTorch FP64 twin of its model trained from the same initial
+# weights (the library PRNG's draws, reimplemented) on the same batches and
+# pictures, to 1e-9 relative (tools/golden/nn/cnn_parity.py). Skips (exit 0)
+# without python3-torch. About 10 s after stage 50's build.
+set -eu
+cd "$(dirname "$0")/../.."
+if ! /usr/bin/python3 -c "import torch" 2>/dev/null; then
+  echo "skipped: PyTorch (python3-torch) is not installed"
+  exit 0
+fi
+build=build/nn-golden
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DBURTORCH_BUILD_BENCH=OFF >/dev/null
+cmake --build "$build" -j2 --target burtorch-cnn
+/usr/bin/python3 tools/golden/nn/cnn_parity.py "$build/targets/host/burtorch-cnn" 60
