@@ -92,8 +92,17 @@ template <class S, std::size_t N>
 constexpr std::size_t registers_of() noexcept {
   return ((N * sizeof(S)) + register_bytes<S>() - 1U) / register_bytes<S>();
 }
+/// The lanes a lane vector's part holds: one register's worth (all N lanes
+/// where they fit in one register). A lane vector is registers_of<S, N>()
+/// parts of part_lanes<S, N>() lanes; the loops below work part by part, so
+/// every vector they hold is one register (a vector wider than a register
+/// makes the compiler shuffle it through memory).
+template <class S, std::size_t N>
+constexpr std::size_t part_lanes() noexcept {
+  return N / registers_of<S, N>();
+}
 /// Rows the forward product keeps in registers at once: about eight
-/// registers of accumulators (at most 8 rows, at least 1).
+/// accumulator registers (at most 8 rows, at least 1).
 template <class S, std::size_t N>
 constexpr Index matvec_block() noexcept {
   return static_cast<Index>(((8U / registers_of<S, N>()) > 1U) ? (8U / registers_of<S, N>()) : 1U);
@@ -112,52 +121,65 @@ constexpr Index input_block() noexcept {
 template <class S, std::size_t N>
 void lanes_matvec(const Lanes<S, N>* v, const Index* list, const S* w, const S* bias, Index rows, Index n,
                   Lanes<S, N>* out) noexcept {
-  using V = typename VectorOf<S, N>::Type;
+  constexpr std::size_t kParts = registers_of<S, N>();
+  constexpr std::size_t kWidth = part_lanes<S, N>();
+  using V = typename VectorOf<S, kWidth>::Type;
   constexpr Index kBlock = matvec_block<S, N>();
   const Index runs = list[0];
   Index o = 0U;
   for (; (o + kBlock) <= rows; o += kBlock) {
-    V acc[kBlock] = {};
+    V acc[kBlock][kParts] = {};
     const S* wo = &w[static_cast<std::size_t>(o) * n];
     Index k = 0U;
     for (Index r = 0U; r < runs; ++r) {
       const Lanes<S, N>* x = &v[list[1U + (2U * r)]];
       const Index count = list[2U + (2U * r)];
       for (Index j = 0U; j < count; ++j) {
-        V xj;
-        load_vector(xj, x[j].lane);
+        V xj[kParts];
+        for (std::size_t q = 0U; q < kParts; ++q) {
+          load_vector(xj[q], &x[j].lane[q * kWidth]);
+        }
         const S* wk = &wo[k + j];
         for (Index b = 0U; b < kBlock; ++b) {
-          acc[b] += wk[static_cast<std::size_t>(b) * n] * xj;
+          const S wb = wk[static_cast<std::size_t>(b) * n];
+          for (std::size_t q = 0U; q < kParts; ++q) {
+            acc[b][q] += wb * xj[q];
+          }
         }
       }
       k += count;
     }
     for (Index b = 0U; b < kBlock; ++b) {
-      if (bias != nullptr) {
-        acc[b] += bias[o + b];
+      for (std::size_t q = 0U; q < kParts; ++q) {
+        if (bias != nullptr) {
+          acc[b][q] += bias[o + b];
+        }
+        store_vector(&out[o + b].lane[q * kWidth], acc[b][q]);
       }
-      store_vector(out[o + b].lane, acc[b]);
     }
   }
   for (; o < rows; ++o) {
-    V acc = {};
+    V acc[kParts] = {};
     const S* wo = &w[static_cast<std::size_t>(o) * n];
     Index k = 0U;
     for (Index r = 0U; r < runs; ++r) {
       const Lanes<S, N>* x = &v[list[1U + (2U * r)]];
       const Index count = list[2U + (2U * r)];
       for (Index j = 0U; j < count; ++j) {
-        V xj;
-        load_vector(xj, x[j].lane);
-        acc += wo[k + j] * xj;
+        for (std::size_t q = 0U; q < kParts; ++q) {
+          V xj;
+          load_vector(xj, &x[j].lane[q * kWidth]);
+          acc[q] += wo[k + j] * xj;
+        }
       }
       k += count;
     }
-    if (bias != nullptr) {
-      acc += bias[o];
+    for (std::size_t q = 0U; q < kParts; ++q) {
+      if (bias != nullptr) {
+        acc[q] += bias[o];
+      }
+      store_vector(&out[o].lane[q * kWidth], acc[q]);
     }
-    store_vector(out[o].lane, acc);
   }
 }
 
@@ -167,35 +189,47 @@ void lanes_matvec(const Lanes<S, N>* v, const Index* list, const S* w, const S* 
 template <class S, std::size_t N>
 void lanes_matvec_input_grad(const Lanes<S, N>* g, const S* w, Index rows, Index n, Lanes<S, N>* gx,
                              Index count) noexcept {
-  using V = typename VectorOf<S, N>::Type;
+  constexpr std::size_t kParts = registers_of<S, N>();
+  constexpr std::size_t kWidth = part_lanes<S, N>();
+  using V = typename VectorOf<S, kWidth>::Type;
   constexpr Index kBlock = input_block<S, N>();
   Index j = 0U;
   for (; (j + kBlock) <= count; j += kBlock) {
-    V acc[kBlock];
+    V acc[kBlock][kParts];
     for (Index b = 0U; b < kBlock; ++b) {
-      load_vector(acc[b], gx[j + b].lane);
+      for (std::size_t q = 0U; q < kParts; ++q) {
+        load_vector(acc[b][q], &gx[j + b].lane[q * kWidth]);
+      }
     }
     for (Index o = rows; o-- > 0U;) {
-      V go;
-      load_vector(go, g[o].lane);
+      V go[kParts];
+      for (std::size_t q = 0U; q < kParts; ++q) {
+        load_vector(go[q], &g[o].lane[q * kWidth]);
+      }
       const S* wo = &w[(static_cast<std::size_t>(o) * n) + j];
       for (Index b = 0U; b < kBlock; ++b) {
-        acc[b] += wo[b] * go;
+        for (std::size_t q = 0U; q < kParts; ++q) {
+          acc[b][q] += wo[b] * go[q];
+        }
       }
     }
     for (Index b = 0U; b < kBlock; ++b) {
-      store_vector(gx[j + b].lane, acc[b]);
+      for (std::size_t q = 0U; q < kParts; ++q) {
+        store_vector(&gx[j + b].lane[q * kWidth], acc[b][q]);
+      }
     }
   }
   for (; j < count; ++j) {
-    V acc;
-    load_vector(acc, gx[j].lane);
-    for (Index o = rows; o-- > 0U;) {
-      V go;
-      load_vector(go, g[o].lane);
-      acc += w[(static_cast<std::size_t>(o) * n) + j] * go;
+    for (std::size_t q = 0U; q < kParts; ++q) {
+      V acc;
+      load_vector(acc, &gx[j].lane[q * kWidth]);
+      for (Index o = rows; o-- > 0U;) {
+        V go;
+        load_vector(go, &g[o].lane[q * kWidth]);
+        acc += w[(static_cast<std::size_t>(o) * n) + j] * go;
+      }
+      store_vector(&gx[j].lane[q * kWidth], acc);
     }
-    store_vector(gx[j].lane, acc);
   }
 }
 
