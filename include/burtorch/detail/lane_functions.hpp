@@ -45,6 +45,30 @@ namespace detail {
 #endif
 
 #if BURTORCH_VECTOR_SELECTS
+/// The bits of an IEEE value with the sign cleared, and of +infinity: a
+/// value is NaN exactly where its magnitude's bits exceed infinity's.
+template <class S>
+struct FloatBits;
+template <>
+struct FloatBits<float> {
+  static constexpr std::int32_t kMagnitude = 0x7FFFFFFF;  ///< all but the sign
+  static constexpr std::int32_t kInfinity = 0x7F800000;   ///< +inf
+};
+template <>
+struct FloatBits<double> {
+  static constexpr std::int64_t kMagnitude = 0x7FFFFFFFFFFFFFFF;  ///< all but the sign
+  static constexpr std::int64_t kInfinity = 0x7FF0000000000000;   ///< +inf
+};
+/// mask = all ones in the lanes of x that are NaN, zeros elsewhere (the
+/// mask a compare of x gives), from the bits: no self-compare. (Out
+/// parameter: a vector result would depend on the target's vector ABI.)
+template <class S, class V, class M>
+inline void nan_mask(const V& x, M& mask) noexcept {
+  M bits;
+  std::memcpy(&bits, &x, sizeof(bits));  // BT-DEV-010: the lanes' bits
+  mask = (bits & FloatBits<S>::kMagnitude) > FloatBits<S>::kInfinity;
+}
+
 /// True where the float lanes have vector exp and tanh.
 template <std::size_t N>
 constexpr bool kVectorFunctions = (N >= 2U);
@@ -85,7 +109,9 @@ inline void exp_lanes(float* v) noexcept {
   std::memcpy(&s2, &e2, sizeof(s2));  // BT-DEV-010
   V result = (p * s1) * s2;
   result = (x > kHigh) ? V{} + HUGE_VALF : result;
-  result = (x == x) ? result : x;  // BT-DEV-004: NaN test (x != x only for NaN)
+  I nan;
+  nan_mask<float>(x, nan);
+  result = nan ? x : result;
   store_vector(v, result);
 }
 
@@ -126,7 +152,9 @@ inline void tanh_lanes(float* v) noexcept {
   t_bits = t_bits | sign;
   V result;
   std::memcpy(&result, &t_bits, sizeof(result));  // BT-DEV-010
-  result = (x == x) ? result : x;  // BT-DEV-004: NaN test
+  I nan;
+  nan_mask<float>(x, nan);
+  result = nan ? x : result;
   store_vector(v, result);
 }
 
@@ -143,7 +171,9 @@ inline void relu_lanes(S* v) noexcept {
   using V = typename VectorOf<S, N>::Type;
   V x;
   load_vector(x, v);
-  const V r = ((x > S(0)) | (x != x)) ? x : V{};  // BT-DEV-004: x != x only for NaN
+  decltype(x > S(0)) nan;
+  nan_mask<S>(x, nan);
+  const V r = ((x > S(0)) | nan) ? x : V{};
   store_vector(v, r);
 }
 /// relu's backward: g where x > 0 or x is NaN, else 0 (g in place).
@@ -154,7 +184,9 @@ inline void relu_grad_lanes(const S* xs, S* gs) noexcept {
   V g;
   load_vector(x, xs);
   load_vector(g, gs);
-  const V r = ((x > S(0)) | (x != x)) ? g : V{};  // BT-DEV-004
+  decltype(x > S(0)) nan;
+  nan_mask<S>(x, nan);
+  const V r = ((x > S(0)) | nan) ? g : V{};
   store_vector(gs, r);
 }
 /// a = where(a > b, x, y) over four arrays of N values (out in x).

@@ -114,122 +114,111 @@ constexpr Index input_block() noexcept {
   return static_cast<Index>(((16U / registers_of<S, N>()) > 1U) ? (16U / registers_of<S, N>()) : 1U);
 }
 
-/// out[o] = sum_k w[o * n + k] x[k] (+ bias[o]) for o < rows, x the n lane
-/// values of the runs of the view list `list` (slots: runs, then a
-/// first/count pair per run). In each lane the terms are added in k order
-/// and the bias last, as one sample's inner product adds them.
-template <class S, std::size_t N>
-void lanes_matvec(const Lanes<S, N>* v, const Index* list, const S* w, const S* bias, Index rows, Index n,
-                  Lanes<S, N>* out) noexcept {
+/// out[b] = sum_k w[b * n + k] x[k] (+ bias[b]) for the kRows rows from w,
+/// x the lane values of the runs of the view list `list` (slots: runs,
+/// then a first/count pair per run); kRows * parts accumulators in
+/// registers. In each lane the terms are added in k order and the bias
+/// last, as one sample's inner product adds them.
+template <Index kRows, class S, std::size_t N>
+inline void matvec_rows(const Lanes<S, N>* v, const Index* list, const S* w, std::size_t n, const S* bias,
+                        Lanes<S, N>* out) noexcept {
   constexpr std::size_t kParts = registers_of<S, N>();
   constexpr std::size_t kWidth = part_lanes<S, N>();
   using V = typename VectorOf<S, kWidth>::Type;
-  constexpr Index kBlock = matvec_block<S, N>();
+  V acc[kRows][kParts] = {};
   const Index runs = list[0];
-  Index o = 0U;
-  for (; (o + kBlock) <= rows; o += kBlock) {
-    V acc[kBlock][kParts] = {};
-    const S* wo = &w[static_cast<std::size_t>(o) * n];
-    Index k = 0U;
-    for (Index r = 0U; r < runs; ++r) {
-      const Lanes<S, N>* x = &v[list[1U + (2U * r)]];
-      const Index count = list[2U + (2U * r)];
-      for (Index j = 0U; j < count; ++j) {
-        V xj[kParts];
-        for (std::size_t q = 0U; q < kParts; ++q) {
-          load_vector(xj[q], &x[j].lane[q * kWidth]);
-        }
-        const S* wk = &wo[k + j];
-        for (Index b = 0U; b < kBlock; ++b) {
-          const S wb = wk[static_cast<std::size_t>(b) * n];
-          for (std::size_t q = 0U; q < kParts; ++q) {
-            acc[b][q] += wb * xj[q];
-          }
-        }
-      }
-      k += count;
-    }
-    for (Index b = 0U; b < kBlock; ++b) {
+  std::size_t k = 0U;
+  for (Index r = 0U; r < runs; ++r) {
+    const Lanes<S, N>* x = &v[list[1U + (2U * r)]];
+    const Index count = list[2U + (2U * r)];
+    for (Index j = 0U; j < count; ++j) {
+      V xj[kParts];
       for (std::size_t q = 0U; q < kParts; ++q) {
-        if (bias != nullptr) {
-          acc[b][q] += bias[o + b];
-        }
-        store_vector(&out[o + b].lane[q * kWidth], acc[b][q]);
+        load_vector(xj[q], &x[j].lane[q * kWidth]);
       }
-    }
-  }
-  for (; o < rows; ++o) {
-    V acc[kParts] = {};
-    const S* wo = &w[static_cast<std::size_t>(o) * n];
-    Index k = 0U;
-    for (Index r = 0U; r < runs; ++r) {
-      const Lanes<S, N>* x = &v[list[1U + (2U * r)]];
-      const Index count = list[2U + (2U * r)];
-      for (Index j = 0U; j < count; ++j) {
+      for (Index b = 0U; b < kRows; ++b) {
+        const S wb = w[(static_cast<std::size_t>(b) * n) + k + j];
         for (std::size_t q = 0U; q < kParts; ++q) {
-          V xj;
-          load_vector(xj, &x[j].lane[q * kWidth]);
-          acc[q] += wo[k + j] * xj;
+          acc[b][q] += wb * xj[q];
         }
       }
-      k += count;
     }
+    k += count;
+  }
+  for (Index b = 0U; b < kRows; ++b) {
     for (std::size_t q = 0U; q < kParts; ++q) {
       if (bias != nullptr) {
-        acc[q] += bias[o];
+        acc[b][q] += bias[b];
       }
-      store_vector(&out[o].lane[q * kWidth], acc[q]);
+      store_vector(&out[b].lane[q * kWidth], acc[b][q]);
     }
   }
 }
 
-/// gx[j] += sum_o w[o * n + j] g[o] over the `count` inputs of one run
-/// (w already offset to the run's first column), rows in descending order
-/// (the order in which a sample's sweep reaches them).
+/// A layer's outputs out[o], o < rows, over the n inputs of `list`:
+/// matvec_rows in blocks of matvec_block() rows (the weights read once per
+/// N samples), then row by row.
 template <class S, std::size_t N>
-void lanes_matvec_input_grad(const Lanes<S, N>* g, const S* w, Index rows, Index n, Lanes<S, N>* gx,
-                             Index count) noexcept {
+void lanes_matvec(const Lanes<S, N>* v, const Index* list, const S* w, const S* bias, Index rows, Index n,
+                  Lanes<S, N>* out) noexcept {
+  constexpr Index kBlock = matvec_block<S, N>();
+  Index o = 0U;
+  for (; (o + kBlock) <= rows; o += kBlock) {
+    matvec_rows<kBlock>(v, list, &w[static_cast<std::size_t>(o) * n], n, (bias != nullptr) ? &bias[o] : nullptr,
+                        &out[o]);
+  }
+  for (; o < rows; ++o) {
+    matvec_rows<1U>(v, list, &w[static_cast<std::size_t>(o) * n], n, (bias != nullptr) ? &bias[o] : nullptr,
+                    &out[o]);
+  }
+}
+
+/// gx[c] += sum_o w[o * n + c] g[o] for the kCols inputs from gx (w offset
+/// to their first column), rows in descending order (the order in which a
+/// sample's sweep reaches them); kCols * parts accumulators in registers.
+template <Index kCols, class S, std::size_t N>
+inline void input_grad_cols(const Lanes<S, N>* g, const S* w, Index rows, std::size_t n, Lanes<S, N>* gx) noexcept {
   constexpr std::size_t kParts = registers_of<S, N>();
   constexpr std::size_t kWidth = part_lanes<S, N>();
   using V = typename VectorOf<S, kWidth>::Type;
-  constexpr Index kBlock = input_block<S, N>();
-  Index j = 0U;
-  for (; (j + kBlock) <= count; j += kBlock) {
-    V acc[kBlock][kParts];
-    for (Index b = 0U; b < kBlock; ++b) {
-      for (std::size_t q = 0U; q < kParts; ++q) {
-        load_vector(acc[b][q], &gx[j + b].lane[q * kWidth]);
-      }
+  V acc[kCols][kParts];
+  for (Index c = 0U; c < kCols; ++c) {
+    for (std::size_t q = 0U; q < kParts; ++q) {
+      load_vector(acc[c][q], &gx[c].lane[q * kWidth]);
     }
-    for (Index o = rows; o-- > 0U;) {
-      V go[kParts];
-      for (std::size_t q = 0U; q < kParts; ++q) {
-        load_vector(go[q], &g[o].lane[q * kWidth]);
-      }
-      const S* wo = &w[(static_cast<std::size_t>(o) * n) + j];
-      for (Index b = 0U; b < kBlock; ++b) {
-        for (std::size_t q = 0U; q < kParts; ++q) {
-          acc[b][q] += wo[b] * go[q];
-        }
-      }
+  }
+  for (Index o = rows; o-- > 0U;) {
+    V go[kParts];
+    for (std::size_t q = 0U; q < kParts; ++q) {
+      load_vector(go[q], &g[o].lane[q * kWidth]);
     }
-    for (Index b = 0U; b < kBlock; ++b) {
+    const S* wo = &w[static_cast<std::size_t>(o) * n];
+    for (Index c = 0U; c < kCols; ++c) {
       for (std::size_t q = 0U; q < kParts; ++q) {
-        store_vector(&gx[j + b].lane[q * kWidth], acc[b][q]);
+        acc[c][q] += wo[c] * go[q];
       }
     }
   }
-  for (; j < count; ++j) {
+  for (Index c = 0U; c < kCols; ++c) {
     for (std::size_t q = 0U; q < kParts; ++q) {
-      V acc;
-      load_vector(acc, &gx[j].lane[q * kWidth]);
-      for (Index o = rows; o-- > 0U;) {
-        V go;
-        load_vector(go, &g[o].lane[q * kWidth]);
-        acc += w[(static_cast<std::size_t>(o) * n) + j] * go;
-      }
-      store_vector(&gx[j].lane[q * kWidth], acc);
+      store_vector(&gx[c].lane[q * kWidth], acc[c][q]);
     }
+  }
+}
+
+/// The input's gradient over the `count` inputs of one run (w offset to the
+/// run's first column): input_grad_cols in blocks of input_block() inputs,
+/// then one by one.
+template <class S, std::size_t N>
+void lanes_matvec_input_grad(const Lanes<S, N>* g, const S* w, Index rows, Index n, Lanes<S, N>* gx,
+                             Index count) noexcept {
+  constexpr Index kBlock = input_block<S, N>();
+  Index j = 0U;
+  for (; (j + kBlock) <= count; j += kBlock) {
+    input_grad_cols<kBlock>(g, &w[j], rows, n, &gx[j]);
+  }
+  for (; j < count; ++j) {
+    input_grad_cols<1U>(g, &w[j], rows, n, &gx[j]);
   }
 }
 
@@ -246,104 +235,115 @@ constexpr Index weight_tile() noexcept {
   return 4U * register_columns<S>();
 }
 
+/// tile[l][c] = lane l of x[c] for c < width, 0 for width <= c < kCols: the
+/// inputs of a tile of columns transposed, lane l's values side by side.
+template <Index kCols, class S, std::size_t N>
+inline void transpose_inputs(const Lanes<S, N>* x, Index width, S (&tile)[N][kCols]) noexcept {
+  for (Index c = 0U; c < kCols; ++c) {
+    for (std::size_t l = 0U; l < N; ++l) {
+      tile[l][c] = (c < width) ? x[c].lane[l] : S(0);
+    }
+  }
+}
+
+/// The weights' gradient tile's rows and their staging: acc[r] = the kCols
+/// columns of gradient row r (r < count) from gw (row stride n), zeros for
+/// the rows past count; a tile narrower than kCols (width < kCols) goes
+/// through `buffer`, so nothing past a row's columns is read.
+template <Index kCols, class S, class W, Index kParts>
+inline void load_weight_rows(const S* gw, std::size_t n, Index count, Index width, S (&buffer)[kWeightRows][kCols],
+                             W (&acc)[kWeightRows][kParts]) noexcept {
+  constexpr Index kRegister = kCols / kParts;
+  for (Index r = 0U; r < kWeightRows; ++r) {
+    const S* row = &gw[static_cast<std::size_t>(r) * n];
+    const bool direct = (r < count) && (width == kCols);
+    if (!direct) {
+      for (Index c = 0U; c < kCols; ++c) {
+        buffer[r][c] = ((r < count) && (c < width)) ? row[c] : S(0);
+      }
+    }
+    for (Index q = 0U; q < kParts; ++q) {
+      load_vector(acc[r][q], direct ? &row[static_cast<std::size_t>(q) * kRegister] : &buffer[r][q * kRegister]);
+    }
+  }
+}
+/// Stores what load_weight_rows loaded, the first `width` columns of the
+/// first `count` rows.
+template <Index kCols, class S, class W, Index kParts>
+inline void store_weight_rows(S* gw, std::size_t n, Index count, Index width, S (&buffer)[kWeightRows][kCols],
+                              const W (&acc)[kWeightRows][kParts]) noexcept {
+  constexpr Index kRegister = kCols / kParts;
+  for (Index r = 0U; r < count; ++r) {
+    S* row = &gw[static_cast<std::size_t>(r) * n];
+    const bool direct = (width == kCols);
+    for (Index q = 0U; q < kParts; ++q) {
+      store_vector(direct ? &row[static_cast<std::size_t>(q) * kRegister] : &buffer[r][q * kRegister], acc[r][q]);
+    }
+    for (Index c = 0U; !direct && (c < width); ++c) {
+      row[c] = buffer[r][c];
+    }
+  }
+}
+
+/// Adds one tile's terms to the weights' gradient: rows o .. o + count - 1
+/// (count <= kWeightRows) of gw (row stride n, from the tile's first
+/// column), `width` columns of the tile's kCols real. One register
+/// multiply-add per row, register of columns and lane, the lanes in order;
+/// kWeightRows * (kCols / register) independent sums.
+template <Index kCols, class S, std::size_t N>
+inline void add_weight_tile(const Lanes<S, N>* g, Index o, Index count, const S (&tile)[N][kCols], S* gw,
+                            std::size_t n, Index width) noexcept {
+  constexpr Index kRegister = register_columns<S>();
+  constexpr Index kParts = kCols / kRegister;
+  using W = typename VectorOf<S, kRegister>::Type;
+  // BT-DEV-012: written by load_weight_rows before it is read (only where a
+  // tile is narrower than kCols or has fewer rows than kWeightRows).
+  S buffer[kWeightRows][kCols];  // BT-DEV-013
+  W acc[kWeightRows][kParts];
+  S* rows = &gw[static_cast<std::size_t>(o) * n];
+  load_weight_rows<kCols>(rows, n, count, width, buffer, acc);
+  for (std::size_t l = 0U; l < N; ++l) {
+    W xl[kParts];
+    for (Index q = 0U; q < kParts; ++q) {
+      load_vector(xl[q], &tile[l][q * kRegister]);
+    }
+    for (Index r = 0U; r < kWeightRows; ++r) {
+      const S gl = (r < count) ? g[o + r].lane[l] : S(0);
+      for (Index q = 0U; q < kParts; ++q) {
+        acc[r][q] += gl * xl[q];
+      }
+    }
+  }
+  store_weight_rows<kCols>(rows, n, count, width, buffer, acc);
+}
+
 /// gw[o * n + j] += sum_l g[o][l] x[j][l] over the `count` inputs of one run
-/// (gw already offset to the run's first column): per tile of columns, the
-/// inputs transposed once (lane l's values of the tile's inputs side by
-/// side), then for each block of kWeightRows rows one register multiply-add
-/// per row, register of columns and lane, the lanes in order. A row's
-/// columns are read and written once per tile, in order; the blocks keep
-/// sixteen independent sums going.
+/// (gw already offset to the run's first column): per tile of columns (four
+/// registers wide, then one register wide for the rest), the inputs
+/// transposed once, then every row's share in blocks of kWeightRows rows
+/// (add_weight_tile). A row's columns are read and written once per tile,
+/// in order.
 template <class S, std::size_t N>
 void lanes_matvec_weight_grad(const Lanes<S, N>* g, const Lanes<S, N>* x, Index rows, Index n, S* gw,
                               Index count) noexcept {
   constexpr Index kRegister = register_columns<S>();
   constexpr Index kTile = weight_tile<S>();
-  constexpr Index kParts = kTile / kRegister;
-  using W = typename VectorOf<S, kRegister>::Type;
   S tile[N][kTile];  // BT-DEV-013: N * kTile values on the stack (4 KiB for 16 float lanes with AVX-512)
+  S narrow[N][kRegister];  // BT-DEV-013: one register wide, for the last columns
   Index j = 0U;
   for (; (j + kTile) <= count; j += kTile) {
-    for (Index c = 0U; c < kTile; ++c) {
-      for (std::size_t l = 0U; l < N; ++l) {
-        tile[l][c] = x[j + c].lane[l];
-      }
-    }
-    Index o = 0U;
-    for (; (o + kWeightRows) <= rows; o += kWeightRows) {
-      W acc[kWeightRows][kParts];
-      for (Index r = 0U; r < kWeightRows; ++r) {
-        for (Index q = 0U; q < kParts; ++q) {
-          load_vector(acc[r][q], &gw[(static_cast<std::size_t>(o + r) * n) + j + (q * kRegister)]);
-        }
-      }
-      for (std::size_t l = 0U; l < N; ++l) {
-        W xl[kParts];
-        for (Index q = 0U; q < kParts; ++q) {
-          load_vector(xl[q], &tile[l][q * kRegister]);
-        }
-        for (Index r = 0U; r < kWeightRows; ++r) {
-          const S gl = g[o + r].lane[l];
-          for (Index q = 0U; q < kParts; ++q) {
-            acc[r][q] += gl * xl[q];
-          }
-        }
-      }
-      for (Index r = 0U; r < kWeightRows; ++r) {
-        for (Index q = 0U; q < kParts; ++q) {
-          store_vector(&gw[(static_cast<std::size_t>(o + r) * n) + j + (q * kRegister)], acc[r][q]);
-        }
-      }
-    }
-    for (; o < rows; ++o) {
-      for (Index q = 0U; q < kParts; ++q) {
-        S* gr = &gw[(static_cast<std::size_t>(o) * n) + j + (q * kRegister)];
-        W acc;
-        load_vector(acc, gr);
-        for (std::size_t l = 0U; l < N; ++l) {
-          W xl;
-          load_vector(xl, &tile[l][q * kRegister]);
-          acc += g[o].lane[l] * xl;
-        }
-        store_vector(gr, acc);
-      }
-    }
-  }
-  // The last count % kTile columns, one register of columns at a time (the
-  // last one padded with zeros: its row segments go through a buffer, so
-  // nothing past the run's columns is read or written).
-  for (; j < count; j += kRegister) {
-    const Index width = ((count - j) < kRegister) ? (count - j) : kRegister;
-    for (Index c = 0U; c < kRegister; ++c) {
-      for (std::size_t l = 0U; l < N; ++l) {
-        tile[l][c] = (c < width) ? x[j + c].lane[l] : S(0);
-      }
-    }
+    transpose_inputs<kTile>(&x[j], kTile, tile);
     for (Index o = 0U; o < rows; o += kWeightRows) {
       const Index block = ((rows - o) < kWeightRows) ? (rows - o) : kWeightRows;
-      S row[kWeightRows][kRegister] = {};  // BT-DEV-013
-      W acc[kWeightRows];
-      for (Index r = 0U; r < block; ++r) {
-        for (Index c = 0U; c < width; ++c) {
-          row[r][c] = gw[(static_cast<std::size_t>(o + r) * n) + j + c];
-        }
-      }
-      for (Index r = 0U; r < kWeightRows; ++r) {
-        load_vector(acc[r], &row[r][0]);
-      }
-      for (std::size_t l = 0U; l < N; ++l) {
-        W xl;
-        load_vector(xl, &tile[l][0]);
-        for (Index r = 0U; r < kWeightRows; ++r) {
-          const S gl = (r < block) ? g[o + r].lane[l] : S(0);
-          acc[r] += gl * xl;
-        }
-      }
-      for (Index r = 0U; r < block; ++r) {
-        store_vector(&row[r][0], acc[r]);
-        for (Index c = 0U; c < width; ++c) {
-          gw[(static_cast<std::size_t>(o + r) * n) + j + c] = row[r][c];
-        }
-      }
+      add_weight_tile<kTile>(g, o, block, tile, &gw[j], n, kTile);
+    }
+  }
+  for (; j < count; j += kRegister) {
+    const Index width = ((count - j) < kRegister) ? (count - j) : kRegister;
+    transpose_inputs<kRegister>(&x[j], width, narrow);
+    for (Index o = 0U; o < rows; o += kWeightRows) {
+      const Index block = ((rows - o) < kWeightRows) ? (rows - o) : kWeightRows;
+      add_weight_tile<kRegister>(g, o, block, narrow, &gw[j], n, width);
     }
   }
 }
@@ -466,16 +466,17 @@ inline void lanes_scale_shift_backward(const Lanes<S, N>* v, Lanes<S, N>* grads,
   const Index x = slots[d + kSsX] + b;
   const Index scale = slots[d + kSsScale] + b;
   const Index shift = slots[d + kSsShift] + b;
+  S* const shared_grads = p.grads;
   const S s = p.values[scale];
-  S gs = p.grads[scale];
-  S gb = p.grads[shift];
+  S gs = shared_grads[scale];
+  S gb = shared_grads[shift];
   for (std::size_t l = 0U; l < N; ++l) {
     gs += g.lane[l] * v[x].lane[l];
     gb += g.lane[l];
     grads[x].lane[l] += g.lane[l] * s;
   }
-  p.grads[scale] = gs;
-  p.grads[shift] = gb;
+  shared_grads[scale] = gs;
+  shared_grads[shift] = gb;
 }
 
 }  // namespace detail

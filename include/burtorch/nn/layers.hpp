@@ -553,7 +553,7 @@ struct CausalSelfAttention {
     const std::size_t hs = (h != 0U) ? (d / h) : 0U;
     const std::size_t pairs = (steps * (steps + 1U)) / 2U;
     return (3U * steps)                                         // one-run list per input position
-           + (4U * detail::kMsSlots * steps)                    // q, k, v and the projection per position
+           + (static_cast<std::size_t>(4U * detail::kMsSlots) * steps)  // q, k, v and the projection per position
            + (constant_slots<Lanes<T, N>>() * d * steps)        // q * scale
            + (h * 3U * pairs)                                   // scores
            + (h * hs * ((3U * steps) + pairs - 1U))             // weighted values: descriptor + list of the values
