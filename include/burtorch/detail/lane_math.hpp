@@ -87,6 +87,18 @@ template <class S>
 constexpr std::size_t register_bytes() noexcept {
   return ((kHardwareLanes * sizeof(float)) > sizeof(S)) ? (kHardwareLanes * sizeof(float)) : sizeof(S);
 }
+/// Vector registers of the target: 32 with AVX-512 and on AArch64, 8 on
+/// Helium, 16 elsewhere (SSE2, AVX2, ARMv7 Neon; a core without vector
+/// registers gets the same blocks in scalar registers). The blocks below keep
+/// at most about half of them as accumulators, so nothing spills.
+#if defined(__AVX512F__) || defined(__aarch64__)
+constexpr std::size_t kVectorRegisters = 32U;
+#elif defined(__ARM_FEATURE_MVE)
+constexpr std::size_t kVectorRegisters = 8U;
+#else
+constexpr std::size_t kVectorRegisters = 16U;
+#endif
+
 /// Registers one vector of N values of S takes.
 template <class S, std::size_t N>
 constexpr std::size_t registers_of() noexcept {
@@ -101,17 +113,22 @@ template <class S, std::size_t N>
 constexpr std::size_t part_lanes() noexcept {
   return N / registers_of<S, N>();
 }
-/// Rows the forward product keeps in registers at once: about eight
-/// accumulator registers (at most 8 rows, at least 1).
+/// Rows the forward product keeps in registers at once: at most half of the
+/// registers as accumulators and at most 8 rows (8 with AVX-512 and AVX2, 4
+/// on Helium), at least 1.
 template <class S, std::size_t N>
 constexpr Index matvec_block() noexcept {
-  return static_cast<Index>(((8U / registers_of<S, N>()) > 1U) ? (8U / registers_of<S, N>()) : 1U);
+  constexpr std::size_t kRows = (kVectorRegisters / 2U) / registers_of<S, N>();
+  return static_cast<Index>((kRows > 8U) ? 8U : ((kRows > 1U) ? kRows : 1U));
 }
 /// Inputs whose gradients the input's backward keeps in registers at once:
-/// about sixteen registers (at most 16, at least 1).
+/// half of the registers as accumulators (16 with AVX-512, 8 with AVX2), at
+/// least 1.
 template <class S, std::size_t N>
 constexpr Index input_block() noexcept {
-  return static_cast<Index>(((16U / registers_of<S, N>()) > 1U) ? (16U / registers_of<S, N>()) : 1U);
+  return static_cast<Index>((((kVectorRegisters / 2U) / registers_of<S, N>()) > 1U)
+                                ? ((kVectorRegisters / 2U) / registers_of<S, N>())
+                                : 1U);
 }
 
 /// out[b] = sum_k w[b * n + k] x[k] (+ bias[b]) for the kRows rows from w,
@@ -222,17 +239,20 @@ void lanes_matvec_input_grad(const Lanes<S, N>* g, const S* w, Index rows, Index
   }
 }
 
-/// The weights' gradient is computed in tiles of kWeightRows rows by four
-/// registers of columns: sixteen accumulators.
+/// The weights' gradient is computed in tiles of kWeightRows rows by
+/// kWeightParts registers of columns (below).
 constexpr Index kWeightRows = 4U;
-/// Columns of one register of S, and of a tile (four registers).
+/// Columns of one register of S, and of a tile (kWeightParts registers).
 template <class S>
 constexpr Index register_columns() noexcept {
   return static_cast<Index>(register_bytes<S>() / sizeof(S));
 }
+/// Registers of columns in a tile: kWeightRows * this many accumulators
+/// (16 with 32 registers, 8 with 16, 4 on Helium).
+constexpr Index kWeightParts = static_cast<Index>(kVectorRegisters / 8U);
 template <class S>
 constexpr Index weight_tile() noexcept {
-  return 4U * register_columns<S>();
+  return kWeightParts * register_columns<S>();
 }
 
 /// tile[l][c] = lane l of x[c] for c < width, 0 for width <= c < kCols: the
@@ -318,8 +338,8 @@ inline void add_weight_tile(const Lanes<S, N>* g, Index o, Index count, const S 
 }
 
 /// gw[o * n + j] += sum_l g[o][l] x[j][l] over the `count` inputs of one run
-/// (gw already offset to the run's first column): per tile of columns (four
-/// registers wide, then one register wide for the rest), the inputs
+/// (gw already offset to the run's first column): per tile of columns
+/// (kWeightParts registers wide, then one register wide for the rest), the inputs
 /// transposed once, then every row's share in blocks of kWeightRows rows
 /// (add_weight_tile). A row's columns are read and written once per tile,
 /// in order.
@@ -328,7 +348,7 @@ void lanes_matvec_weight_grad(const Lanes<S, N>* g, const Lanes<S, N>* x, Index 
                               Index count) noexcept {
   constexpr Index kRegister = register_columns<S>();
   constexpr Index kTile = weight_tile<S>();
-  S tile[N][kTile];  // BT-DEV-013: N * kTile values on the stack (4 KiB for 16 float lanes with AVX-512)
+  S tile[N][kTile];  // BT-DEV-013: N * kTile values on the stack (4 KiB for 16 float lanes with AVX-512, 1 KiB for 8 with AVX2)
   S narrow[N][kRegister];  // BT-DEV-013: one register wide, for the last columns
   Index j = 0U;
   for (; (j + kTile) <= count; j += kTile) {
