@@ -190,11 +190,13 @@ void lanes_matvec(const Lanes<S, N>* v, const Index* list, const S* w, const S* 
   }
 }
 
-/// gx[c] += sum_o w[o * n + c] g[o] for the kCols inputs from gx (w offset
-/// to their first column), rows in descending order (the order in which a
-/// sample's sweep reaches them); kCols * parts accumulators in registers.
+/// gx[c] += sum_o w[o * n + c] g[o] over rows o = top - 1 down to lo for
+/// the kCols inputs from gx (w offset to their first column), rows in
+/// descending order (the order in which a sample's sweep reaches them);
+/// kCols * parts accumulators in registers.
 template <Index kCols, class S, std::size_t N>
-inline void input_grad_cols(const Lanes<S, N>* g, const S* w, Index rows, std::size_t n, Lanes<S, N>* gx) noexcept {
+inline void input_grad_cols(const Lanes<S, N>* g, const S* w, Index lo, Index top, std::size_t n,
+                            Lanes<S, N>* gx) noexcept {
   constexpr std::size_t kParts = registers_of<S, N>();
   constexpr std::size_t kWidth = part_lanes<S, N>();
   using V = typename VectorOf<S, kWidth>::Type;
@@ -204,7 +206,7 @@ inline void input_grad_cols(const Lanes<S, N>* g, const S* w, Index rows, std::s
       load_vector(acc[c][q], &gx[c].lane[q * kWidth]);
     }
   }
-  for (Index o = rows; o-- > 0U;) {
+  for (Index o = top; o-- > lo;) {
     V go[kParts];
     for (std::size_t q = 0U; q < kParts; ++q) {
       load_vector(go[q], &g[o].lane[q * kWidth]);
@@ -223,19 +225,32 @@ inline void input_grad_cols(const Lanes<S, N>* g, const S* w, Index rows, std::s
   }
 }
 
+/// Rows the input's gradient takes at a time (input_grad_cols over one
+/// block of rows for every block of inputs): the block's rows are read a
+/// register of columns after another, a few dozen sequential streams the
+/// prefetchers follow (all rows at once, each read one line at a time at a
+/// row's stride, stall on memory: 99 instead of 79 GMAC/s measured for a
+/// 1024 x 1024 layer on AVX-512).
+constexpr Index kInputRowBlock = 64U;
+
 /// The input's gradient over the `count` inputs of one run (w offset to the
-/// run's first column): input_grad_cols in blocks of input_block() inputs,
-/// then one by one.
+/// run's first column): blocks of kInputRowBlock rows from the last, each
+/// over all inputs, input_grad_cols in blocks of input_block() inputs,
+/// then one by one. Every gradient still gets its rows in descending order.
 template <class S, std::size_t N>
 void lanes_matvec_input_grad(const Lanes<S, N>* g, const S* w, Index rows, Index n, Lanes<S, N>* gx,
                              Index count) noexcept {
   constexpr Index kBlock = input_block<S, N>();
-  Index j = 0U;
-  for (; (j + kBlock) <= count; j += kBlock) {
-    input_grad_cols<kBlock>(g, &w[j], rows, n, &gx[j]);
-  }
-  for (; j < count; ++j) {
-    input_grad_cols<1U>(g, &w[j], rows, n, &gx[j]);
+  for (Index top = rows; top > 0U;) {
+    const Index lo = (top > kInputRowBlock) ? (top - kInputRowBlock) : 0U;
+    Index j = 0U;
+    for (; (j + kBlock) <= count; j += kBlock) {
+      input_grad_cols<kBlock>(g, &w[j], lo, top, n, &gx[j]);
+    }
+    for (; j < count; ++j) {
+      input_grad_cols<1U>(g, &w[j], lo, top, n, &gx[j]);
+    }
+    top = lo;
   }
 }
 
