@@ -401,8 +401,15 @@ void every_kernel_matches_the_reference(bt_test::Context& t) {
 #endif
 #endif
 #if BURTORCH_SIMD_MVE
-  bt_test::print(" mve");
+  bt_test::print(BURTORCH_SIMD_MVE_FMA ? " mve+fma" : " mve");
   check_float<Impl<isa::Mve>>(t);
+#endif
+#if BURTORCH_SIMD_VFP
+  bt_test::print(BURTORCH_SIMD_VFP_FMA ? " vfp+fma" : " vfp");
+  check_float<Impl<isa::Vfp>>(t);
+#if BURTORCH_SIMD_VFP_F64
+  check_double<Impl<isa::Vfp>>(t);
+#endif
 #endif
   bt_test::print("; selected: float ");
   bt_test::print(simd::isa_float());
@@ -533,13 +540,72 @@ void public_functions_are_the_selected_kernels(bt_test::Context& t) {
   BT_CHECK(t, (bitwise_differences<Public, Impl<isa::ForDouble>, double>() == 0));
   BT_CHECK(t, std::strcmp(simd::isa_float(), isa::ForFloat::kName) == 0);
   BT_CHECK(t, std::strcmp(simd::isa_double(), isa::ForDouble::kName) == 0);
-#if BURTORCH_SIMD_AVX2_FMA
+#if BURTORCH_SIMD_FUSED_FLOAT
   // Fused and unfused kernels differ somewhere, so the comparison above
   // tells the selected fused kernels from the reference (in float: the
   // products of the test values, 24-bit fractions, are exact in double).
   BT_CHECK(t, (bitwise_differences<Public, Impl<isa::Reference>, float>() != 0));
 #endif
 }
+
+#if BURTORCH_SIMD_VFP
+// The documented order with each term fused into its partial sum (one
+// rounding per term: std::fma), written out independently of lib/simd.
+template <class T, std::size_t kP = 64U / sizeof(T)>
+T defined_fused_dot(const T* a, const T* b, std::size_t n) {
+  T p[kP];
+  for (std::size_t k = 0U; k < kP; ++k) {
+    p[k] = T(0);
+  }
+  for (std::size_t i = 0U; i < n; ++i) {
+    p[i % kP] = std::fma(a[i], b[i], p[i % kP]);
+  }
+  std::size_t width = kP;
+  while (width > 1U) {
+    width /= 2U;
+    for (std::size_t k = 0U; k < width; ++k) {
+      p[k] = p[k] + p[k + width];
+    }
+  }
+  return p[0];
+}
+
+// The scalar-FPU kernels of the Cortex-M cores (lib/simd/vfp.hpp) are the
+// documented order bit for bit at every length: unfused, the reference's
+// (checked in every_kernel_matches_the_reference); with fused
+// multiply-adds, one fma per term into the same partial, and axpy one fma
+// per element. So the in-register partials and the unrolled loops drop no
+// term and move none to another partial.
+template <class T>
+void vfp_kernels_are_the_documented_order_t(bt_test::Context& t) {
+  using K = Impl<isa::Vfp>;
+  Buffers<T>& z = buffers<T>();
+  Lcg r;
+  long mismatches = 0;
+  for (std::size_t n = 0U; n <= kMax; ++n) {
+    fill(z.a, n, r, false);
+    fill(z.b, n, r, false);
+    const T want = K::kFused ? defined_fused_dot(z.a, z.b, n) : defined_dot(z.a, z.b, n);
+    mismatches += same(K::dot(z.a, z.b, n), want) ? 0 : 1;
+    fill(z.y0, n + kPad, r, false);
+    std::memcpy(z.y1, z.y0, sizeof(z.y1));
+    const T alpha = static_cast<T>(r.unit());
+    K::axpy(z.y1, alpha, z.a, n);
+    for (std::size_t i = 0U; i < n + kPad; ++i) {
+      const T y = (i < n) ? (K::kFused ? std::fma(alpha, z.a[i], z.y0[i]) : (z.y0[i] + (alpha * z.a[i]))) : z.y0[i];
+      mismatches += same(z.y1[i], y) ? 0 : 1;
+    }
+  }
+  BT_CHECK(t, mismatches == 0);
+}
+
+void vfp_kernels_are_the_documented_order(bt_test::Context& t) {
+  vfp_kernels_are_the_documented_order_t<float>(t);
+#if BURTORCH_SIMD_VFP_F64
+  vfp_kernels_are_the_documented_order_t<double>(t);
+#endif
+}
+#endif
 
 // The templates are the reference: instantiated here for float and double,
 // they give the bits of the library's reference implementation.
@@ -810,6 +876,9 @@ const bt_test::TestCase kCases[] = {
     {"every_kernel_matches_the_reference", every_kernel_matches_the_reference},
     {"public_functions_are_the_selected_kernels", public_functions_are_the_selected_kernels},
     {"templates_are_the_reference", templates_are_the_reference},
+#if BURTORCH_SIMD_VFP
+    {"vfp_kernels_are_the_documented_order", vfp_kernels_are_the_documented_order},
+#endif
     {"tape_inner_products_use_the_kernels", tape_inner_products_use_the_kernels},
     {"lane_tape_equals_scalar_tapes", lane_tape_equals_scalar_tapes},
     {"lane_selects_and_products", lane_selects_and_products},

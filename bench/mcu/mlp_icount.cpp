@@ -41,6 +41,11 @@ constexpr double kParity = 5e-6;
 constexpr std::uint64_t kDataSeed = 2024U;
 constexpr std::uint64_t kInitSeed = 7U;
 
+// Steps per model: 200, or fewer for a profile run (tools/icount --profile).
+#ifndef ICOUNT_MLP_STEPS
+#define ICOUNT_MLP_STEPS 200U
+#endif
+
 constexpr handwritten::Shape kSmall{16U, 32U, 4U};
 constexpr handwritten::Shape kLarge{64U, 128U, 10U};
 
@@ -49,12 +54,12 @@ constexpr handwritten::Shape kLarge{64U, 128U, 10U};
 constexpr handwritten::Shape kShapes[] = {kSmall};
 constexpr std::size_t kSamples = 16U;
 constexpr std::size_t kMaxIn = kSmall.in;
-constexpr std::uint32_t kSteps = 200U;
+constexpr std::uint32_t kSteps = ICOUNT_MLP_STEPS;
 #else
 constexpr handwritten::Shape kShapes[] = {kSmall, kLarge};
 constexpr std::size_t kSamples = 256U;
 constexpr std::size_t kMaxIn = kLarge.in;
-constexpr std::uint32_t kSteps = 200U;
+constexpr std::uint32_t kSteps = ICOUNT_MLP_STEPS;
 #endif
 
 // The library's layers for a shape: ReLU hidden layer, linear output; fan-in

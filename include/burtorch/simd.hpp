@@ -89,6 +89,45 @@
 #else
 #define BURTORCH_SIMD_MVE 0  ///< 1: the Helium (MVE) kernels (Cortex-M55)
 #endif
+#if BURTORCH_SIMD_MVE && BURTORCH_CONFIG_SIMD_FMA && defined(__ARM_FEATURE_FMA)
+#define BURTORCH_SIMD_MVE_FMA 1  ///< 1: the Helium kernels with fused multiply-add
+#else
+#define BURTORCH_SIMD_MVE_FMA 0  ///< 1: the Helium kernels with fused multiply-add
+#endif
+#if BURTORCH_CONFIG_SIMD && BURTORCH_SIMD_OPTIMIZED && defined(__ARM_ARCH_PROFILE) && (__ARM_ARCH_PROFILE == 'M') && \
+    defined(__ARM_FP)
+#define BURTORCH_SIMD_VFP 1  ///< 1: the scalar-FPU kernels of in-order cores (Cortex-M4F/M7/M33/M55)
+#else
+#define BURTORCH_SIMD_VFP 0  ///< 1: the scalar-FPU kernels of in-order cores (Cortex-M4F/M7/M33/M55)
+#endif
+#if BURTORCH_SIMD_VFP && ((__ARM_FP & 4) != 0) && !BURTORCH_SIMD_MVE
+#define BURTORCH_SIMD_VFP_F32 1  ///< 1: the scalar-FPU kernels for float (no Helium)
+#else
+#define BURTORCH_SIMD_VFP_F32 0  ///< 1: the scalar-FPU kernels for float (no Helium)
+#endif
+#if BURTORCH_SIMD_VFP && ((__ARM_FP & 8) != 0)
+#define BURTORCH_SIMD_VFP_F64 1  ///< 1: the scalar-FPU kernels for double (FPv5-D16)
+#else
+#define BURTORCH_SIMD_VFP_F64 0  ///< 1: the scalar-FPU kernels for double (FPv5-D16)
+#endif
+#if BURTORCH_SIMD_VFP && BURTORCH_CONFIG_SIMD_FMA && defined(__ARM_FEATURE_FMA)
+#define BURTORCH_SIMD_VFP_FMA 1  ///< 1: the scalar-FPU kernels with fused multiply-add
+#else
+#define BURTORCH_SIMD_VFP_FMA 0  ///< 1: the scalar-FPU kernels with fused multiply-add
+#endif
+/// 1: the selected float kernels fuse the multiply-adds of dot, sum_squares
+/// and axpy (round once per term); 0: bitwise the reference.
+#if BURTORCH_SIMD_AVX2_FMA || BURTORCH_SIMD_MVE_FMA || (BURTORCH_SIMD_VFP_F32 && BURTORCH_SIMD_VFP_FMA)
+#define BURTORCH_SIMD_FUSED_FLOAT 1
+#else
+#define BURTORCH_SIMD_FUSED_FLOAT 0
+#endif
+/// The same for the double kernels.
+#if BURTORCH_SIMD_AVX2_FMA || (BURTORCH_SIMD_VFP_F64 && BURTORCH_SIMD_VFP_FMA)
+#define BURTORCH_SIMD_FUSED_DOUBLE 1
+#else
+#define BURTORCH_SIMD_FUSED_DOUBLE 0
+#endif
 /// @}
 
 namespace burtorch {

@@ -7,6 +7,7 @@
 #include "arm.hpp"
 #include "isa.hpp"
 #include "kernels.hpp"
+#include "vfp.hpp"
 #include "x86.hpp"
 
 namespace burtorch {
@@ -61,6 +62,12 @@ template struct Kernels<Neon, double>;
 #endif
 #if BURTORCH_SIMD_MVE
 template struct Kernels<Mve, float>;
+#endif
+#if BURTORCH_SIMD_VFP
+template struct Kernels<Vfp, float>;  // also on the Cortex-M55, whose float kernels are Helium's
+#if BURTORCH_SIMD_VFP_F64
+template struct Kernels<Vfp, double>;
+#endif
 #endif
 
 }  // namespace isa

@@ -14,6 +14,7 @@
 #include "arm.hpp"
 #include "isa.hpp"
 #include "kernels.hpp"
+#include "vfp.hpp"
 #include "x86.hpp"
 
 namespace burtorch {

@@ -231,22 +231,23 @@ template <class T>
 inline void range_dot_backward(const T* v, T* grads, Index w, Index x, Index n, T g) noexcept {
   dot_backward(v, grads, RangeOperand{w}, RangeOperand{x}, n, g);
 }
-/// y[i] += g * x[i], rounded as simd::axpy rounds (fused with avx2+fma).
-template <class T>
+/// y[i] += g * x[i], rounded as simd::axpy rounds: fused where the
+/// selected kernels of T fuse (BURTORCH_SIMD_FUSED_FLOAT, _DOUBLE).
+template <bool kFused, class T>
 inline void short_axpy(T* y, T g, const T* x, Index n) noexcept {
   for (Index i = 0U; i < n; ++i) {
-#if BURTORCH_SIMD_AVX2_FMA
-    y[i] = std::fma(g, x[i], y[i]);
-#else
-    y[i] += g * x[i];
-#endif
+    if constexpr (kFused) {
+      y[i] = std::fma(g, x[i], y[i]);
+    } else {
+      y[i] += g * x[i];
+    }
   }
 }
 /// @copydoc range_dot_backward
 inline void range_dot_backward(const float* v, float* grads, Index w, Index x, Index n, float g) noexcept {
   if (n <= kShortDot) {
-    short_axpy(&grads[w], g, &v[x], n);
-    short_axpy(&grads[x], g, &v[w], n);
+    short_axpy<BURTORCH_SIMD_FUSED_FLOAT != 0>(&grads[w], g, &v[x], n);
+    short_axpy<BURTORCH_SIMD_FUSED_FLOAT != 0>(&grads[x], g, &v[w], n);
   } else {
     simd::axpy(&grads[w], g, &v[x], n);
     simd::axpy(&grads[x], g, &v[w], n);
@@ -255,8 +256,8 @@ inline void range_dot_backward(const float* v, float* grads, Index w, Index x, I
 /// @copydoc range_dot_backward
 inline void range_dot_backward(const double* v, double* grads, Index w, Index x, Index n, double g) noexcept {
   if (n <= kShortDot) {
-    short_axpy(&grads[w], g, &v[x], n);
-    short_axpy(&grads[x], g, &v[w], n);
+    short_axpy<BURTORCH_SIMD_FUSED_DOUBLE != 0>(&grads[w], g, &v[x], n);
+    short_axpy<BURTORCH_SIMD_FUSED_DOUBLE != 0>(&grads[x], g, &v[w], n);
   } else {
     simd::axpy(&grads[w], g, &v[x], n);
     simd::axpy(&grads[x], g, &v[w], n);
