@@ -172,7 +172,7 @@ Run train_library(handwritten::Shape s) {
     const std::size_t i = sample_index(step, b);
     const bt::Index first = static_cast<bt::Index>(tp.size());
     for (std::size_t k = 0U; k < s.in; ++k) {
-      static_cast<void>(tp.leaf(g_x[i][k]));
+      static_cast<void>(tp.input(g_x[i][k]));  // features: no gradient
     }
     const bt::View h = l1.forward(tp, bt::View{first, static_cast<bt::Index>(s.in)});
     const bt::View z = l2.forward(tp, h);

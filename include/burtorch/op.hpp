@@ -38,7 +38,7 @@ namespace burtorch {
 /// ops), compiled into the library's backward sweep; the ops from
 /// kFirstLinkedOnUse on are linked on use (see there).
 enum class Op : std::uint8_t {
-  kLeaf = 0,
+  kLeaf = 0, kInput,
   kAdd, kSub, kMul, kDiv, kMean2, kAddSquares2, kMeanSquares2, kNegMean2,
   kNeg, kAddConst, kConstSub, kConstDiv, kRelu, kTanh, kExp, kLog, kNegLog,
   kSigmoid, kInv, kSqr, kPow3, kSqrt, kInvSqrt,
@@ -50,7 +50,8 @@ enum class Op : std::uint8_t {
   kLogSumExpR, kLogSumExpL,
   kMatRow, kScaleShift,
   // linked on use:
-  kGeluTanh, kSilu, kAbs, kLeakyRelu, kBceWithLogits, kHuber, kMaxR, kMaxL, kMatRowFrozen,
+  kGeluTanh, kSilu, kAbs, kLeakyRelu, kBceWithLogits, kHuber, kMaxR, kMaxL,
+  kMatRowRelu, kMatRowTanh, kMatRowSigmoid, kMatRowFrozen,
   kCount
 };
 
@@ -69,7 +70,7 @@ constexpr bool linked_on_use(Op op) noexcept {
 
 /// How a node stores its operands (a = first operand field, b = second).
 enum class OpKind : std::uint8_t {
-  kSource,       ///< a leaf: no operands; its gradient accumulates
+  kSource,       ///< a leaf (its gradient accumulates) or an input (no gradient): no operands
   kUnary,        ///< a = the operand (a constant, if any, is in the value)
   kBinary,       ///< a, b = the operands
   kConstant,     ///< a = the operand, b = the first slot of a constant c
@@ -90,7 +91,10 @@ enum class OpKind : std::uint8_t {
 ///   gradients (elementwise: `backward(g, x, [y or c,] out, dx[, dy])`;
 ///   reductions: `backward(v, grads, at, n, g, out)`; descriptor ops:
 ///   `backward(arrays, i, a, b, g)`);
-/// - `kPair` (reductions only): the other variant, run (R) or list (L).
+/// - `kPair` (reductions only): the other variant, run (R) or list (L);
+/// - `kRows` (descriptor ops only, optional): true for the rows of a
+///   matrix-vector product, b = the row, row b - k at node i - k: the
+///   sweep hands the whole block to `backward_rows` (detail::rows_step).
 template <Op K>
 struct OpDef;
 
@@ -116,6 +120,13 @@ struct Arrays {
 template <> struct OpDef<Op::kLeaf> {
   static constexpr OpKind kKind = OpKind::kSource;
   static constexpr const char* kName = "leaf";
+};
+/// An input that needs no gradient (Tape::input): a leaf whose gradient is
+/// not computed; a view list of inputs only (a layer's input) is marked so,
+/// and the inner products over it skip the input side of their backward.
+template <> struct OpDef<Op::kInput> {
+  static constexpr OpKind kKind = OpKind::kSource;
+  static constexpr const char* kName = "input";
 };
 template <> struct OpDef<Op::kAdd> {  // x + y
   static constexpr OpKind kKind = OpKind::kBinary;
@@ -461,13 +472,22 @@ template <> struct OpDef<Op::kDotRV> {
 /// rows share the descriptor [w_first, list_slot, bias_first, length] at
 /// slot a: row b's weights start at w_first + b * length, its bias is node
 /// bias_first + b (none if kNoIndex).
+namespace detail {
+/// The backward of row b of the matvec whose descriptor is at slot a,
+/// given the gradient g of its pre-activation.
+template <class T>
+inline void mat_row_backward(const Arrays<T>& s, Index a, Index b, T g) noexcept {
+  const Index length = s.slots[a + 3U];
+  dot_list_backward(s.v, s.g, s.slots[a] + (b * length), &s.slots[s.slots[a + 1U]], g);
+  if (s.slots[a + 2U] != kNoIndex) { s.g[s.slots[a + 2U] + b] += g; }
+}
+}  // namespace detail
 template <> struct OpDef<Op::kMatRow> {
   static constexpr OpKind kKind = OpKind::kDescriptor;
   static constexpr const char* kName = "matvec_row";
+  static constexpr bool kRows = true;
   template <class T> static void backward(const detail::Arrays<T>& s, Index /*i*/, Index a, Index b, T g) noexcept {
-    const Index length = s.slots[a + 3U];
-    detail::dot_list_backward(s.v, s.g, s.slots[a] + (b * length), &s.slots[s.slots[a + 1U]], g);
-    if (s.slots[a + 2U] != kNoIndex) { s.g[s.slots[a + 2U] + b] += g; }
+    detail::mat_row_backward(s, a, b, g);
   }
 };
 /// Element b of x * scale + shift over three runs (a layer norm's gain and
@@ -621,12 +641,64 @@ template <> struct OpDef<Op::kMaxR> {
   }
 };
 template <> struct OpDef<Op::kMaxL> : detail::ListVariant<Op::kMaxR> {};
+/// Row b of a layer with its activation fused (Tape::matvec<Op::kRelu>,
+/// <Op::kTanh>, <Op::kSigmoid>): act(row b of W times x + bias), one node
+/// per output instead of a row and an activation node; the rows share
+/// kMatRow's descriptor. The value is the activation's row applied to the
+/// row's sum, the backward the activation's row (its derivative from the
+/// output, as the activation node computes it) followed by kMatRow's: the
+/// same bits as the two nodes. A row whose activation has a zero
+/// derivative there (a ReLU that is off) adds nothing.
+namespace detail {
+template <Op Act>
+struct FusedRow {
+  static constexpr OpKind kKind = OpKind::kDescriptor;
+  static constexpr bool kRows = true;
+  static constexpr Op kActivation = Act;  ///< the activation's elementwise row
+  template <class T> static T activate(T pre) noexcept { return OpDef<Act>::forward(pre); }
+  template <class T> static void backward(const detail::Arrays<T>& s, Index i, Index a, Index b, T g) noexcept {
+    // The activation's backward into a zero gradient, as its own node
+    // would get it (ReLU, tanh and sigmoid need only the output: ReLU's
+    // output is > 0 or NaN exactly where its input is).
+    T d = T(0);
+    OpDef<Act>::backward(g, s.v[i], s.v[i], d);
+    if (!ScalarOps<T>::is_zero(d)) {  // BT-DEV-004: exact zero test, not a tolerance
+      mat_row_backward(s, a, b, d);
+    }
+  }
+};
+/// The fused row of an activation (kRelu, kTanh, kSigmoid); kCount for
+/// another op.
+constexpr Op fused_row_of(Op act) noexcept {
+  Op row = Op::kCount;
+  if (act == Op::kRelu) {
+    row = Op::kMatRowRelu;
+  } else if (act == Op::kTanh) {
+    row = Op::kMatRowTanh;
+  } else if (act == Op::kSigmoid) {
+    row = Op::kMatRowSigmoid;
+  } else {
+    // no fused row
+  }
+  return row;
+}
+}  // namespace detail
+template <> struct OpDef<Op::kMatRowRelu> : detail::FusedRow<Op::kRelu> {
+  static constexpr const char* kName = "matvec_relu_row";
+};
+template <> struct OpDef<Op::kMatRowTanh> : detail::FusedRow<Op::kTanh> {
+  static constexpr const char* kName = "matvec_tanh_row";
+};
+template <> struct OpDef<Op::kMatRowSigmoid> : detail::FusedRow<Op::kSigmoid> {
+  static constexpr const char* kName = "matvec_sigmoid_row";
+};
 /// Row b of a frozen weight matrix (burtorch/frozen.hpp: caller memory, not
 /// on the tape) times a view list; the rows share the descriptor of
 /// detail::store_frozen at slot a. Only the input gets a gradient.
 template <> struct OpDef<Op::kMatRowFrozen> {
   static constexpr OpKind kKind = OpKind::kDescriptor;
   static constexpr const char* kName = "matvec_frozen_row";
+  static constexpr bool kRows = true;
   template <class T> static void backward(const detail::Arrays<T>& s, Index /*i*/, Index a, Index b, T g) noexcept {
     detail::frozen_row_backward(s.g, s.slots, a, b, g);
   }

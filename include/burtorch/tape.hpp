@@ -191,6 +191,22 @@ class Tape {
   Value<T> param(T x, const char* name = nullptr) noexcept { return push_leaf(x, name); }
   /// The name given to param(), or nullptr.
   const char* name(Index i) const noexcept;
+  /// An input that needs no gradient (a sample's features): a node with
+  /// value x and no operands (op kInput) whose gradient is not computed.
+  /// grad() reads NaN for it. A view list made only of inputs is marked so
+  /// (view_list), and the inner products over it (a layer's rows, dot_views)
+  /// skip the input side of their backward: a layer over the inputs of a
+  /// sample computes the gradient of its weights alone. Ops that take an
+  /// input as an operand one by one (x * w) may still add to its gradient
+  /// slot; nothing reads it. Refused (kCapacityExceeded, as any node but a
+  /// parameter) inside the parameter region.
+  Value<T> input(T x) noexcept {
+    const Index i = size_;
+    const Index out = append(Op::kInput, x, kNoIndex, kNoIndex);
+    // Inputs are leaves: the sweep's lower bound (leading_leaves_) passes them.
+    leading_leaves_ = ((out != kNoIndex) && (leading_leaves_ == i)) ? (i + 1U) : leading_leaves_;
+    return Value<T>(this, out);
+  }
 
   // --- reverse mode ----------------------------------------------------
   /// Sets d(root)/d(root) = 1 and propagates to every node the root depends
@@ -268,8 +284,8 @@ class Tape {
 
   /// Node i's value (NaN past the end).
   T value(Index i) const noexcept { return (i < size_) ? values_[i] : kNaN; }
-  /// Node i's gradient (NaN past the end).
-  T grad(Index i) const noexcept { return (i < size_) ? grads_[i] : kNaN; }
+  /// Node i's gradient (NaN past the end and for an input: none is computed).
+  T grad(Index i) const noexcept { return ((i < size_) && (op(i) != Op::kInput)) ? grads_[i] : kNaN; }
   /// Node i's op (Op::kCount past the end).
   Op op(Index i) const noexcept {
     return (i >= size_) ? Op::kCount : ((i < param_region_) ? Op::kLeaf : ops_[i - param_region_]);
@@ -332,7 +348,9 @@ class Tape {
   /// The same for two runs of n consecutive nodes, given by their first
   /// nodes: no handle array to gather and scan (attention scores).
   Value<T> dot_ranges(Index w_first, Index x_first, Index n, const Value<T>* bias) noexcept;
-  /// Stores `count` runs once (1 + 2 * count slots); see ViewList.
+  /// Stores `count` runs once (1 + 2 * count slots); see ViewList. A list
+  /// whose runs are all inputs (input()) is marked as such: the inner
+  /// products over it compute no gradient for them.
   ViewList view_list(const View* parts, std::size_t count) noexcept;
   /// sum(value[w_first + i] * x[i]) (+ bias) over the x.total elements of x.
   Value<T> dot_views(Index w_first, ViewList x, const Value<T>* bias) noexcept;
@@ -341,6 +359,16 @@ class Tape {
   /// The weights are row-major from w_first. All rows share one 4-slot
   /// descriptor (dot_views stores 3 slots per output). Returns the rows
   /// (kNoView on error).
+  View matvec(Index w_first, Index rows, ViewList x, Index bias_first) noexcept;
+  /// The same with an activation fused into every row: `Act` is Op::kRelu,
+  /// Op::kTanh or Op::kSigmoid, and row o = Act(sum + bias), one node per
+  /// output (a kMatRowRelu, kMatRowTanh or kMatRowSigmoid row) instead of a
+  /// row and an activation node: the same values and gradients, bit for bit,
+  /// with half the nodes and no activation node to record or sweep. The
+  /// same checks and errors as matvec(). An op linked on use: this inline
+  /// template and the rows' backward are compiled only into a program that
+  /// calls it.
+  template <Op Act>
   View matvec(Index w_first, Index rows, ViewList x, Index bias_first) noexcept;
   /// n consecutive nodes, output o = value[x_first + o] * value[scale_first +
   /// o] + value[shift_first + o], sharing one 3-slot descriptor (a layer
@@ -450,7 +478,9 @@ class Tape {
   /// Backward of one reduction, inner product or log-sum-exp node: their
   /// loops live out of line, so the sweep over simple nodes keeps its
   /// variables in registers.
-  void backward_wide(Op op, Index i, Index a, Index b, T g) noexcept;
+  /// Returns how many nodes below i it swept too (a matvec's rows, swept
+  /// as one block down to node `lowest`: detail::rows_step).
+  Index backward_wide(Op op, Index i, Index a, Index b, T g, Index lowest) noexcept;
   /// Records the first error (sticky) and returns an invalid handle. Cold:
   /// defined out of line in detail/tape_state.hpp.
   BURTORCH_COLD Value<T> fail(Status status) noexcept;
@@ -487,6 +517,10 @@ class Tape {
   /// Room for `nodes` more interior nodes and `slots` argument slots: the
   /// first slot, or kNoIndex with kCapacityExceeded recorded.
   Index reserve(Index nodes, Index slots) noexcept;
+  /// A matvec's checks (matvec()) and its 4-slot descriptor [w_first,
+  /// list slot, bias_first, x.total] with room for its rows: the
+  /// descriptor's first slot, or kNoIndex (status set, nothing taken).
+  Index matvec_descriptor(Index w_first, Index rows, ViewList x, Index bias_first) noexcept;
   /// An inner product's 3-slot descriptor [w, x, bias] after checking the
   /// bias handle and the room for one node; kNoIndex (status set) if not.
   Index dot_descriptor(Index w, Index x, const Value<T>* bias) noexcept;
@@ -815,6 +849,27 @@ inline View Tape<T>::matvec_frozen(const FrozenMatrix& w, ViewList x, const Froz
     static_cast<void>(append(K, result, descriptor, o));  // fits: room checked above
   }
   return View{first, w.rows};
+}
+
+template <class T>
+template <Op Act>
+inline View Tape<T>::matvec(Index w_first, Index rows, ViewList x, Index bias_first) noexcept {
+  constexpr Op K = detail::fused_row_of(Act);
+  static_assert(K != Op::kCount, "matvec<Act> fuses Op::kRelu, Op::kTanh or Op::kSigmoid");
+  const Index descriptor = matvec_descriptor(w_first, rows, x, bias_first);
+  if (descriptor == kNoIndex) {
+    return kNoView;
+  }
+  link<K>(linked_backward_);
+  const Index first = size_;
+  for (Index o = 0U; o < rows; ++o) {
+    T result = detail::dot_list_of(values_, w_first + (o * x.total), &args_[x.slot]);
+    if (bias_first != kNoIndex) {
+      result += values_[bias_first + o];
+    }
+    static_cast<void>(append(K, OpDef<K>::activate(result), descriptor, o));  // fits: room checked
+  }
+  return View{first, rows};
 }
 
 template <class T>

@@ -264,12 +264,45 @@ inline void range_dot_backward(const double* v, double* grads, Index w, Index x,
   }
 }
 
-/// A view list in argument slots: list[0] runs, then a first/count pair per
-/// run. The inner product of the weight run starting at w with the runs, in
-/// run order.
+/// grads[w + i] += g * v[x + i] for i < n: one side of range_dot_backward.
+template <class T>
+inline void range_axpy(const T* v, T* grads, Index w, Index x, Index n, T g) noexcept {
+  for (Index i = 0U; i < n; ++i) {
+    grads[w + i] += g * v[x + i];
+  }
+}
+/// @copydoc range_axpy
+inline void range_axpy(const float* v, float* grads, Index w, Index x, Index n, float g) noexcept {
+  if (n <= kShortDot) {
+    short_axpy<BURTORCH_SIMD_FUSED_FLOAT != 0>(&grads[w], g, &v[x], n);
+  } else {
+    simd::axpy(&grads[w], g, &v[x], n);
+  }
+}
+/// @copydoc range_axpy
+inline void range_axpy(const double* v, double* grads, Index w, Index x, Index n, double g) noexcept {
+  if (n <= kShortDot) {
+    short_axpy<BURTORCH_SIMD_FUSED_DOUBLE != 0>(&grads[w], g, &v[x], n);
+  } else {
+    simd::axpy(&grads[w], g, &v[x], n);
+  }
+}
+
+/// A view list in argument slots: list[0] the number of runs (and the flag
+/// kListOfInputs), then a first/count pair per run.
+/// The flag in list[0] that says every node of the runs is an input
+/// (Tape::input, op kInput): no gradient is computed for them.
+constexpr Index kListOfInputs = 0x80000000U;
+/// The number of runs of a view list.
+inline Index list_runs(const Index* list) noexcept { return list[0] & ~kListOfInputs; }
+/// True if a view list holds inputs only.
+inline bool list_of_inputs(const Index* list) noexcept { return (list[0] & kListOfInputs) != 0U; }
+
+/// The inner product of the weight run starting at w with the runs of a
+/// view list, in run order.
 template <class T>
 T dot_list_of(const T* v, Index w, const Index* list) noexcept {
-  const Index runs = list[0];
+  const Index runs = list_runs(list);
   if (runs == 1U) {
     return range_dot(v, w, list[1], list[2]);
   }
@@ -283,14 +316,20 @@ T dot_list_of(const T* v, Index w, const Index* list) noexcept {
   return s;
 }
 
-/// The backward of dot_list_of.
+/// The backward of dot_list_of; over a list of inputs, the weights' side
+/// alone (the inputs need no gradient).
 template <class T>
 void dot_list_backward(const T* v, T* grads, Index w, const Index* list, T g) noexcept {
-  const Index runs = list[0];
+  const Index runs = list_runs(list);
+  const bool inputs = list_of_inputs(list);
   for (Index r = 0U; r < runs; ++r) {
     const Index first = list[1U + (2U * r)];
     const Index count = list[2U + (2U * r)];
-    range_dot_backward(v, grads, w, first, count, g);
+    if (inputs) {
+      range_axpy(v, grads, w, first, count, g);
+    } else {
+      range_dot_backward(v, grads, w, first, count, g);
+    }
     w += count;
   }
 }

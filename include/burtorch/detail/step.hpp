@@ -7,10 +7,12 @@
 #define BURTORCH_DETAIL_STEP_HPP
 
 #include <cstring>
+#include <type_traits>
 
 #include "burtorch/config.hpp"
 #include "burtorch/index.hpp"
 #include "burtorch/op.hpp"
+#include "burtorch/scalar.hpp"
 
 namespace burtorch {
 namespace detail {
@@ -45,32 +47,72 @@ inline void reduce_step(const Arrays<T>& s, Index i, Index a, Index b, T g) noex
   }
 }
 
-/// The step of node i of any kind but a leaf, from its op's row.
+/// True if row D is a row of a matrix-vector product (OpDef::kRows).
+template <class D, class = void>
+struct RowsOf {
+  static constexpr bool value = false;
+};
+template <class D>
+struct RowsOf<D, std::void_t<decltype(D::kRows)>> {
+  static constexpr bool value = D::kRows;
+};
+
+/// The rows of a matrix-vector product (RowsOf), swept as one block: row b
+/// at node i (gradient g), then rows b - 1, b - 2, ... at nodes i - 1, i -
+/// 2, ... (a matvec appends its rows 0 .. rows-1 as consecutive nodes that
+/// share descriptor a), down to row 0 or node `lowest`, each skipped if its
+/// gradient is zero: the order and the bits of the sweep visiting them one
+/// by one, one dispatch per block. Returns how many nodes below i it swept.
 template <class D, class T>
-inline void step(const Arrays<T>& s, Index i, Index a, Index b, T g) noexcept {
+inline Index rows_step(const Arrays<T>& s, Index i, Index a, Index b, T g, Index lowest) noexcept {
+  D::backward(s, i, a, b, g);
+  const Index below = i - lowest;  // the sweep never goes below lowest
+  const Index more = (b < below) ? b : below;
+  for (Index k = 1U; k <= more; ++k) {
+    const T gk = s.g[i - k];
+    if (!ScalarOps<T>::is_zero(gk)) {  // BT-DEV-004: exact zero test, not a tolerance
+      D::backward(s, i - k, a, b - k, gk);
+    }
+  }
+  return more;
+}
+
+/// The step of node i of any kind but a leaf, from its op's row. Returns
+/// how many nodes below i it swept too (the rows of a block, rows_step).
+template <class D, class T>
+inline Index step(const Arrays<T>& s, Index i, Index a, Index b, T g, Index lowest) noexcept {
+  Index swept = 0U;
   if constexpr ((D::kKind == OpKind::kUnary) || (D::kKind == OpKind::kBinary) || (D::kKind == OpKind::kConstant)) {
     elementwise_step<D>(s.v, s.g, s.slots, i, a, b, g);
   } else if constexpr ((D::kKind == OpKind::kRangeReduce) || (D::kKind == OpKind::kListReduce)) {
     reduce_step<D>(s, i, a, b, g);
   } else if constexpr (D::kKind == OpKind::kDescriptor) {
-    D::backward(s, i, a, b, g);
+    if constexpr (RowsOf<D>::value) {
+      swept = rows_step<D>(s, i, a, b, g, lowest);
+    } else {
+      D::backward(s, i, a, b, g);
+    }
   } else {
-    // a leaf: nothing to propagate
+    // a leaf or an input: nothing to propagate
   }
+  return swept;
 }
 
 /// The backward step of a node whose op is linked on use (nothing for
 /// another op). Its address is what the recorders of those ops give the
 /// tape: this function, and with it the rows' backward code, is linked
-/// into a program only if the program records one of them.
+/// into a program only if the program records one of them. Returns how
+/// many nodes below i it swept too (step).
 template <class T>
-void linked_backward(const Arrays<T>& s, Op op, Index i, Index a, Index b, T g) noexcept {
-  visit_linked_op(op, [&](auto tag) noexcept { step<typename decltype(tag)::Def>(s, i, a, b, g); });
+Index linked_backward(const Arrays<T>& s, Op op, Index i, Index a, Index b, T g, Index lowest) noexcept {
+  Index swept = 0U;
+  visit_linked_op(op, [&](auto tag) noexcept { swept = step<typename decltype(tag)::Def>(s, i, a, b, g, lowest); });
+  return swept;
 }
 
 /// The type of linked_backward<T>.
 template <class T>
-using LinkedBackward = void (*)(const Arrays<T>& s, Op op, Index i, Index a, Index b, T g) noexcept;
+using LinkedBackward = Index (*)(const Arrays<T>& s, Op op, Index i, Index a, Index b, T g, Index lowest) noexcept;
 
 }  // namespace detail
 }  // namespace burtorch

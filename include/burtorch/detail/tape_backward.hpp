@@ -18,25 +18,27 @@ namespace burtorch {
 // simple nodes keeps its variables in registers. Dispatched through the
 // rows: a new wide op needs no case here.
 template <class T>
-void Tape<T>::backward_wide(Op op, Index i, Index a, Index b, T g) noexcept {
+Index Tape<T>::backward_wide(Op op, Index i, Index a, Index b, T g, Index lowest) noexcept {
   const detail::Arrays<T> s{values_, grads_, args_};
   // The core ops through the rows (one jump table); an op it does not list
   // is one linked on use, whose code the recording function gave the tape.
   bool core = false;
+  Index swept = 0U;
   visit_core_op(op, [&](auto tag) noexcept {
     using D = typename decltype(tag)::Def;
     core = true;
     if constexpr ((D::kKind == OpKind::kRangeReduce) || (D::kKind == OpKind::kListReduce)) {
       detail::reduce_step<D>(s, i, a, b, g);
     } else if constexpr (D::kKind == OpKind::kDescriptor) {
-      D::backward(s, i, a, b, g);
+      swept = detail::step<D>(s, i, a, b, g, lowest);
     } else {
-      // leaves and the core elementwise ops: swept inline by backward()
+      // leaves, inputs and the core elementwise ops: swept inline by backward()
     }
   });
   if (!core && linked_on_use(op) && (linked_backward_ != nullptr)) {
-    linked_backward_(s, op, i, a, b, g);  // BT-DEV-005: the library's own detail::linked_backward
+    swept = linked_backward_(s, op, i, a, b, g, lowest);  // BT-DEV-005: the library's own detail::linked_backward
   }
+  return swept;
 }
 
 template <class T>
@@ -80,7 +82,9 @@ Status Tape<T>::backward(Value<T> root) noexcept {
   const Op* const ops = ops_;
   // One reverse sweep: when node i is reached, every node that uses it is
   // newer and has already added its share to grads_[i].
-  for (Index i = r + 1U; i-- > lowest;) {
+  Index i = r + 1U;
+  while (i > lowest) {
+    --i;
     const T g = gr[i];
     // A node with a zero gradient adds nothing: skipping it keeps nodes the
     // root does not reach (a logged metric, a side computation) from adding
@@ -101,6 +105,7 @@ Status Tape<T>::backward(Value<T> root) noexcept {
     // clang-format off
     switch (op) {
       case Op::kLeaf:
+      case Op::kInput:
         break;
       case Op::kAdd: detail::elementwise_step<OpDef<Op::kAdd>>(v, gr, args_, i, a, b, g); break;
       case Op::kSub: detail::elementwise_step<OpDef<Op::kSub>>(v, gr, args_, i, a, b, g); break;
@@ -128,7 +133,9 @@ Status Tape<T>::backward(Value<T> root) noexcept {
       case Op::kMulConst: detail::elementwise_step<OpDef<Op::kMulConst>>(v, gr, args_, i, a, b, g); break;
       case Op::kDivConst: detail::elementwise_step<OpDef<Op::kDivConst>>(v, gr, args_, i, a, b, g); break;
       default:
-        backward_wide(op, i, a, b, g);
+        // A matvec's rows are swept as one block: i moves past the rows
+        // below it that backward_wide swept too.
+        i -= backward_wide(op, i, a, b, g, lowest);
         break;
     }
     // clang-format on

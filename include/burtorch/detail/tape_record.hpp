@@ -223,7 +223,16 @@ ViewList Tape<T>::view_list(const View* parts, std::size_t count) noexcept {
   if (slot == kNoIndex) {
     return out;
   }
-  args_[slot] = static_cast<Index>(count);
+  // Inputs only (op kInput): the inner products over the list compute no
+  // gradient for them (detail::kListOfInputs).
+  bool inputs = true;
+  for (std::size_t r = 0U; inputs && (r < count); ++r) {
+    const Index first = parts[r].first;
+    for (Index k = 0U; inputs && (k < parts[r].count); ++k) {
+      inputs = op(first + k) == Op::kInput;
+    }
+  }
+  args_[slot] = static_cast<Index>(count) | (inputs ? detail::kListOfInputs : 0U);
   for (std::size_t r = 0U; r < count; ++r) {
     args_[slot + 1U + (2U * static_cast<Index>(r))] = parts[r].first;
     args_[slot + 2U + (2U * static_cast<Index>(r))] = parts[r].count;
@@ -243,7 +252,7 @@ bool Tape<T>::list_valid(ViewList x) noexcept {
   // only end below size_, which grows until the next rewind: a list checked
   // since then needs no new check.
   if ((x.slot != checked_list_) || (x.total != checked_total_)) {
-    const Index runs = args_[x.slot];
+    const Index runs = detail::list_runs(&args_[x.slot]);
     if ((runs == 0U) || (runs > ((slots_used_ - x.slot - 1U) / 2U))) {
       static_cast<void>(fail(Status::kInvalidArgument));
       return false;
@@ -287,33 +296,41 @@ Value<T> Tape<T>::dot_views(Index w_first, ViewList x, const Value<T>* bias) noe
 }
 
 template <class T>
-View Tape<T>::matvec(Index w_first, Index rows, ViewList x, Index bias_first) noexcept {
+Index Tape<T>::matvec_descriptor(Index w_first, Index rows, ViewList x, Index bias_first) noexcept {
   if (rows == 0U) {
     static_cast<void>(fail(Status::kInvalidArgument));
-    return kNoView;
+    return kNoIndex;
   }
   if (!list_valid(x)) {
-    return kNoView;
+    return kNoIndex;
   }
   // Every weight and bias must be recorded (64-bit: rows * length may
   // exceed an Index; then it exceeds size_ too).
   const std::uint64_t weights = static_cast<std::uint64_t>(rows) * x.total;
   if ((w_first >= size_) || (weights > (size_ - w_first))) {
     static_cast<void>(fail(Status::kInvalidHandle));
-    return kNoView;
+    return kNoIndex;
   }
   if ((bias_first != kNoIndex) && ((bias_first >= size_) || (rows > (size_ - bias_first)))) {
     static_cast<void>(fail(Status::kInvalidHandle));
-    return kNoView;
+    return kNoIndex;
   }
   const Index descriptor = reserve(rows, 4U);  // room for all rows, or none is recorded
+  if (descriptor != kNoIndex) {
+    args_[descriptor] = w_first;
+    args_[descriptor + 1U] = x.slot;
+    args_[descriptor + 2U] = bias_first;
+    args_[descriptor + 3U] = x.total;
+  }
+  return descriptor;
+}
+
+template <class T>
+View Tape<T>::matvec(Index w_first, Index rows, ViewList x, Index bias_first) noexcept {
+  const Index descriptor = matvec_descriptor(w_first, rows, x, bias_first);
   if (descriptor == kNoIndex) {
     return kNoView;
   }
-  args_[descriptor] = w_first;
-  args_[descriptor + 1U] = x.slot;
-  args_[descriptor + 2U] = bias_first;
-  args_[descriptor + 3U] = x.total;
   const Index first = size_;
   for (Index o = 0U; o < rows; ++o) {
     T result = detail::dot_list_of(values_, w_first + (o * x.total), &args_[x.slot]);
