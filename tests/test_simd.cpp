@@ -209,6 +209,30 @@ void reference_optimizer_steps_follow_torch(bt_test::Context& t) {
     mismatches += ((w == z.y0[i]) && (buf == z.m0[i])) ? 0 : 1;
   }
   BT_CHECK(t, mismatches == 0);
+  // The steps on a gradient to be scaled first (a batch's mean from its
+  // sum): bitwise the scaling, then the step, for a scale that rounds.
+  const double scale = 1.0 / 3.0;
+  std::memcpy(z.y0, z.a, n * sizeof(double));
+  std::memcpy(z.y1, z.a, n * sizeof(double));
+  std::memcpy(z.m1, z.m0, n * sizeof(double));
+  std::memcpy(z.v1, z.v0, n * sizeof(double));
+  double scaled[kSize];
+  for (std::size_t i = 0U; i < n; ++i) {
+    scaled[i] = z.b[i];
+  }
+  Ref<double>::scale(scaled, scale, n);
+  Ref<double>::sgd_step(z.y0, z.b, 0.1, scale, n);
+  Ref<double>::sgd_step(z.y1, scaled, 0.1, n);
+  Ref<double>::momentum_step(z.y0, z.m0, z.b, 0.1, 0.9, false, scale, n);
+  Ref<double>::momentum_step(z.y1, z.m1, scaled, 0.1, 0.9, false, n);
+  Ref<double>::adam_step(z.y0, z.m0, z.v0, z.b, p, scale, n);
+  Ref<double>::adam_step(z.y1, z.m1, z.v1, scaled, p, n);
+  mismatches = 0;
+  for (std::size_t i = 0U; i < n; ++i) {
+    mismatches += ((z.y0[i] == z.y1[i]) && (z.m0[i] == z.m1[i]) && (z.v0[i] == z.v1[i])) ? 0 : 1;
+    mismatches += (scaled[i] != z.b[i]) ? 0 : 1;  // 1/3 changes every nonzero gradient
+  }
+  BT_CHECK(t, mismatches == 0);
 }
 
 // --- each implementation against the reference ------------------------------
@@ -246,6 +270,18 @@ struct Impl {
   template <class T>
   static void adam_step(T* w, T* m, T* v, const T* g, const simd::AdamStep<T>& p, std::size_t n) {
     isa::Kernels<I, T>::adam_step(w, m, v, g, p, n);
+  }
+  template <class T>
+  static void sgd_step(T* w, const T* g, T lr, T scale, std::size_t n) {
+    isa::Kernels<I, T>::sgd_step(w, g, lr, scale, n);
+  }
+  template <class T>
+  static void momentum_step(T* w, T* buf, const T* g, T lr, T mu, bool first, T scale, std::size_t n) {
+    isa::Kernels<I, T>::momentum_step(w, buf, g, lr, mu, first, scale, n);
+  }
+  template <class T>
+  static void adam_step(T* w, T* m, T* v, const T* g, const simd::AdamStep<T>& p, T scale, std::size_t n) {
+    isa::Kernels<I, T>::adam_step(w, m, v, g, p, scale, n);
   }
 };
 
@@ -353,6 +389,24 @@ void check_optimizers(bt_test::Context& t) {
       const simd::AdamStep<T> p{T(0.001) / bc1, T(0.9), T(0.999), std::sqrt(bc2), T(1e-8), T(0.99999), step == 2};
       Ref<T>::adam_step(z.y0, z.m0, z.v0, z.b, p, n);
       K::adam_step(z.y1, z.m1, z.v1, z.b, p, n);
+    }
+    for (std::size_t i = 0U; i < n; ++i) {
+      mismatches += (same(z.y0[i], z.y1[i]) && same(z.m0[i], z.m1[i]) && same(z.v0[i], z.v1[i])) ? 0 : 1;
+    }
+    // The steps on a gradient scaled first (a batch's 1/B folded in).
+    const T scale = T(1) / T(3);
+    Ref<T>::sgd_step(z.y0, z.b, T(0.1), scale, n);
+    K::sgd_step(z.y1, z.b, T(0.1), scale, n);
+    for (int step = 0; step < 2; ++step) {
+      Ref<T>::momentum_step(z.y0, z.m0, z.b, T(0.05), T(0.9), step == 0, scale, n);
+      K::momentum_step(z.y1, z.m1, z.b, T(0.05), T(0.9), step == 0, scale, n);
+    }
+    for (int step = 1; step <= 2; ++step) {
+      const T bc1 = T(1) - static_cast<T>(std::pow(0.9, step));
+      const T bc2 = T(1) - static_cast<T>(std::pow(0.999, step));
+      const simd::AdamStep<T> p{T(0.001) / bc1, T(0.9), T(0.999), std::sqrt(bc2), T(1e-8), T(0.99999), step == 2};
+      Ref<T>::adam_step(z.y0, z.m0, z.v0, z.b, p, scale, n);
+      K::adam_step(z.y1, z.m1, z.v1, z.b, p, scale, n);
     }
     for (std::size_t i = 0U; i < n; ++i) {
       mismatches += (same(z.y0[i], z.y1[i]) && same(z.m0[i], z.m1[i]) && same(z.v0[i], z.v1[i])) ? 0 : 1;

@@ -68,6 +68,27 @@ constexpr bool linked_on_use(Op op) noexcept {
   return static_cast<std::uint32_t>(op) >= static_cast<std::uint32_t>(kFirstLinkedOnUse);
 }
 
+/// The ops linked on use come in families: a program that records an op
+/// of a family carries the backward of that family's ops, not of the
+/// others'. The families part the ops by the code their backward pulls in:
+/// 0 the functions and reductions (tanhf for gelu_tanh, expf, log1pf),
+/// 1 the matvec rows with a fused activation (no library function: a ReLU
+/// firmware links no tanhf through them), 2 the frozen-weight rows (the
+/// FP16/BF16/int8 conversions).
+constexpr std::size_t kLinkedFamilies = 3U;
+/// The family of an op linked on use (0 for any other op).
+constexpr std::size_t linked_family(Op op) noexcept {
+  std::size_t family = 0U;
+  if ((op == Op::kMatRowRelu) || (op == Op::kMatRowTanh) || (op == Op::kMatRowSigmoid)) {
+    family = 1U;
+  } else if (op == Op::kMatRowFrozen) {
+    family = 2U;
+  } else {
+    // the functions and reductions, and the ops of no family
+  }
+  return family;
+}
+
 /// How a node stores its operands (a = first operand field, b = second).
 enum class OpKind : std::uint8_t {
   kSource,       ///< a leaf (its gradient accumulates) or an input (no gradient): no operands

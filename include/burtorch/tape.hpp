@@ -427,15 +427,17 @@ class Tape {
   /// The same over the n consecutive nodes from `first` (reduce_range()).
   template <Op K>
   Value<T> record_reduce_range(Index first, Index n) noexcept;
-  /// For an op linked on use K, sets `hook` (the tape's linked_backward_)
-  /// to the backward of those ops, so that the sweep reaches it; nothing
-  /// for a core op (whose code is then not instantiated here).
+  /// For an op linked on use K, sets the hook of its family (the tape's
+  /// linked_backward_[linked_family(K)]) to the backward of the family's
+  /// ops, so that the sweep reaches it; nothing for a core op (whose code
+  /// is then not instantiated here).
   template <Op K>
-  static void link(detail::LinkedBackward<T>& hook) noexcept {
+  static void link(detail::LinkedBackward<T> (&hooks)[kLinkedFamilies]) noexcept {
     if constexpr (linked_on_use(K)) {
-      hook = &detail::linked_backward<T>;  // BT-DEV-005: the only value besides nullptr
+      constexpr std::size_t kFamily = linked_family(K);
+      hooks[kFamily] = &detail::linked_backward<T, kFamily>;  // BT-DEV-005: the only value besides nullptr
     } else {
-      static_cast<void>(hook);
+      static_cast<void>(hooks);
     }
   }
 
@@ -584,9 +586,10 @@ class Tape {
   /// same list (every output of a layer) skip the check.
   Index checked_list_ = kNoIndex;
   Index checked_total_ = 0U;
-  /// The backward of the ops linked on use (detail::linked_backward), set
-  /// by their recorders; nullptr while the tape has recorded none.
-  detail::LinkedBackward<T> linked_backward_ = nullptr;
+  /// The backward of the ops linked on use, one per family
+  /// (detail::linked_backward<T, F>), set by their recorders; nullptr while
+  /// the tape has recorded none of the family.
+  detail::LinkedBackward<T> linked_backward_[kLinkedFamilies] = {};
   /// Backward does not sweep nodes below this: the parameter region's end,
   /// or stop_gradient()'s point above it (one bound for the sweep to read).
   Index floor_ = 0U;

@@ -36,6 +36,19 @@ void Kernels<I, T>::sgd_step(T* w, const T* g, T lr, std::size_t n) noexcept {
   Inline<I>::sgd_step(w, g, lr, n);
 }
 template <class I, class T>
+void Kernels<I, T>::sgd_step(T* w, const T* g, T lr, T scale, std::size_t n) noexcept {
+  Inline<I>::sgd_step(w, g, lr, scale, n);
+}
+template <class I, class T>
+void Kernels<I, T>::momentum_step(T* w, T* buf, const T* g, T lr, T momentum, bool first, T scale,
+                                  std::size_t n) noexcept {
+  Inline<I>::momentum_step(w, buf, g, lr, momentum, first, scale, n);
+}
+template <class I, class T>
+void Kernels<I, T>::adam_step(T* w, T* m, T* v, const T* g, const AdamStep<T>& p, T scale, std::size_t n) noexcept {
+  Inline<I>::adam_step(w, m, v, g, p, scale, n);
+}
+template <class I, class T>
 void Kernels<I, T>::momentum_step(T* w, T* buf, const T* g, T lr, T momentum, bool first, std::size_t n) noexcept {
   Inline<I>::momentum_step(w, buf, g, lr, momentum, first, n);
 }

@@ -100,8 +100,11 @@ struct Kernels {
   static void axpy(T* y, T alpha, const T* x, std::size_t n) noexcept;
   static void scale(T* x, T s, std::size_t n) noexcept;
   static void sgd_step(T* w, const T* g, T lr, std::size_t n) noexcept;
+  static void sgd_step(T* w, const T* g, T lr, T scale, std::size_t n) noexcept;
   static void momentum_step(T* w, T* buf, const T* g, T lr, T momentum, bool first, std::size_t n) noexcept;
+  static void momentum_step(T* w, T* buf, const T* g, T lr, T momentum, bool first, T scale, std::size_t n) noexcept;
   static void adam_step(T* w, T* m, T* v, const T* g, const AdamStep<T>& p, std::size_t n) noexcept;
+  static void adam_step(T* w, T* m, T* v, const T* g, const AdamStep<T>& p, T scale, std::size_t n) noexcept;
 };
 
 }  // namespace isa

@@ -195,10 +195,41 @@ inline void axpy(T* y, T alpha, const T* x, std::size_t n) noexcept {
 
 #endif  // __OPTIMIZE_SIZE__
 
+// w[i] -= lr * g[i] (kScaled: lr * (g[i] * scale)), the reference's
+// operations; four elements per iteration except at -Os.
+template <bool kScaled, class T>
+BURTORCH_ALWAYS_INLINE inline T sgd_delta(T lr, T g, T scale) noexcept {
+  if constexpr (kScaled) {
+    return lr * (g * scale);
+  } else {
+    static_cast<void>(scale);
+    return lr * g;
+  }
+}
+template <bool kScaled, class T>
+inline void sgd_step(T* w, const T* g, T lr, T scale, std::size_t n) noexcept {
+  std::size_t i = 0U;
+#if !defined(__OPTIMIZE_SIZE__)
+  for (; (n - i) >= 4U; i += 4U) {
+    const T d0 = sgd_delta<kScaled>(lr, g[i], scale);
+    const T d1 = sgd_delta<kScaled>(lr, g[i + 1U], scale);
+    const T d2 = sgd_delta<kScaled>(lr, g[i + 2U], scale);
+    const T d3 = sgd_delta<kScaled>(lr, g[i + 3U], scale);
+    w[i] -= d0;
+    w[i + 1U] -= d1;
+    w[i + 2U] -= d2;
+    w[i + 3U] -= d3;
+  }
+#endif
+  for (; i < n; ++i) {
+    w[i] -= sgd_delta<kScaled>(lr, g[i], scale);
+  }
+}
+
 }  // namespace vfp
 
-// The kernels of the scalar FPU: dot and axpy above; scale and the
-// optimizer steps are the reference loops (element-wise, never fused).
+// The kernels of the scalar FPU: dot, axpy and SGD above; scale and the
+// other optimizer steps are the reference loops (element-wise, never fused).
 template <>
 struct Inline<Vfp> {
   template <class T>
@@ -215,15 +246,27 @@ struct Inline<Vfp> {
   }
   template <class T>
   static void sgd_step(T* w, const T* g, T lr, std::size_t n) noexcept {
-    simd::sgd_step<T>(w, g, lr, n);
+    vfp::sgd_step<false>(w, g, lr, T(1), n);
+  }
+  template <class T>
+  static void sgd_step(T* w, const T* g, T lr, T scale, std::size_t n) noexcept {
+    vfp::sgd_step<true>(w, g, lr, scale, n);
   }
   template <class T>
   static void momentum_step(T* w, T* buf, const T* g, T lr, T momentum, bool first, std::size_t n) noexcept {
     simd::momentum_step<T>(w, buf, g, lr, momentum, first, n);
   }
   template <class T>
+  static void momentum_step(T* w, T* buf, const T* g, T lr, T momentum, bool first, T scale, std::size_t n) noexcept {
+    simd::momentum_step<T>(w, buf, g, lr, momentum, first, scale, n);
+  }
+  template <class T>
   static void adam_step(T* w, T* m, T* v, const T* g, const AdamStep<T>& p, std::size_t n) noexcept {
     simd::adam_step<T>(w, m, v, g, p, n);
+  }
+  template <class T>
+  static void adam_step(T* w, T* m, T* v, const T* g, const AdamStep<T>& p, T scale, std::size_t n) noexcept {
+    simd::adam_step<T>(w, m, v, g, p, scale, n);
   }
 };
 

@@ -98,19 +98,24 @@ inline Index step(const Arrays<T>& s, Index i, Index a, Index b, T g, Index lowe
   return swept;
 }
 
-/// The backward step of a node whose op is linked on use (nothing for
-/// another op). Its address is what the recorders of those ops give the
-/// tape: this function, and with it the rows' backward code, is linked
-/// into a program only if the program records one of them. Returns how
-/// many nodes below i it swept too (step).
-template <class T>
+/// The backward step of a node whose op is linked on use and of family F
+/// (linked_family; nothing for another op). Its address is what the
+/// recorders of those ops give the tape: this function, and with it the
+/// backward code of the family's rows, is linked into a program only if
+/// the program records one of them. Returns how many nodes below i it
+/// swept too (step).
+template <class T, std::size_t F>
 Index linked_backward(const Arrays<T>& s, Op op, Index i, Index a, Index b, T g, Index lowest) noexcept {
   Index swept = 0U;
-  visit_linked_op(op, [&](auto tag) noexcept { swept = step<typename decltype(tag)::Def>(s, i, a, b, g, lowest); });
+  visit_linked_op(op, [&](auto tag) noexcept {
+    if constexpr (linked_family(decltype(tag)::kOp) == F) {
+      swept = step<typename decltype(tag)::Def>(s, i, a, b, g, lowest);
+    }
+  });
   return swept;
 }
 
-/// The type of linked_backward<T>.
+/// The type of linked_backward<T, F>.
 template <class T>
 using LinkedBackward = Index (*)(const Arrays<T>& s, Op op, Index i, Index a, Index b, T g, Index lowest) noexcept;
 

@@ -35,8 +35,9 @@ Index Tape<T>::backward_wide(Op op, Index i, Index a, Index b, T g, Index lowest
       // leaves, inputs and the core elementwise ops: swept inline by backward()
     }
   });
-  if (!core && linked_on_use(op) && (linked_backward_ != nullptr)) {
-    swept = linked_backward_(s, op, i, a, b, g, lowest);  // BT-DEV-005: the library's own detail::linked_backward
+  const detail::LinkedBackward<T> hook = linked_backward_[linked_family(op)];
+  if (!core && linked_on_use(op) && (hook != nullptr)) {
+    swept = hook(s, op, i, a, b, g, lowest);  // BT-DEV-005: the library's own detail::linked_backward
   }
   return swept;
 }
