@@ -115,7 +115,13 @@ enum class OpKind : std::uint8_t {
 /// - `kPair` (reductions only): the other variant, run (R) or list (L);
 /// - `kRows` (descriptor ops only, optional): true for the rows of a
 ///   matrix-vector product, b = the row, row b - k at node i - k: the
-///   sweep hands the whole block to `backward_rows` (detail::rows_step).
+///   sweep hands the whole block to `backward_rows` (detail::rows_step);
+/// - `kFolded` (unary ops only, optional): true if the forward takes a
+///   constant c, folded into the value when recorded and kept in the
+///   node's second operand field for Tape::replay (detail::pack_constant);
+/// - `value(v, slots, i, a, b)` (descriptor ops): the node's value from the
+///   operands' values, what the recorder stores and Tape::replay
+///   recomputes (a descriptor op without one cannot be replayed).
 template <Op K>
 struct OpDef;
 
@@ -209,18 +215,21 @@ template <> struct OpDef<Op::kNeg> {  // -x
 };
 template <> struct OpDef<Op::kAddConst> {  // x + c (x - c records x + (-c): the same bits)
   static constexpr OpKind kKind = OpKind::kUnary;
+  static constexpr bool kFolded = true;
   static constexpr const char* kName = "add_const";
   template <class T> static T forward(T x, T c) noexcept { return x + c; }
   template <class T> static void backward(T g, T /*x*/, T /*out*/, T& dx) noexcept { dx += g; }
 };
 template <> struct OpDef<Op::kConstSub> {  // c - x
   static constexpr OpKind kKind = OpKind::kUnary;
+  static constexpr bool kFolded = true;
   static constexpr const char* kName = "const_sub";
   template <class T> static T forward(T x, T c) noexcept { return c - x; }
   template <class T> static void backward(T g, T /*x*/, T /*out*/, T& dx) noexcept { dx -= g; }
 };
 template <> struct OpDef<Op::kConstDiv> {  // c / x: d/dx = -(c/x)/x, from the value alone
   static constexpr OpKind kKind = OpKind::kUnary;
+  static constexpr bool kFolded = true;
   static constexpr const char* kName = "const_div";
   template <class T> static T forward(T x, T c) noexcept { return c / x; }
   template <class T> static void backward(T g, T x, T out, T& dx) noexcept { dx -= g * (out / x); }
@@ -454,9 +463,20 @@ inline void bias_backward(const Arrays<T>& s, Index descriptor, T g) noexcept {
 }  // namespace detail
 /// sum(w_i * x_i) (+ bias) over b pairs; descriptor [w, x, bias] at slot a,
 /// w and x a run start (R) or a list slot (L).
+namespace detail {
+/// A [w, x, bias] descriptor's product plus its bias (none if kNoIndex).
+template <class T>
+inline T with_bias(const T* v, const Index* slots, Index descriptor, T product) noexcept {
+  const Index bias = slots[descriptor + 2U];
+  return (bias != kNoIndex) ? (product + v[bias]) : product;
+}
+}  // namespace detail
 template <> struct OpDef<Op::kDotRR> {
   static constexpr OpKind kKind = OpKind::kDescriptor;
   static constexpr const char* kName = "dot";
+  template <class T> static T value(const T* v, const Index* slots, Index /*i*/, Index a, Index b) noexcept {
+    return detail::with_bias(v, slots, a, detail::range_dot(v, slots[a], slots[a + 1U], b));
+  }
   template <class T> static void backward(const detail::Arrays<T>& s, Index /*i*/, Index a, Index b, T g) noexcept {
     detail::range_dot_backward(s.v, s.g, s.slots[a], s.slots[a + 1U], b, g);
     detail::bias_backward(s, a, g);
@@ -465,6 +485,10 @@ template <> struct OpDef<Op::kDotRR> {
 template <> struct OpDef<Op::kDotRL> {
   static constexpr OpKind kKind = OpKind::kDescriptor;
   static constexpr const char* kName = "dot";
+  template <class T> static T value(const T* v, const Index* slots, Index /*i*/, Index a, Index b) noexcept {
+    return detail::with_bias(v, slots, a,
+                             detail::dot_of(v, detail::RangeOperand{slots[a]}, detail::ListOperand{&slots[slots[a + 1U]]}, b));
+  }
   template <class T> static void backward(const detail::Arrays<T>& s, Index /*i*/, Index a, Index b, T g) noexcept {
     detail::dot_backward(s.v, s.g, detail::RangeOperand{s.slots[a]}, detail::ListOperand{&s.slots[s.slots[a + 1U]]}, b, g);
     detail::bias_backward(s, a, g);
@@ -473,6 +497,10 @@ template <> struct OpDef<Op::kDotRL> {
 template <> struct OpDef<Op::kDotLL> {
   static constexpr OpKind kKind = OpKind::kDescriptor;
   static constexpr const char* kName = "dot";
+  template <class T> static T value(const T* v, const Index* slots, Index /*i*/, Index a, Index b) noexcept {
+    return detail::with_bias(
+        v, slots, a, detail::dot_of(v, detail::ListOperand{&slots[slots[a]]}, detail::ListOperand{&slots[slots[a + 1U]]}, b));
+  }
   template <class T> static void backward(const detail::Arrays<T>& s, Index /*i*/, Index a, Index b, T g) noexcept {
     detail::dot_backward(s.v, s.g, detail::ListOperand{&s.slots[s.slots[a]]},
                          detail::ListOperand{&s.slots[s.slots[a + 1U]]}, b, g);
@@ -484,6 +512,9 @@ template <> struct OpDef<Op::kDotLL> {
 template <> struct OpDef<Op::kDotRV> {
   static constexpr OpKind kKind = OpKind::kDescriptor;
   static constexpr const char* kName = "dot_views";
+  template <class T> static T value(const T* v, const Index* slots, Index /*i*/, Index a, Index /*b*/) noexcept {
+    return detail::with_bias(v, slots, a, detail::dot_list_of(v, slots[a], &slots[slots[a + 1U]]));
+  }
   template <class T> static void backward(const detail::Arrays<T>& s, Index /*i*/, Index a, Index /*b*/, T g) noexcept {
     detail::dot_list_backward(s.v, s.g, s.slots[a], &s.slots[s.slots[a + 1U]], g);
     detail::bias_backward(s, a, g);
@@ -497,6 +528,12 @@ namespace detail {
 /// The backward of row b of the matvec whose descriptor is at slot a,
 /// given the gradient g of its pre-activation.
 template <class T>
+inline T mat_row_value(const T* v, const Index* slots, Index a, Index b) noexcept {
+  const Index length = slots[a + 3U];
+  const T sum = dot_list_of(v, slots[a] + (b * length), &slots[slots[a + 1U]]);
+  return (slots[a + 2U] != kNoIndex) ? (sum + v[slots[a + 2U] + b]) : sum;
+}
+template <class T>
 inline void mat_row_backward(const Arrays<T>& s, Index a, Index b, T g) noexcept {
   const Index length = s.slots[a + 3U];
   dot_list_backward(s.v, s.g, s.slots[a] + (b * length), &s.slots[s.slots[a + 1U]], g);
@@ -507,6 +544,9 @@ template <> struct OpDef<Op::kMatRow> {
   static constexpr OpKind kKind = OpKind::kDescriptor;
   static constexpr const char* kName = "matvec_row";
   static constexpr bool kRows = true;
+  template <class T> static T value(const T* v, const Index* slots, Index /*i*/, Index a, Index b) noexcept {
+    return detail::mat_row_value(v, slots, a, b);
+  }
   template <class T> static void backward(const detail::Arrays<T>& s, Index /*i*/, Index a, Index b, T g) noexcept {
     detail::mat_row_backward(s, a, b, g);
   }
@@ -516,6 +556,10 @@ template <> struct OpDef<Op::kMatRow> {
 template <> struct OpDef<Op::kScaleShift> {
   static constexpr OpKind kKind = OpKind::kDescriptor;
   static constexpr const char* kName = "scale_shift";
+  static constexpr bool kRows = true;
+  template <class T> static T value(const T* v, const Index* slots, Index /*i*/, Index a, Index b) noexcept {
+    return (v[slots[a + 1U] + b] * v[slots[a] + b]) + v[slots[a + 2U] + b];
+  }
   template <class T> static void backward(const detail::Arrays<T>& s, Index /*i*/, Index a, Index b, T g) noexcept {
     const Index scale = s.slots[a] + b;
     const Index x = s.slots[a + 1U] + b;
@@ -677,6 +721,9 @@ struct FusedRow {
   static constexpr bool kRows = true;
   static constexpr Op kActivation = Act;  ///< the activation's elementwise row
   template <class T> static T activate(T pre) noexcept { return OpDef<Act>::forward(pre); }
+  template <class T> static T value(const T* v, const Index* slots, Index /*i*/, Index a, Index b) noexcept {
+    return activate(mat_row_value(v, slots, a, b));
+  }
   template <class T> static void backward(const detail::Arrays<T>& s, Index i, Index a, Index b, T g) noexcept {
     // The activation's backward into a zero gradient, as its own node
     // would get it (ReLU, tanh and sigmoid need only the output: ReLU's

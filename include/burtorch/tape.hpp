@@ -121,6 +121,18 @@ struct ViewList {
   Index total = 0U;       ///< the elements of all runs together
 };
 
+/// What Tape::replay re-evaluates (Tape::replayable): the nodes recorded
+/// after a mark, the root backward starts from, and the state of the tape
+/// they were taken in. An empty Replay (tape nullptr) is refused.
+struct Replay {
+  Index first = kNoIndex;         ///< the first node recorded after the mark
+  Index end = 0U;                 ///< the tape's size when taken
+  Index slots = 0U;               ///< argument slots in use then
+  Index root = kNoIndex;          ///< where backward starts
+  const void* tape = nullptr;     ///< the tape that took it
+  std::uint64_t generation = 0U;  ///< the tape's rewind generation then
+};
+
 /// A node's two operand fields: node indices for unary/binary ops, or a
 /// range start / slot and a count for reductions (see Op).
 struct Operands {
@@ -309,8 +321,46 @@ class Tape {
   /// @}
   /// The stored constant of node i if its op has one (op_kind kConstant:
   /// x * c, x / c, leaky_relu's slope, bce_with_logits' target, huber's
-  /// delta); NaN for other nodes.
+  /// delta; and the constant folded into x + c, c - x, c / x where it was
+  /// kept: detail::pack_constant); NaN for other nodes.
   T constant(Index i) const noexcept;
+
+  // --- record once, replay many -------------------------------------------
+  /// Takes what replay() needs to re-evaluate the nodes recorded since `from`
+  /// (a mark of this tape, taken before recording them) for new values of
+  /// their leaves and inputs, then run backward from `root`: the graph's
+  /// structure as it is now (nodes, slots, the tape's rewind generation).
+  /// Refused (kInvalidArgument recorded, an empty Replay returned) for a
+  /// tape holding an error, a mark of another tape or no longer valid (see
+  /// rewind), a root not recorded after the mark, or a node that replay()
+  /// cannot re-evaluate: a frozen-weight row (its bias is not kept), or a
+  /// constant folded into x + c, c - x, c / x that was not kept (on a
+  /// double tape, a constant that is not exactly a float).
+  Replay replayable(Mark from, Value<T> root) noexcept;
+  /// Sets the value of a leaf or input (a parameter too) for the next
+  /// replay(); kInvalidArgument for any other node, kInvalidHandle for a
+  /// handle not recorded on this tape, the tape's status if it holds an
+  /// error (nothing written; the status is not changed).
+  Status set(Value<T> source, T x) noexcept;
+  /// Makes a cross-entropy node (nn::cross_entropy: a log-sum-exp over a
+  /// run of logits minus one of them) pick logit `target` of that run: the
+  /// target of a sample is data of the graph, not its structure.
+  /// kInvalidArgument for another node or a target past the run (nothing
+  /// changed; the status is not changed).
+  Status set_target(Value<T> loss, Index target) noexcept;
+  /// Re-evaluates the nodes of `r` from the current values of their
+  /// operands (in recording order, each with its op's forward, so with the
+  /// same bits as recording them again with these values), clears their
+  /// gradients, then runs backward(root): the same values and gradients as
+  /// rewinding to the mark and recording the graph again. Leaf gradients
+  /// older than the recording (parameters) accumulate as with backward().
+  /// Refused with kInvalidArgument recorded, nothing computed, if the graph
+  /// changed since replayable(): nodes or slots recorded or discarded, a
+  /// rewind or reset in between (even back to the same size), or r from
+  /// another tape or empty; the tape's status if it holds an error.
+  Status replay(const Replay& r) noexcept;
+  /// replay() without the backward sweep (evaluation).
+  Status replay_forward(const Replay& r) noexcept;
 
   // --- wide ops (the functions of ops.hpp and the layers record with them) --
   /// Each checks its operands: a wrong op, a null pointer or an empty list is
@@ -483,6 +533,12 @@ class Tape {
   /// Returns how many nodes below i it swept too (a matvec's rows, swept
   /// as one block down to node `lowest`: detail::rows_step).
   Index backward_wide(Op op, Index i, Index a, Index b, T g, Index lowest) noexcept;
+  /// The value of node i whose op is not a core elementwise op (replay).
+  T forward_wide(Op op, Index i, Index a, Index b) noexcept;
+  /// replay()'s checks and its forward pass; false (status set) if refused.
+  bool replay_values(const Replay& r) noexcept;
+  /// True if m is a valid mark of this tape (the checks of rewind()).
+  bool mark_valid(Mark m) const noexcept;
   /// Records the first error (sticky) and returns an invalid handle. Cold:
   /// defined out of line in detail/tape_state.hpp.
   BURTORCH_COLD Value<T> fail(Status status) noexcept;
@@ -711,7 +767,8 @@ inline Value<T> Tape<T>::record_unary(Value<T> x, T c) noexcept {
   } else {
     const Index a = x.index();
     link<K>(linked_backward_);
-    out = append(K, OpDef<K>::forward(values_[a], c), a, kNoIndex);
+    // The constant in the free operand field, for replay (pack_constant).
+    out = append(K, OpDef<K>::forward(values_[a], c), a, detail::pack_constant(c));
   }
   return Value<T>(this, out);
 }
@@ -866,11 +923,8 @@ inline View Tape<T>::matvec(Index w_first, Index rows, ViewList x, Index bias_fi
   link<K>(linked_backward_);
   const Index first = size_;
   for (Index o = 0U; o < rows; ++o) {
-    T result = detail::dot_list_of(values_, w_first + (o * x.total), &args_[x.slot]);
-    if (bias_first != kNoIndex) {
-      result += values_[bias_first + o];
-    }
-    static_cast<void>(append(K, OpDef<K>::activate(result), descriptor, o));  // fits: room checked
+    // The row's value as replay computes it (OpDef::value).
+    static_cast<void>(append(K, OpDef<K>::value(values_, args_, size_, descriptor, o), descriptor, o));  // fits
   }
   return View{first, rows};
 }

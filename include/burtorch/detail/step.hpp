@@ -11,6 +11,7 @@
 
 #include "burtorch/config.hpp"
 #include "burtorch/index.hpp"
+#include "burtorch/detail/math.hpp"
 #include "burtorch/op.hpp"
 #include "burtorch/scalar.hpp"
 
@@ -45,6 +46,86 @@ inline void reduce_step(const Arrays<T>& s, Index i, Index a, Index b, T g) noex
   } else {
     D::backward(s.v, s.g, ListOperand{&s.slots[a]}, b, g, s.v[i]);
   }
+}
+
+/// True if row D folds a constant into its value (OpDef::kFolded).
+template <class D, class = void>
+struct FoldedOf {
+  static constexpr bool value = false;
+};
+template <class D>
+struct FoldedOf<D, std::void_t<decltype(D::kFolded)>> {
+  static constexpr bool value = D::kFolded;
+};
+/// True if row D (a descriptor op) has a value() for Tape::replay.
+template <class D, class = void>
+struct ValuedOf {
+  static constexpr bool value = false;
+};
+template <class D>
+struct ValuedOf<D, std::void_t<decltype(&D::template value<float>)>> {
+  static constexpr bool value = true;
+};
+
+/// A folded constant as the node's second operand field keeps it for
+/// Tape::replay: its float bits, if T is float, or double and c is a float
+/// exactly (1, 0.5, 1e-3f, ...); kNoIndex (not kept: the node cannot be
+/// replayed) otherwise, and for the one float whose bits are kNoIndex.
+template <class T>
+inline Index pack_constant(T c) noexcept {
+  Index bits = kNoIndex;
+  if constexpr (std::is_same<T, float>::value) {
+    std::memcpy(&bits, &c, sizeof(bits));  // BT-DEV-010
+  } else if constexpr (std::is_same<T, double>::value) {
+    const float f = static_cast<float>(c);
+    if (static_cast<double>(f) == c) {  // BT-DEV-004: exact round trip, not a tolerance
+      std::memcpy(&bits, &f, sizeof(bits));  // BT-DEV-010
+    }
+  } else {
+    static_cast<void>(c);  // lane types: not kept
+  }
+  return bits;
+}
+/// The constant pack_constant kept (b != kNoIndex).
+template <class T>
+inline T unpack_constant(Index bits) noexcept {
+  float f = 0.0F;
+  std::memcpy(&f, &bits, sizeof(f));  // BT-DEV-010
+  return static_cast<T>(f);
+}
+
+/// The value of node i of op D from its operands (what its recorder
+/// stored): Tape::replay's forward step. Leaves keep their value.
+template <class D, class T>
+BURTORCH_ALWAYS_INLINE inline T value_of(const T* v, const Index* slots, Index i, Index a, Index b) noexcept {
+  if constexpr (D::kKind == OpKind::kUnary) {
+    if constexpr (FoldedOf<D>::value) {
+      return D::forward(v[a], unpack_constant<T>(b));
+    } else {
+      return D::forward(v[a]);
+    }
+  } else if constexpr (D::kKind == OpKind::kBinary) {
+    return D::forward(v[a], v[b]);
+  } else if constexpr (D::kKind == OpKind::kConstant) {
+    T c = T(0);
+    std::memcpy(&c, &slots[b], sizeof(T));  // BT-DEV-010
+    return D::forward(v[a], c);
+  } else if constexpr (D::kKind == OpKind::kRangeReduce) {
+    return D::forward(v, RangeOperand{a}, b);
+  } else if constexpr (D::kKind == OpKind::kListReduce) {
+    return D::forward(v, ListOperand{&slots[a]}, b);
+  } else if constexpr ((D::kKind == OpKind::kDescriptor) && ValuedOf<D>::value) {
+    return D::value(v, slots, i, a, b);
+  } else {
+    return v[i];  // a source (or a descriptor op Tape::replayable refuses)
+  }
+}
+
+/// True if every node of op D can be re-evaluated by Tape::replay (a
+/// folded constant also needs to have been kept: pack_constant).
+template <class D>
+constexpr bool replayable() noexcept {
+  return (D::kKind != OpKind::kDescriptor) || ValuedOf<D>::value;
 }
 
 /// True if row D is a row of a matrix-vector product (OpDef::kRows).
@@ -104,12 +185,19 @@ inline Index step(const Arrays<T>& s, Index i, Index a, Index b, T g, Index lowe
 /// backward code of the family's rows, is linked into a program only if
 /// the program records one of them. Returns how many nodes below i it
 /// swept too (step).
+/// With `value` not null, Tape::replay's forward step instead: *value =
+/// the node's value (value_of), nothing swept.
 template <class T, std::size_t F>
-Index linked_backward(const Arrays<T>& s, Op op, Index i, Index a, Index b, T g, Index lowest) noexcept {
+Index linked_backward(const Arrays<T>& s, Op op, Index i, Index a, Index b, T g, Index lowest, T* value) noexcept {
   Index swept = 0U;
   visit_linked_op(op, [&](auto tag) noexcept {
+    using D = typename decltype(tag)::Def;
     if constexpr (linked_family(decltype(tag)::kOp) == F) {
-      swept = step<typename decltype(tag)::Def>(s, i, a, b, g, lowest);
+      if (value != nullptr) {
+        *value = value_of<D>(s.v, s.slots, i, a, b);
+      } else {
+        swept = step<D>(s, i, a, b, g, lowest);
+      }
     }
   });
   return swept;
@@ -117,7 +205,8 @@ Index linked_backward(const Arrays<T>& s, Op op, Index i, Index a, Index b, T g,
 
 /// The type of linked_backward<T, F>.
 template <class T>
-using LinkedBackward = Index (*)(const Arrays<T>& s, Op op, Index i, Index a, Index b, T g, Index lowest) noexcept;
+using LinkedBackward = Index (*)(const Arrays<T>& s, Op op, Index i, Index a, Index b, T g, Index lowest,
+                                 T* value) noexcept;
 
 }  // namespace detail
 }  // namespace burtorch

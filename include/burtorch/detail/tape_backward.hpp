@@ -37,7 +37,7 @@ Index Tape<T>::backward_wide(Op op, Index i, Index a, Index b, T g, Index lowest
   });
   const detail::LinkedBackward<T> hook = linked_backward_[linked_family(op)];
   if (!core && linked_on_use(op) && (hook != nullptr)) {
-    swept = hook(s, op, i, a, b, g, lowest);  // BT-DEV-005: the library's own detail::linked_backward
+    swept = hook(s, op, i, a, b, g, lowest, nullptr);  // BT-DEV-005: the library's own detail::linked_backward
   }
   return swept;
 }

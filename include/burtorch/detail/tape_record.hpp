@@ -333,11 +333,9 @@ View Tape<T>::matvec(Index w_first, Index rows, ViewList x, Index bias_first) no
   }
   const Index first = size_;
   for (Index o = 0U; o < rows; ++o) {
-    T result = detail::dot_list_of(values_, w_first + (o * x.total), &args_[x.slot]);
-    if (bias_first != kNoIndex) {
-      result += values_[bias_first + o];
-    }
-    static_cast<void>(append(Op::kMatRow, result, descriptor, o));  // fits: room checked above
+    // The row's value as replay computes it (OpDef::value).
+    static_cast<void>(append(Op::kMatRow, OpDef<Op::kMatRow>::value(values_, args_, size_, descriptor, o), descriptor,
+                             o));  // fits: room checked above
   }
   return View{first, rows};
 }
@@ -361,7 +359,7 @@ View Tape<T>::scale_shift(Index scale_first, Index x_first, Index shift_first, I
   args_[descriptor + 2U] = shift_first;
   const Index first = size_;
   for (Index o = 0U; o < n; ++o) {
-    const T y = (values_[x_first + o] * values_[scale_first + o]) + values_[shift_first + o];
+    const T y = OpDef<Op::kScaleShift>::value(values_, args_, size_, descriptor, o);
     static_cast<void>(append(Op::kScaleShift, y, descriptor, o));  // fits: room checked above
   }
   return View{first, n};
