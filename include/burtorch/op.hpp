@@ -76,10 +76,11 @@ constexpr bool linked_on_use(Op op) noexcept {
 /// firmware links no tanhf through them), 2 the frozen-weight rows (the
 /// FP16/BF16/int8 conversions).
 constexpr std::size_t kLinkedFamilies = 3U;
-/// The family of an op linked on use (0 for any other op).
-constexpr std::size_t linked_family(Op op) noexcept {
+/// The family of an op linked on use (0 for any other op). The fused rows
+/// are consecutive codes (one compare each way).
+BURTORCH_ALWAYS_INLINE constexpr std::size_t linked_family(Op op) noexcept {
   std::size_t family = 0U;
-  if ((op == Op::kMatRowRelu) || (op == Op::kMatRowTanh) || (op == Op::kMatRowSigmoid)) {
+  if ((op >= Op::kMatRowRelu) && (op <= Op::kMatRowSigmoid)) {
     family = 1U;
   } else if (op == Op::kMatRowFrozen) {
     family = 2U;
@@ -487,10 +488,10 @@ template <> struct OpDef<Op::kDotRL> {
   static constexpr const char* kName = "dot";
   template <class T> static T value(const T* v, const Index* slots, Index /*i*/, Index a, Index b) noexcept {
     return detail::with_bias(v, slots, a,
-                             detail::dot_of(v, detail::RangeOperand{slots[a]}, detail::ListOperand{&slots[slots[a + 1U]]}, b));
+                             detail::dot_of(v, detail::range_operand(slots[a]), detail::list_operand(&slots[slots[a + 1U]]), b));
   }
   template <class T> static void backward(const detail::Arrays<T>& s, Index /*i*/, Index a, Index b, T g) noexcept {
-    detail::dot_backward(s.v, s.g, detail::RangeOperand{s.slots[a]}, detail::ListOperand{&s.slots[s.slots[a + 1U]]}, b, g);
+    detail::dot_backward(s.v, s.g, detail::range_operand(s.slots[a]), detail::list_operand(&s.slots[s.slots[a + 1U]]), b, g);
     detail::bias_backward(s, a, g);
   }
 };
@@ -499,11 +500,11 @@ template <> struct OpDef<Op::kDotLL> {
   static constexpr const char* kName = "dot";
   template <class T> static T value(const T* v, const Index* slots, Index /*i*/, Index a, Index b) noexcept {
     return detail::with_bias(
-        v, slots, a, detail::dot_of(v, detail::ListOperand{&slots[slots[a]]}, detail::ListOperand{&slots[slots[a + 1U]]}, b));
+        v, slots, a, detail::dot_of(v, detail::list_operand(&slots[slots[a]]), detail::list_operand(&slots[slots[a + 1U]]), b));
   }
   template <class T> static void backward(const detail::Arrays<T>& s, Index /*i*/, Index a, Index b, T g) noexcept {
-    detail::dot_backward(s.v, s.g, detail::ListOperand{&s.slots[s.slots[a]]},
-                         detail::ListOperand{&s.slots[s.slots[a + 1U]]}, b, g);
+    detail::dot_backward(s.v, s.g, detail::list_operand(&s.slots[s.slots[a]]),
+                         detail::list_operand(&s.slots[s.slots[a + 1U]]), b, g);
     detail::bias_backward(s, a, g);
   }
 };

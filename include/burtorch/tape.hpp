@@ -821,8 +821,8 @@ inline Value<T> Tape<T>::record_reduce(const Value<T>* xs, std::size_t n) noexce
     return Value<T>(this, kNoIndex);
   }
   const Index count = static_cast<Index>(n);
-  const T result = is_range ? OpDef<K>::forward(values_, detail::RangeOperand{where}, count)
-                            : OpDef<K>::forward(values_, detail::ListOperand{&args_[where]}, count);
+  const T result = is_range ? OpDef<K>::forward(values_, detail::range_operand(where), count)
+                            : OpDef<K>::forward(values_, detail::list_operand(&args_[where]), count);
   link<K>(linked_backward_);
   const Value<T> out = push(is_range ? K : OpDef<K>::kPair, result, where, count);
   if (!out.valid()) {
@@ -842,7 +842,7 @@ inline Value<T> Tape<T>::record_reduce_range(Index first, Index n) noexcept {
     return fail(Status::kInvalidHandle);
   }
   link<K>(linked_backward_);
-  return push(K, OpDef<K>::forward(values_, detail::RangeOperand{first}, n), first, n);
+  return push(K, OpDef<K>::forward(values_, detail::range_operand(first), n), first, n);
 }
 
 /// Inline: the per-sample loop calls it once per sample, rewinding to the

@@ -30,6 +30,26 @@ struct ListOperand {
   const Index* slots;  ///< the list's first slot
   Index operator[](Index i) const noexcept { return slots[i]; }
 };
+#if defined(__OPTIMIZE_SIZE__)
+/// At -Os a run and a list are one operand type, so that the loop of every
+/// reduction (and of inner products over lists) is compiled once for both:
+/// a test per operand instead of a second copy of each loop (flash). The
+/// operands, their order and the arithmetic are the same, so the results.
+struct AnyOperand {
+  const Index* slots;  ///< the list's first slot, or null for a run
+  Index first;         ///< the run's first node
+  Index operator[](Index i) const noexcept { return (slots != nullptr) ? slots[i] : (first + i); }
+};
+/// The operand of a run of nodes from `first`.
+inline AnyOperand range_operand(Index first) noexcept { return AnyOperand{nullptr, first}; }
+/// The operand of a list of nodes in slots from `slots`.
+inline AnyOperand list_operand(const Index* slots) noexcept { return AnyOperand{slots, 0U}; }
+#else
+/// The operand of a run of nodes from `first`.
+inline RangeOperand range_operand(Index first) noexcept { return RangeOperand{first}; }
+/// The operand of a list of nodes in slots from `slots`.
+inline ListOperand list_operand(const Index* slots) noexcept { return ListOperand{slots}; }
+#endif
 
 /// Sum of v[at[i]] with four accumulators: independent add chains keep the
 /// FPU pipeline full, and the fixed order gives the same bits on every target.
@@ -195,7 +215,7 @@ void dot_backward(const T* v, T* grads, WOperand w, XOperand x, Index n, T g) no
 /// The inner product of the runs of n nodes from w and from x.
 template <class T>
 inline T range_dot(const T* v, Index w, Index x, Index n) noexcept {
-  return dot_of(v, RangeOperand{w}, RangeOperand{x}, n);
+  return dot_of(v, range_operand(w), range_operand(x), n);
 }
 /// Up to this many terms an inner product is computed inline (layer norm's
 /// one-term products, attention heads of width 4).
@@ -229,7 +249,7 @@ inline double range_dot(const double* v, Index w, Index x, Index n) noexcept {
 /// The backward of range_dot: each run's gradients get g times the other run.
 template <class T>
 inline void range_dot_backward(const T* v, T* grads, Index w, Index x, Index n, T g) noexcept {
-  dot_backward(v, grads, RangeOperand{w}, RangeOperand{x}, n, g);
+  dot_backward(v, grads, range_operand(w), range_operand(x), n, g);
 }
 /// y[i] += g * x[i], rounded as simd::axpy rounds: fused where the
 /// selected kernels of T fuse (BURTORCH_SIMD_FUSED_FLOAT, _DOUBLE).

@@ -42,9 +42,9 @@ BURTORCH_ALWAYS_INLINE inline void elementwise_step(const T* v, T* gr, const Ind
 template <class D, class T>
 inline void reduce_step(const Arrays<T>& s, Index i, Index a, Index b, T g) noexcept {
   if constexpr (D::kKind == OpKind::kRangeReduce) {
-    D::backward(s.v, s.g, RangeOperand{a}, b, g, s.v[i]);
+    D::backward(s.v, s.g, range_operand(a), b, g, s.v[i]);
   } else {
-    D::backward(s.v, s.g, ListOperand{&s.slots[a]}, b, g, s.v[i]);
+    D::backward(s.v, s.g, list_operand(&s.slots[a]), b, g, s.v[i]);
   }
 }
 
@@ -111,9 +111,9 @@ BURTORCH_ALWAYS_INLINE inline T value_of(const T* v, const Index* slots, Index i
     std::memcpy(&c, &slots[b], sizeof(T));  // BT-DEV-010
     return D::forward(v[a], c);
   } else if constexpr (D::kKind == OpKind::kRangeReduce) {
-    return D::forward(v, RangeOperand{a}, b);
+    return D::forward(v, range_operand(a), b);
   } else if constexpr (D::kKind == OpKind::kListReduce) {
-    return D::forward(v, ListOperand{&slots[a]}, b);
+    return D::forward(v, list_operand(&slots[a]), b);
   } else if constexpr ((D::kKind == OpKind::kDescriptor) && ValuedOf<D>::value) {
     return D::value(v, slots, i, a, b);
   } else {
@@ -146,11 +146,13 @@ struct RowsOf<D, std::void_t<decltype(D::kRows)>> {
 /// by one, one dispatch per block. Returns how many nodes below i it swept.
 template <class D, class T>
 inline Index rows_step(const Arrays<T>& s, Index i, Index a, Index b, T g, Index lowest) noexcept {
-  D::backward(s, i, a, b, g);
   const Index below = i - lowest;  // the sweep never goes below lowest
   const Index more = (b < below) ? b : below;
-  for (Index k = 1U; k <= more; ++k) {
-    const T gk = s.g[i - k];
+  // Row b's gradient g is not zero (the sweep tested it); one call site for
+  // every row keeps the code of D::backward once.
+  T gk = g;
+  for (Index k = 0U; k <= more; ++k) {
+    gk = (k == 0U) ? gk : s.g[i - k];
     if (!ScalarOps<T>::is_zero(gk)) {  // BT-DEV-004: exact zero test, not a tolerance
       D::backward(s, i - k, a, b - k, gk);
     }

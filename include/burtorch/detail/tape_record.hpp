@@ -99,8 +99,8 @@ Value<T> Tape<T>::reduce(Op range_op, const Value<T>* xs, std::size_t n) noexcep
   }
   const Index count = static_cast<Index>(n);
   Op list_op = range_op;
-  const T result = is_range ? reduce_value(range_op, detail::RangeOperand{where}, count, &list_op)
-                            : reduce_value(range_op, detail::ListOperand{&args_[where]}, count, &list_op);
+  const T result = is_range ? reduce_value(range_op, detail::range_operand(where), count, &list_op)
+                            : reduce_value(range_op, detail::list_operand(&args_[where]), count, &list_op);
   const Value<T> out = push(is_range ? range_op : list_op, result, where, count);
   if (!out.valid()) {
     slots_used_ = before.slots;
@@ -142,9 +142,9 @@ Value<T> Tape<T>::dot(const Value<T>* w, const Value<T>* x, std::size_t n, const
     result = detail::range_dot(values_, w_at, x_at, count);
   } else if (w_range) {
     op = Op::kDotRL;
-    result = detail::dot_of(values_, detail::RangeOperand{w_at}, detail::ListOperand{&args_[x_at]}, count);
+    result = detail::dot_of(values_, detail::range_operand(w_at), detail::list_operand(&args_[x_at]), count);
   } else {
-    result = detail::dot_of(values_, detail::ListOperand{&args_[w_at]}, detail::ListOperand{&args_[x_at]}, count);
+    result = detail::dot_of(values_, detail::list_operand(&args_[w_at]), detail::list_operand(&args_[x_at]), count);
   }
   const Value<T> out = push_dot(op, result, descriptor, count);
   if (!out.valid()) {
@@ -225,14 +225,14 @@ ViewList Tape<T>::view_list(const View* parts, std::size_t count) noexcept {
   }
   // Inputs only (op kInput): the inner products over the list compute no
   // gradient for them (detail::kListOfInputs).
-  bool inputs = true;
-  for (std::size_t r = 0U; inputs && (r < count); ++r) {
-    const Index first = parts[r].first;
-    for (Index k = 0U; inputs && (k < parts[r].count); ++k) {
-      inputs = op(first + k) == Op::kInput;
+  // (The runs were checked above: every node is recorded.)
+  Index inputs = detail::kListOfInputs;
+  for (std::size_t r = 0U; r < count; ++r) {
+    for (Index i = parts[r].first; i < (parts[r].first + parts[r].count); ++i) {
+      inputs = ((i >= param_region_) && (ops_[i - param_region_] == Op::kInput)) ? inputs : 0U;
     }
   }
-  args_[slot] = static_cast<Index>(count) | (inputs ? detail::kListOfInputs : 0U);
+  args_[slot] = static_cast<Index>(count) | inputs;
   for (std::size_t r = 0U; r < count; ++r) {
     args_[slot + 1U + (2U * static_cast<Index>(r))] = parts[r].first;
     args_[slot + 2U + (2U * static_cast<Index>(r))] = parts[r].count;
@@ -374,7 +374,7 @@ Value<T> Tape<T>::reduce_range(Op range_op, Index first, Index n) noexcept {
     return fail(Status::kInvalidHandle);
   }
   Op list_op = range_op;
-  return push(range_op, reduce_value(range_op, detail::RangeOperand{first}, n, &list_op), first, n);
+  return push(range_op, reduce_value(range_op, detail::range_operand(first), n, &list_op), first, n);
 }
 
 }  // namespace burtorch
