@@ -557,7 +557,6 @@ template <> struct OpDef<Op::kMatRow> {
 template <> struct OpDef<Op::kScaleShift> {
   static constexpr OpKind kKind = OpKind::kDescriptor;
   static constexpr const char* kName = "scale_shift";
-  static constexpr bool kRows = true;
   template <class T> static T value(const T* v, const Index* slots, Index /*i*/, Index a, Index b) noexcept {
     return (v[slots[a + 1U] + b] * v[slots[a] + b]) + v[slots[a + 2U] + b];
   }

@@ -204,8 +204,8 @@ class Tape {
   /// The name given to param(), or nullptr.
   const char* name(Index i) const noexcept;
   /// An input that needs no gradient (a sample's features): a node with
-  /// value x and no operands (op kInput) whose gradient is not computed.
-  /// grad() reads NaN for it. A view list made only of inputs is marked so
+  /// value x and no operands (op kInput) whose gradient is not computed
+  /// (grad() reads 0 or partial sums). A view list made only of inputs is marked so
   /// (view_list), and the inner products over it (a layer's rows, dot_views)
   /// skip the input side of their backward: a layer over the inputs of a
   /// sample computes the gradient of its weights alone. Ops that take an
@@ -296,8 +296,9 @@ class Tape {
 
   /// Node i's value (NaN past the end).
   T value(Index i) const noexcept { return (i < size_) ? values_[i] : kNaN; }
-  /// Node i's gradient (NaN past the end and for an input: none is computed).
-  T grad(Index i) const noexcept { return ((i < size_) && (op(i) != Op::kInput)) ? grads_[i] : kNaN; }
+  /// Node i's gradient (NaN past the end). An input's (input()) is not
+  /// computed: it reads 0, or whatever ops that took it one by one added.
+  T grad(Index i) const noexcept { return (i < size_) ? grads_[i] : kNaN; }
   /// Node i's op (Op::kCount past the end).
   Op op(Index i) const noexcept {
     return (i >= size_) ? Op::kCount : ((i < param_region_) ? Op::kLeaf : ops_[i - param_region_]);
@@ -923,8 +924,13 @@ inline View Tape<T>::matvec(Index w_first, Index rows, ViewList x, Index bias_fi
   link<K>(linked_backward_);
   const Index first = size_;
   for (Index o = 0U; o < rows; ++o) {
-    // The row's value as replay computes it (OpDef::value).
-    static_cast<void>(append(K, OpDef<K>::value(values_, args_, size_, descriptor, o), descriptor, o));  // fits
+    // OpDef<K>::value (what replay computes), with the descriptor's
+    // fields in registers: the same operations, so the same bits.
+    T result = detail::dot_list_of(values_, w_first + (o * x.total), &args_[x.slot]);
+    if (bias_first != kNoIndex) {
+      result += values_[bias_first + o];
+    }
+    static_cast<void>(append(K, OpDef<K>::activate(result), descriptor, o));  // fits: room checked
   }
   return View{first, rows};
 }

@@ -148,8 +148,9 @@ template <class D, class T>
 inline Index rows_step(const Arrays<T>& s, Index i, Index a, Index b, T g, Index lowest) noexcept {
   const Index below = i - lowest;  // the sweep never goes below lowest
   const Index more = (b < below) ? b : below;
-  // Row b's gradient g is not zero (the sweep tested it); one call site for
-  // every row keeps the code of D::backward once.
+#if defined(__OPTIMIZE_SIZE__)
+  // -Os: one call site for every row keeps D::backward's code once (row
+  // b's gradient g is not zero: the sweep tested it).
   T gk = g;
   for (Index k = 0U; k <= more; ++k) {
     gk = (k == 0U) ? gk : s.g[i - k];
@@ -157,6 +158,15 @@ inline Index rows_step(const Arrays<T>& s, Index i, Index a, Index b, T g, Index
       D::backward(s, i - k, a, b - k, gk);
     }
   }
+#else
+  D::backward(s, i, a, b, g);
+  for (Index k = 1U; k <= more; ++k) {
+    const T gk = s.g[i - k];
+    if (!ScalarOps<T>::is_zero(gk)) {  // BT-DEV-004: exact zero test, not a tolerance
+      D::backward(s, i - k, a, b - k, gk);
+    }
+  }
+#endif
   return more;
 }
 

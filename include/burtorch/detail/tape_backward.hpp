@@ -83,9 +83,13 @@ Status Tape<T>::backward(Value<T> root) noexcept {
   const Op* const ops = ops_;
   // One reverse sweep: when node i is reached, every node that uses it is
   // newer and has already added its share to grads_[i].
-  Index i = r + 1U;
-  while (i > lowest) {
-    --i;
+  // Counted in metadata indices m = i - base (the arrays of operands and op
+  // codes start at the parameter region's end).
+  Index m = (r + 1U) - base;
+  const Index m_lowest = lowest - base;
+  while (m > m_lowest) {
+    --m;
+    const Index i = m + base;
     const T g = gr[i];
     // A node with a zero gradient adds nothing: skipping it keeps nodes the
     // root does not reach (a logged metric, a side computation) from adding
@@ -94,10 +98,10 @@ Status Tape<T>::backward(Value<T> root) noexcept {
     if (ScalarOps<T>::is_zero(g)) {  // BT-DEV-004: exact zero test, not a tolerance
       continue;
     }
-    const std::uint64_t link = links[i - base];
+    const std::uint64_t link = links[m];
     const Index a = first_of(link);
     const Index b = second_of(link);
-    const Op op = ops[i - base];
+    const Op op = ops[m];
     // The core elementwise ops inline (one jump table, each case its row's
     // backward in place), the wide ops and the ops linked on use out of
     // line. A new core elementwise op needs its line here:
@@ -136,7 +140,7 @@ Status Tape<T>::backward(Value<T> root) noexcept {
       default:
         // A matvec's rows are swept as one block: i moves past the rows
         // below it that backward_wide swept too.
-        i -= backward_wide(op, i, a, b, g, lowest);
+        m -= backward_wide(op, i, a, b, g, lowest);
         break;
     }
     // clang-format on

@@ -227,8 +227,8 @@ ViewList Tape<T>::view_list(const View* parts, std::size_t count) noexcept {
   // gradient for them (detail::kListOfInputs).
   // (The runs were checked above: every node is recorded.)
   Index inputs = detail::kListOfInputs;
-  for (std::size_t r = 0U; r < count; ++r) {
-    for (Index i = parts[r].first; i < (parts[r].first + parts[r].count); ++i) {
+  for (std::size_t r = 0U; (inputs != 0U) && (r < count); ++r) {
+    for (Index i = parts[r].first; (inputs != 0U) && (i < (parts[r].first + parts[r].count)); ++i) {
       inputs = ((i >= param_region_) && (ops_[i - param_region_] == Op::kInput)) ? inputs : 0U;
     }
   }
@@ -333,9 +333,13 @@ View Tape<T>::matvec(Index w_first, Index rows, ViewList x, Index bias_first) no
   }
   const Index first = size_;
   for (Index o = 0U; o < rows; ++o) {
-    // The row's value as replay computes it (OpDef::value).
-    static_cast<void>(append(Op::kMatRow, OpDef<Op::kMatRow>::value(values_, args_, size_, descriptor, o), descriptor,
-                             o));  // fits: room checked above
+    // OpDef<kMatRow>::value (what replay computes), with the descriptor's
+    // fields in registers: the same operations, so the same bits.
+    T result = detail::dot_list_of(values_, w_first + (o * x.total), &args_[x.slot]);
+    if (bias_first != kNoIndex) {
+      result += values_[bias_first + o];
+    }
+    static_cast<void>(append(Op::kMatRow, result, descriptor, o));  // fits: room checked above
   }
   return View{first, rows};
 }
