@@ -64,9 +64,8 @@ void graph_case(bt_test::Context& t, Build build, const char* name) {
     BT_CHECK(t, again.backward(m.g) == bt::Status::kOk);
     BT_CHECK(t, differences(once, again) == 0);
     BT_CHECK(t, same_bits(n.a.grad(), m.a.grad()) && same_bits(n.b.grad(), m.b.grad()));
-    // Leaf gradients accumulate across backward passes, as with backward():
-    // clear them for the next point.
-    once.zero_grad();
+    // The recording's own leaves start at zero on every replay, as when
+    // recorded again (no zero_grad needed): the next point checks that too.
   }
 }
 
@@ -354,6 +353,29 @@ void replayable_refuses_what_it_cannot_replay(bt_test::Context& t) {
   BT_CHECK(t, f.status() == bt::Status::kInvalidArgument);
 }
 
+// set(View, x): the run of a sample's features in one call, the same as
+// one set() per node; refused with nothing written if a node of the view is
+// not a leaf or input, the view is not recorded, or x is null.
+void bulk_set(bt_test::Context& t) {
+  static bt::FixedTape<float, 32, 8> tape;
+  tape.reset();
+  const bt::Value<float> w = tape.param(2.0F);
+  const bt::Value<float> x0 = tape.input(0.0F);
+  static_cast<void>(tape.input(0.0F));
+  static_cast<void>(tape.leaf(0.0F));
+  const bt::Value<float> y = x0 * w;
+  const float in[3] = {1.5F, -2.0F, 0.25F};
+  BT_CHECK(t, tape.set(bt::View{x0.index(), 3U}, in) == bt::Status::kOk);
+  BT_CHECK(t, (tape.value(x0.index()) == 1.5F) && (tape.value(x0.index() + 1U) == -2.0F) &&
+                  (tape.value(x0.index() + 2U) == 0.25F));
+  const float other[4] = {7.0F, 7.0F, 7.0F, 7.0F};
+  BT_CHECK(t, tape.set(bt::View{x0.index(), 4U}, other) == bt::Status::kInvalidArgument);  // y is interior
+  BT_CHECK(t, tape.set(bt::View{x0.index(), 9U}, other) == bt::Status::kInvalidHandle);    // past the end
+  BT_CHECK(t, tape.set(bt::View{x0.index(), 2U}, nullptr) == bt::Status::kInvalidArgument);
+  BT_CHECK(t, (tape.value(x0.index()) == 1.5F) && (y.value() == 0.0F));  // nothing written
+  BT_CHECK(t, tape.status() == bt::Status::kOk);
+}
+
 void set_and_set_target_refuse_misuse(bt_test::Context& t) {
   static bt::FixedTape<float, 32, 8> tape;
   tape.reset();
@@ -383,6 +405,7 @@ const bt_test::TestCase kCases[] = {
     {"mlp_trained_by_replay", mlp_trained_by_replay},
     {"replay_refuses_a_changed_graph", replay_refuses_a_changed_graph},
     {"replayable_refuses_what_it_cannot_replay", replayable_refuses_what_it_cannot_replay},
+    {"bulk_set", bulk_set},
     {"set_and_set_target_refuse_misuse", set_and_set_target_refuse_misuse},
 };
 

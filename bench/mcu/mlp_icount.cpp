@@ -11,9 +11,15 @@
 // to 6 significant digits (relative difference at most kParity) and below
 // the loss of their first batch.
 //
+// The library trains twice: recording every sample (nn::serial_batch with
+// the optimizer) and by replay (one recording, Tape::replay per sample);
+// both must end at the same losses bit for bit.
+//
 // Output per model: "icount mlp <in> <hidden> <out> <steps> <batch> <MACs
 // per step> <hand ticks> <hand first loss> <hand last loss> <library
 // ticks> <library first loss> <library last loss>"; ticks cover all steps.
+// Then "icount mlp-replay <in> <hidden> <out> <ticks> <first loss> <last
+// loss>" for the training by replay.
 // MACs per step: batch * (forward in*hidden + hidden*out, the same again
 // for the weight gradients, hidden*out for the hidden layer's gradient).
 //
@@ -200,6 +206,61 @@ Run train_library(handwritten::Shape s) {
   return run;
 }
 
+// The same training by replay: sample 0 recorded once (Tape::replayable),
+// then per sample its inputs set (one call for the run), its target set and the recording replayed
+// (forward and backward, Tape::replay); the step as above. The same bits
+// as re-recording every sample (tests/test_replay.cpp): the run must end at
+// the library's loss exactly.
+Run train_library_replay(handwritten::Shape s) {
+  const std::size_t params = handwritten::parameters(s);
+  bt::Tape<float> tape(g_arena, sizeof(g_arena), plan_nodes(s), plan_slots(s), params);
+  nn::Rng rng(kInitSeed);
+  nn::Linear<float> l1;
+  nn::Linear<float> l2;
+  if (!(l1.create(tape, hidden_options(s), rng) && l2.create(tape, output_options(s), rng))) {
+    fail("library model creation (replay)");
+  }
+  nn::OptimizerConfig<float> oc;
+  oc.kind = nn::OptimizerKind::kSgd;
+  oc.lr = kLr;
+  nn::Optimizer<float> opt(oc);
+  const bt::View all{0U, static_cast<bt::Index>(params)};
+  const bt::Mark start = tape.mark();
+  const bt::Index first = static_cast<bt::Index>(tape.size());
+  for (std::size_t k = 0U; k < s.in; ++k) {
+    static_cast<void>(tape.input(g_x[0][k]));
+  }
+  const bt::View h = l1.forward<nn::Activation::kRelu>(tape, bt::View{first, static_cast<bt::Index>(s.in)});
+  const bt::Value<float> loss =
+      nn::cross_entropy(tape, l2.forward<nn::Activation::kIdentity>(tape, h), static_cast<bt::Index>(g_y[0]));
+  const bt::Replay recording = tape.replayable(start, loss);
+  Run run;
+  bool refused = false;
+  const float scale = 1.0F / static_cast<float>(kBatch);
+  const std::uint64_t t0 = icount::ticks();
+  for (std::uint32_t step = 0U; step < kSteps; ++step) {
+    tape.zero_grad(all.first, all.count);
+    float total = 0.0F;
+    for (std::size_t b = 0U; b < kBatch; ++b) {
+      const std::size_t i = sample_index(step, b);
+      static_cast<void>(tape.set(bt::View{first, static_cast<bt::Index>(s.in)}, g_x[i]));
+      static_cast<void>(tape.set_target(loss, static_cast<bt::Index>(g_y[i])));
+      refused = refused || (tape.replay(recording) != bt::Status::kOk);
+      total += loss.value();
+    }
+    refused = refused || (opt.step<nn::OptimizerKind::kSgd>(tape, all, scale) != bt::Status::kOk);
+    const float mean = total / static_cast<float>(kBatch);
+    run.first = (step == 0U) ? mean : run.first;
+    run.last = mean;
+  }
+  run.ticks = icount::ticks() - t0;
+  if (refused || (tape.status() != bt::Status::kOk)) {
+    icount::print(bt::status_name(tape.status()));
+    fail(": library training by replay");
+  }
+  return run;
+}
+
 Run train_handwritten(handwritten::Shape s) {
   const std::size_t params = handwritten::parameters(s);
   // The arena is reused as floats once the library trainer is done with it.
@@ -236,6 +297,7 @@ int main() {
   for (const handwritten::Shape& s : kShapes) {
     make_data(s);
     const Run lib = train_library(s);
+    const Run replayed = train_library_replay(s);
     const Run hand = train_handwritten(s);
     const std::uint64_t macs = kBatch * ((2U * ((s.in * s.hidden) + (s.hidden * s.out))) + (s.hidden * s.out));
     icount::print("icount mlp ");
@@ -255,6 +317,17 @@ int main() {
     icount::print_d(static_cast<double>(lib.first));
     icount::print(" ");
     icount::print_d(static_cast<double>(lib.last));
+    icount::print("\n");
+    // "icount mlp-replay <in> <hidden> <out> <ticks> <first loss> <last loss>"
+    icount::print("icount mlp-replay ");
+    const std::uint64_t replay_fields[] = {s.in, s.hidden, s.out, replayed.ticks};
+    for (const std::uint64_t v : replay_fields) {
+      icount::print_u(v);
+      icount::print(" ");
+    }
+    icount::print_d(static_cast<double>(replayed.first));
+    icount::print(" ");
+    icount::print_d(static_cast<double>(replayed.last));
     icount::print("\n");
     const double per_step = static_cast<double>(kSteps) * rate.ticks_per_instruction;
     icount::print("  ");
@@ -283,8 +356,14 @@ int main() {
     const double scale = (std::fabs(a) > std::fabs(b)) ? std::fabs(a) : std::fabs(b);
     const bool same = std::fabs(a - b) <= (kParity * scale);
     const bool learned = (hand.last < hand.first) && (lib.last < lib.first);
+    // Replay is re-recording, bit for bit.
+    const bool replay_same = (replayed.first == lib.first) && (replayed.last == lib.last);
     if (!same) {
       icount::print("FAIL: final losses differ beyond 6 significant digits\n");
+    }
+    if (!replay_same) {
+      icount::print("FAIL: the replayed training's losses differ from the recorded one's\n");
+      ok = false;
     }
     if (!learned) {
       icount::print("FAIL: the loss did not go down\n");

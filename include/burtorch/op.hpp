@@ -136,9 +136,12 @@ struct ListVariant : OpDef<R> {
 /// The arrays a descriptor op's backward reads: values, gradients, slots.
 template <class T>
 struct Arrays {
-  const T* v;          ///< values
-  T* g;                ///< gradients
-  const Index* slots;  ///< argument slots
+  const T* v;                   ///< values
+  T* g;                         ///< gradients
+  const Index* slots;           ///< argument slots
+  const std::uint64_t* links;   ///< operand fields (a | b << 32), from node `base` on
+  const Op* ops;                ///< op codes, from node `base` on
+  Index base;                   ///< the parameter region's end
 };
 }  // namespace detail
 

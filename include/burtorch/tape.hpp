@@ -343,6 +343,11 @@ class Tape {
   /// handle not recorded on this tape, the tape's status if it holds an
   /// error (nothing written; the status is not changed).
   Status set(Value<T> source, T x) noexcept;
+  /// The same for the consecutive leaves or inputs of a view (a sample's
+  /// features): x[k] for node sources.first + k; nothing written if one
+  /// of them is not a leaf or input (kInvalidArgument), the view is not
+  /// recorded (kInvalidHandle) or x is null (kInvalidArgument).
+  Status set(View sources, const T* x) noexcept;
   /// Makes a cross-entropy node (nn::cross_entropy: a log-sum-exp over a
   /// run of logits minus one of them) pick logit `target` of that run: the
   /// target of a sample is data of the graph, not its structure.
@@ -534,8 +539,9 @@ class Tape {
   /// Returns how many nodes below i it swept too (a matvec's rows, swept
   /// as one block down to node `lowest`: detail::rows_step).
   Index backward_wide(Op op, Index i, Index a, Index b, T g, Index lowest) noexcept;
-  /// The value of node i whose op is not a core elementwise op (replay).
-  T forward_wide(Op op, Index i, Index a, Index b) noexcept;
+  /// Re-evaluates node i whose op is not a core elementwise op (replay),
+  /// and the rows of its layer after it before `end`: the nodes evaluated.
+  Index forward_wide(Op op, Index i, Index a, Index b, Index end) noexcept;
   /// replay()'s checks and its forward pass; false (status set) if refused.
   bool replay_values(const Replay& r) noexcept;
   /// True if m is a valid mark of this tape (the checks of rewind()).

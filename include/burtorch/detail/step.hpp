@@ -191,22 +191,49 @@ inline Index step(const Arrays<T>& s, Index i, Index a, Index b, T g, Index lowe
   return swept;
 }
 
+/// Tape::replay's forward step of node i (op D, operands a, b): its value;
+/// for the rows of a matrix-vector product (RowsOf), the rows after it too,
+/// as long as they are the same op, share its descriptor and come before
+/// `end` (a matvec's rows are consecutive nodes b, b + 1, ...). Returns the
+/// nodes evaluated (at least 1). `links` and `base`: the tape's operand
+/// fields, indexed from the parameter region's end.
+template <class D, class T>
+inline Index forward_step(T* v, const Arrays<T>& s, Op op, Index i, Index a, Index b, Index end) noexcept {
+  Index done = 1U;
+  v[i] = value_of<D>(v, s.slots, i, a, b);
+  if constexpr ((D::kKind == OpKind::kDescriptor) && RowsOf<D>::value) {
+    // The next row: node i + done, the same op, operand fields (a, b + done).
+    while (((i + done) < end) && (s.ops[(i + done) - s.base] == op) &&
+           (s.links[(i + done) - s.base] ==
+            (static_cast<std::uint64_t>(a) | (static_cast<std::uint64_t>(b + done) << 32U)))) {
+      v[i + done] = value_of<D>(v, s.slots, i + done, a, b + done);
+      ++done;
+    }
+  } else {
+    static_cast<void>(s);
+    static_cast<void>(op);
+    static_cast<void>(end);
+  }
+  return done;
+}
+
 /// The backward step of a node whose op is linked on use and of family F
 /// (linked_family; nothing for another op). Its address is what the
 /// recorders of those ops give the tape: this function, and with it the
 /// backward code of the family's rows, is linked into a program only if
 /// the program records one of them. Returns how many nodes below i it
 /// swept too (step).
-/// With `value` not null, Tape::replay's forward step instead: *value =
-/// the node's value (value_of), nothing swept.
+/// With `values` not null, Tape::replay's forward step instead (forward_step
+/// below, `lowest` being the end of the recording): returns the nodes it
+/// evaluated.
 template <class T, std::size_t F>
-Index linked_backward(const Arrays<T>& s, Op op, Index i, Index a, Index b, T g, Index lowest, T* value) noexcept {
+Index linked_backward(const Arrays<T>& s, Op op, Index i, Index a, Index b, T g, Index lowest, T* values) noexcept {
   Index swept = 0U;
   visit_linked_op(op, [&](auto tag) noexcept {
     using D = typename decltype(tag)::Def;
     if constexpr (linked_family(decltype(tag)::kOp) == F) {
-      if (value != nullptr) {
-        *value = value_of<D>(s.v, s.slots, i, a, b);
+      if (values != nullptr) {
+        swept = forward_step<D>(values, s, op, i, a, b, lowest);
       } else {
         swept = step<D>(s, i, a, b, g, lowest);
       }

@@ -19,7 +19,7 @@ namespace burtorch {
 // rows: a new wide op needs no case here.
 template <class T>
 Index Tape<T>::backward_wide(Op op, Index i, Index a, Index b, T g, Index lowest) noexcept {
-  const detail::Arrays<T> s{values_, grads_, args_};
+  const detail::Arrays<T> s{values_, grads_, args_, links_, ops_, param_region_};
   // The core ops through the rows (one jump table); an op it does not list
   // is one linked on use, whose code the recording function gave the tape.
   bool core = false;

@@ -78,6 +78,26 @@ Status Tape<T>::set(Value<T> source, T x) noexcept {
 }
 
 template <class T>
+Status Tape<T>::set(View sources, const T* x) noexcept {
+  if (status_ != Status::kOk) {
+    return status_;
+  }
+  if ((x == nullptr) || !recorded(sources.first, sources.count)) {
+    return (x == nullptr) ? Status::kInvalidArgument : Status::kInvalidHandle;
+  }
+  for (Index i = sources.first; i < (sources.first + sources.count); ++i) {
+    const Op k = op(i);
+    if ((k != Op::kLeaf) && (k != Op::kInput)) {
+      return Status::kInvalidArgument;  // checked before anything is written
+    }
+  }
+  for (Index i = 0U; i < sources.count; ++i) {
+    values_[sources.first + i] = x[i];
+  }
+  return Status::kOk;
+}
+
+template <class T>
 Status Tape<T>::set_target(Value<T> loss, Index target) noexcept {
   if (status_ != Status::kOk) {
     return status_;
@@ -106,20 +126,20 @@ Status Tape<T>::set_target(Value<T> loss, Index target) noexcept {
 }
 
 template <class T>
-T Tape<T>::forward_wide(Op op, Index i, Index a, Index b) noexcept {
-  T out = values_[i];
+Index Tape<T>::forward_wide(Op op, Index i, Index a, Index b, Index end) noexcept {
+  const detail::Arrays<T> s{values_, grads_, args_, links_, ops_, param_region_};
+  Index done = 1U;
   bool core = false;
   visit_core_op(op, [&](auto tag) noexcept {
     using D = typename decltype(tag)::Def;
     core = true;
-    out = detail::value_of<D>(values_, args_, i, a, b);
+    done = detail::forward_step<D>(values_, s, op, i, a, b, end);
   });
   const detail::LinkedBackward<T> hook = linked_backward_[linked_family(op)];
   if (!core && linked_on_use(op) && (hook != nullptr)) {
-    const detail::Arrays<T> s{values_, grads_, args_};
-    static_cast<void>(hook(s, op, i, a, b, T(0), 0U, &out));  // BT-DEV-005: the library's own detail::linked_backward
+    done = hook(s, op, i, a, b, T(0), end, values_);  // BT-DEV-005: the library's own detail::linked_backward
   }
-  return out;
+  return done;
 }
 
 template <class T>
@@ -141,7 +161,12 @@ bool Tape<T>::replay_values(const Replay& r) noexcept {
   const Op* const ops = ops_;
   // Nodes of the parameter region are leaves: nothing to evaluate there.
   const Index first = (r.first > base) ? r.first : base;
-  for (Index i = first; i < r.end; ++i) {
+  // Every gradient of the recording starts at zero, as when recorded.
+  for (Index i = r.first; i < r.end; ++i) {
+    gr[i] = T(0);
+  }
+  Index i = first;
+  while (i < r.end) {
     const std::uint64_t link = links[i - base];
     const Index a = first_of(link);
     const Index b = second_of(link);
@@ -171,15 +196,12 @@ bool Tape<T>::replay_values(const Replay& r) noexcept {
       case Op::kMulConst: v[i] = detail::value_of<OpDef<Op::kMulConst>>(v, args_, i, a, b); break;
       case Op::kDivConst: v[i] = detail::value_of<OpDef<Op::kDivConst>>(v, args_, i, a, b); break;
       default:
-        v[i] = forward_wide(k, i, a, b);
+        // The rows of a layer as one block: i moves past them.
+        i += forward_wide(k, i, a, b, r.end) - 1U;
         break;
     }
     // clang-format on
-    // Every gradient of the recording starts at zero, as when recorded.
-    gr[i] = T(0);
-  }
-  for (Index i = r.first; i < first; ++i) {
-    gr[i] = T(0);  // leaves of the parameter region the recording made
+    ++i;
   }
   // Their gradients are fresh: backward clears only older interior nodes.
   swept_end_ = (swept_end_ < r.first) ? swept_end_ : r.first;
