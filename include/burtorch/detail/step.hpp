@@ -6,6 +6,7 @@
 #ifndef BURTORCH_DETAIL_STEP_HPP
 #define BURTORCH_DETAIL_STEP_HPP
 
+#include <cstdint>
 #include <cstring>
 #include <type_traits>
 
@@ -77,8 +78,15 @@ inline Index pack_constant(T c) noexcept {
   if constexpr (std::is_same<T, float>::value) {
     std::memcpy(&bits, &c, sizeof(bits));  // BT-DEV-010
   } else if constexpr (std::is_same<T, double>::value) {
+    // Kept if converting to float and back gives the same bits (no
+    // rounding; -0 stays -0; a NaN's payload may not survive: not kept).
     const float f = static_cast<float>(c);
-    if (static_cast<double>(f) == c) {  // BT-DEV-004: exact round trip, not a tolerance
+    const double back = static_cast<double>(f);
+    std::uint64_t wide = 0U;
+    std::uint64_t round_trip = 0U;
+    std::memcpy(&wide, &c, sizeof(wide));  // BT-DEV-010
+    std::memcpy(&round_trip, &back, sizeof(round_trip));  // BT-DEV-010
+    if (wide == round_trip) {
       std::memcpy(&bits, &f, sizeof(bits));  // BT-DEV-010
     }
   } else {
