@@ -69,21 +69,21 @@ constexpr bool linked_on_use(Op op) noexcept {
 }
 
 /// The ops linked on use come in families: a program that records an op
-/// of a family carries the backward of that family's ops, not of the
-/// others'. The families part the ops by the code their backward pulls in:
-/// 0 the functions and reductions (tanhf for gelu_tanh, expf, log1pf),
-/// 1 the matvec rows with a fused activation (no library function: a ReLU
-/// firmware links no tanhf through them), 2 the frozen-weight rows (the
-/// FP16/BF16/int8 conversions).
-constexpr std::size_t kLinkedFamilies = 3U;
+/// of a family carries the backward (and replay forward) of that family's
+/// ops, not of the others'. The families part the ops by the code they pull
+/// in: 0 the functions and reductions (tanhf for gelu_tanh, expf, log1pf);
+/// 1, 2, 3 the matvec rows with a fused ReLU, tanh, sigmoid (a ReLU
+/// firmware links no tanhf or expf through them); 4 the frozen-weight rows
+/// (the FP16/BF16/int8 conversions).
+constexpr std::size_t kLinkedFamilies = 5U;
 /// The family of an op linked on use (0 for any other op). The fused rows
-/// are consecutive codes (one compare each way).
+/// are consecutive codes: family 1 + (op - kMatRowRelu).
 BURTORCH_ALWAYS_INLINE constexpr std::size_t linked_family(Op op) noexcept {
   std::size_t family = 0U;
   if ((op >= Op::kMatRowRelu) && (op <= Op::kMatRowSigmoid)) {
-    family = 1U;
+    family = 1U + (static_cast<std::size_t>(op) - static_cast<std::size_t>(Op::kMatRowRelu));
   } else if (op == Op::kMatRowFrozen) {
-    family = 2U;
+    family = 4U;
   } else {
     // the functions and reductions, and the ops of no family
   }
@@ -136,12 +136,18 @@ struct ListVariant : OpDef<R> {
 /// The arrays a descriptor op's backward reads: values, gradients, slots.
 template <class T>
 struct Arrays {
-  const T* v;                   ///< values
-  T* g;                         ///< gradients
-  const Index* slots;           ///< argument slots
-  const std::uint64_t* links;   ///< operand fields (a | b << 32), from node `base` on
-  const Op* ops;                ///< op codes, from node `base` on
-  Index base;                   ///< the parameter region's end
+  const T* v;          ///< values
+  T* g;                ///< gradients
+  const Index* slots;  ///< argument slots
+};
+/// What Tape::replay's forward steps write and read besides the slots.
+template <class T>
+struct Forward {
+  T* v;                        ///< values (written)
+  const std::uint64_t* links;  ///< operand fields (a | b << 32), from node `base` on
+  const Op* ops;               ///< op codes, from node `base` on
+  Index base;                  ///< the parameter region's end
+  Index end;                   ///< the end of the recording
 };
 }  // namespace detail
 

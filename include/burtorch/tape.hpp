@@ -490,8 +490,7 @@ class Tape {
   template <Op K>
   static void link(detail::LinkedBackward<T> (&hooks)[kLinkedFamilies]) noexcept {
     if constexpr (linked_on_use(K)) {
-      constexpr std::size_t kFamily = linked_family(K);
-      hooks[kFamily] = &detail::linked_backward<T, kFamily>;  // BT-DEV-005: the only value besides nullptr
+      hooks[linked_family(K)] = &detail::LinkedFamily<linked_family(K)>::template backward<T>;  // BT-DEV-005
     } else {
       static_cast<void>(hooks);
     }
@@ -650,7 +649,7 @@ class Tape {
   Index checked_list_ = kNoIndex;
   Index checked_total_ = 0U;
   /// The backward of the ops linked on use, one per family
-  /// (detail::linked_backward<T, F>), set by their recorders; nullptr while
+  /// (detail::LinkedFamily<F>::backward<T>), set by their recorders; nullptr while
   /// the tape has recorded none of the family.
   detail::LinkedBackward<T> linked_backward_[kLinkedFamilies] = {};
   /// Backward does not sweep nodes below this: the parameter region's end,

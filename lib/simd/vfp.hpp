@@ -195,26 +195,21 @@ inline void axpy(T* y, T alpha, const T* x, std::size_t n) noexcept {
 
 #endif  // __OPTIMIZE_SIZE__
 
-// w[i] -= lr * g[i] (kScaled: lr * (g[i] * scale)), the reference's
+// w[i] -= lr * g[i] (scaled: lr * (g[i] * scale)), the reference's
 // operations; four elements per iteration except at -Os.
-template <bool kScaled, class T>
-BURTORCH_ALWAYS_INLINE inline T sgd_delta(T lr, T g, T scale) noexcept {
-  if constexpr (kScaled) {
-    return lr * (g * scale);
-  } else {
-    static_cast<void>(scale);
-    return lr * g;
-  }
+template <class T>
+BURTORCH_ALWAYS_INLINE inline T sgd_delta(T lr, T g, T scale, bool scaled) noexcept {
+  return scaled ? (lr * (g * scale)) : (lr * g);
 }
-template <bool kScaled, class T>
-inline void sgd_step(T* w, const T* g, T lr, T scale, std::size_t n) noexcept {
+template <class T>
+inline void sgd_step(T* w, const T* g, T lr, T scale, bool scaled, std::size_t n) noexcept {
   std::size_t i = 0U;
 #if !defined(__OPTIMIZE_SIZE__)
   for (; (n - i) >= 4U; i += 4U) {
-    const T d0 = sgd_delta<kScaled>(lr, g[i], scale);
-    const T d1 = sgd_delta<kScaled>(lr, g[i + 1U], scale);
-    const T d2 = sgd_delta<kScaled>(lr, g[i + 2U], scale);
-    const T d3 = sgd_delta<kScaled>(lr, g[i + 3U], scale);
+    const T d0 = sgd_delta(lr, g[i], scale, scaled);
+    const T d1 = sgd_delta(lr, g[i + 1U], scale, scaled);
+    const T d2 = sgd_delta(lr, g[i + 2U], scale, scaled);
+    const T d3 = sgd_delta(lr, g[i + 3U], scale, scaled);
     w[i] -= d0;
     w[i + 1U] -= d1;
     w[i + 2U] -= d2;
@@ -222,7 +217,7 @@ inline void sgd_step(T* w, const T* g, T lr, T scale, std::size_t n) noexcept {
   }
 #endif
   for (; i < n; ++i) {
-    w[i] -= sgd_delta<kScaled>(lr, g[i], scale);
+    w[i] -= sgd_delta(lr, g[i], scale, scaled);
   }
 }
 
@@ -246,11 +241,11 @@ struct Inline<Vfp> {
   }
   template <class T>
   static void sgd_step(T* w, const T* g, T lr, std::size_t n) noexcept {
-    vfp::sgd_step<false>(w, g, lr, T(1), n);
+    vfp::sgd_step(w, g, lr, T(1), false, n);
   }
   template <class T>
   static void sgd_step(T* w, const T* g, T lr, T scale, std::size_t n) noexcept {
-    vfp::sgd_step<true>(w, g, lr, scale, n);
+    vfp::sgd_step(w, g, lr, scale, true, n);
   }
   template <class T>
   static void momentum_step(T* w, T* buf, const T* g, T lr, T momentum, bool first, std::size_t n) noexcept {

@@ -54,8 +54,7 @@ template <class D, class = void>
 struct FoldedOf {
   static constexpr bool value = false;
 };
-template <class D>
-struct FoldedOf<D, std::void_t<decltype(D::kFolded)>> {
+template <class D> struct FoldedOf<D, std::void_t<decltype(D::kFolded)>> {
   static constexpr bool value = D::kFolded;
 };
 /// True if row D (a descriptor op) has a value() for Tape::replay.
@@ -63,8 +62,7 @@ template <class D, class = void>
 struct ValuedOf {
   static constexpr bool value = false;
 };
-template <class D>
-struct ValuedOf<D, std::void_t<decltype(&D::template value<float>)>> {
+template <class D> struct ValuedOf<D, std::void_t<decltype(&D::template value<float>)>> {
   static constexpr bool value = true;
 };
 
@@ -141,8 +139,7 @@ template <class D, class = void>
 struct RowsOf {
   static constexpr bool value = false;
 };
-template <class D>
-struct RowsOf<D, std::void_t<decltype(D::kRows)>> {
+template <class D> struct RowsOf<D, std::void_t<decltype(D::kRows)>> {
   static constexpr bool value = D::kRows;
 };
 
@@ -206,54 +203,60 @@ inline Index step(const Arrays<T>& s, Index i, Index a, Index b, T g, Index lowe
 /// nodes evaluated (at least 1). `links` and `base`: the tape's operand
 /// fields, indexed from the parameter region's end.
 template <class D, class T>
-inline Index forward_step(T* v, const Arrays<T>& s, Op op, Index i, Index a, Index b, Index end) noexcept {
+inline Index forward_step(const Forward<T>& f, const Index* slots, Op op, Index i, Index a, Index b) noexcept {
+  T* const v = f.v;
   Index done = 1U;
-  v[i] = value_of<D>(v, s.slots, i, a, b);
+  v[i] = value_of<D>(v, slots, i, a, b);
   if constexpr ((D::kKind == OpKind::kDescriptor) && RowsOf<D>::value) {
     // The next row: node i + done, the same op, operand fields (a, b + done).
-    while (((i + done) < end) && (s.ops[(i + done) - s.base] == op) &&
-           (s.links[(i + done) - s.base] ==
+    while (((i + done) < f.end) && (f.ops[(i + done) - f.base] == op) &&
+           (f.links[(i + done) - f.base] ==
             (static_cast<std::uint64_t>(a) | (static_cast<std::uint64_t>(b + done) << 32U)))) {
-      v[i + done] = value_of<D>(v, s.slots, i + done, a, b + done);
+      v[i + done] = value_of<D>(v, slots, i + done, a, b + done);
       ++done;
     }
   } else {
-    static_cast<void>(s);
     static_cast<void>(op);
-    static_cast<void>(end);
   }
   return done;
 }
 
-/// The backward step of a node whose op is linked on use and of family F
-/// (linked_family; nothing for another op). Its address is what the
-/// recorders of those ops give the tape: this function, and with it the
-/// backward code of the family's rows, is linked into a program only if
-/// the program records one of them. Returns how many nodes below i it
-/// swept too (step).
-/// With `values` not null, Tape::replay's forward step instead (forward_step
-/// below, `lowest` being the end of the recording): returns the nodes it
-/// evaluated.
-template <class T, std::size_t F>
-Index linked_backward(const Arrays<T>& s, Op op, Index i, Index a, Index b, T g, Index lowest, T* values) noexcept {
-  Index swept = 0U;
-  visit_linked_op(op, [&](auto tag) noexcept {
-    using D = typename decltype(tag)::Def;
-    if constexpr (linked_family(decltype(tag)::kOp) == F) {
-      if (values != nullptr) {
-        swept = forward_step<D>(values, s, op, i, a, b, lowest);
-      } else {
-        swept = step<D>(s, i, a, b, g, lowest);
-      }
-    }
-  });
-  return swept;
-}
 
-/// The type of linked_backward<T, F>.
+
+/// The ops linked on use of family F (linked_family): their backward step
+/// (the backward of a node whose op is linked on use and of family F;
+/// nothing for another op). Its address is what the recorders of those ops
+/// give the tape: this function, and with it the backward code of the
+/// family's rows, is linked into a program only if the program records one
+/// of them. Returns how many nodes below i it swept too (step). With
+/// `forward` not null, Tape::replay's forward step instead (forward_step):
+/// returns the nodes it evaluated. (A class template of one argument and a
+/// member template of one: one argument per template-id, which MISRA's
+/// comma rule asks of cppcheck's reading.)
+template <std::size_t F>
+struct LinkedFamily {
+  template <class T>
+  static Index backward(const Arrays<T>& s, Op op, Index i, Index a, Index b, T g, Index lowest,
+                        const Forward<T>* forward) noexcept {
+    Index swept = 0U;
+    visit_linked_op(op, [&](auto tag) noexcept {
+      using D = typename decltype(tag)::Def;
+      if constexpr (linked_family(decltype(tag)::kOp) == F) {
+        if (forward != nullptr) {
+          swept = forward_step<D>(*forward, s.slots, op, i, a, b);
+        } else {
+          swept = step<D>(s, i, a, b, g, lowest);
+        }
+      }
+    });
+    return swept;
+  }
+};
+
+/// The type of LinkedFamily<F>::backward<T>.
 template <class T>
 using LinkedBackward = Index (*)(const Arrays<T>& s, Op op, Index i, Index a, Index b, T g, Index lowest,
-                                 T* value) noexcept;
+                                 const Forward<T>* forward) noexcept;
 
 }  // namespace detail
 }  // namespace burtorch

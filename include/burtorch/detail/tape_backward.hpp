@@ -19,14 +19,13 @@ namespace burtorch {
 // rows: a new wide op needs no case here.
 template <class T>
 Index Tape<T>::backward_wide(Op op, Index i, Index a, Index b, T g, Index lowest) noexcept {
-  const detail::Arrays<T> s{values_, grads_, args_, links_, ops_, param_region_};
-  // The core ops through the rows (one jump table); an op it does not list
-  // is one linked on use, whose code the recording function gave the tape.
-  bool core = false;
+  const detail::Arrays<T> s{values_, grads_, args_};
+  // The core ops through the rows (one jump table); an op linked on use
+  // through its family's pointer, the code its recording function gave the
+  // tape (a code past kCount: a family whose dispatch knows no such op).
   Index swept = 0U;
   visit_core_op(op, [&](auto tag) noexcept {
     using D = typename decltype(tag)::Def;
-    core = true;
     if constexpr ((D::kKind == OpKind::kRangeReduce) || (D::kKind == OpKind::kListReduce)) {
       detail::reduce_step<D>(s, i, a, b, g);
     } else if constexpr (D::kKind == OpKind::kDescriptor) {
@@ -35,9 +34,11 @@ Index Tape<T>::backward_wide(Op op, Index i, Index a, Index b, T g, Index lowest
       // leaves, inputs and the core elementwise ops: swept inline by backward()
     }
   });
-  const detail::LinkedBackward<T> hook = linked_backward_[linked_family(op)];
-  if (!core && linked_on_use(op) && (hook != nullptr)) {
-    swept = hook(s, op, i, a, b, g, lowest, nullptr);  // BT-DEV-005: the library's own detail::linked_backward
+  if (linked_on_use(op)) {
+    const detail::LinkedBackward<T> hook = linked_backward_[linked_family(op)];
+    if (hook != nullptr) {
+      swept = hook(s, op, i, a, b, g, lowest, nullptr);  // BT-DEV-005: the library's own LinkedFamily<F>::backward
+    }
   }
   return swept;
 }

@@ -127,17 +127,18 @@ Status Tape<T>::set_target(Value<T> loss, Index target) noexcept {
 
 template <class T>
 Index Tape<T>::forward_wide(Op op, Index i, Index a, Index b, Index end) noexcept {
-  const detail::Arrays<T> s{values_, grads_, args_, links_, ops_, param_region_};
+  const detail::Forward<T> f{values_, links_, ops_, param_region_, end};
   Index done = 1U;
-  bool core = false;
   visit_core_op(op, [&](auto tag) noexcept {
     using D = typename decltype(tag)::Def;
-    core = true;
-    done = detail::forward_step<D>(values_, s, op, i, a, b, end);
+    done = detail::forward_step<D>(f, args_, op, i, a, b);
   });
-  const detail::LinkedBackward<T> hook = linked_backward_[linked_family(op)];
-  if (!core && linked_on_use(op) && (hook != nullptr)) {
-    done = hook(s, op, i, a, b, T(0), end, values_);  // BT-DEV-005: the library's own detail::linked_backward
+  if (linked_on_use(op)) {
+    const detail::LinkedBackward<T> hook = linked_backward_[linked_family(op)];
+    if (hook != nullptr) {
+      const detail::Arrays<T> s{values_, grads_, args_};
+      done = hook(s, op, i, a, b, T(0), end, &f);  // BT-DEV-005: the library's own LinkedFamily<F>::backward
+    }
   }
   return done;
 }

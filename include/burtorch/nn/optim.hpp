@@ -148,25 +148,25 @@ class Optimizer {
   /// The rule is chosen at run time (config().kind), so the code of every
   /// rule is compiled in (Adam's powf and square roots included); step<K>()
   /// compiles only rule K's.
-  Status step(Tape<T>& tape, View params) noexcept { return dispatch<false>(tape, params, T(1)); }
+  Status step(Tape<T>& tape, View params) noexcept { return dispatch(tape, params, T(1), false); }
   /// The same on gradients to be multiplied by `grad_scale` first (1/B after
   /// a serial batch of B samples whose gradients were summed): bitwise
   /// scale_gradients(grad_scale) then step(), in one pass, the gradients
   /// left as they are (nn::serial_batch with an optimizer folds its 1/B
   /// here).
-  Status step(Tape<T>& tape, View params, T grad_scale) noexcept { return dispatch<true>(tape, params, grad_scale); }
+  Status step(Tape<T>& tape, View params, T grad_scale) noexcept { return dispatch(tape, params, grad_scale, true); }
   /// step() with the rule chosen at compile time: only rule K's code is
   /// compiled in (a firmware that trains with SGD links no Adam step, no
   /// powf). Refused with kInvalidArgument, changing nothing, if config().kind
   /// is not K; otherwise as step().
   template <OptimizerKind K>
   Status step(Tape<T>& tape, View params) noexcept {
-    return static_step<K, false>(tape, params, T(1));
+    return static_step<K>(tape, params, T(1), false);
   }
   /// step(tape, params, grad_scale) with the rule chosen at compile time.
   template <OptimizerKind K>
   Status step(Tape<T>& tape, View params, T grad_scale) noexcept {
-    return static_step<K, true>(tape, params, grad_scale);
+    return static_step<K>(tape, params, grad_scale, true);
   }
 
  private:
@@ -183,19 +183,19 @@ class Optimizer {
     }
     return Status::kOk;
   }
-  /// Rule K on w[0..n) from g[0..n) (kScaled: from g[i] * scale), the
-  /// step counter already advanced.
-  template <OptimizerKind K, bool kScaled>
-  void update(T* w, const T* g, std::size_t n, T scale) noexcept {
+  /// Rule K on w[0..n) from g[0..n) (scaled: from g[i] * scale), the step
+  /// counter already advanced. (`scaled` is a constant where it is inlined.)
+  template <OptimizerKind K>
+  void update(T* w, const T* g, std::size_t n, T scale, bool scaled) noexcept {
     const T lr = config_.lr;
     if constexpr (K == OptimizerKind::kSgd) {
-      if constexpr (kScaled) {
+      if (scaled) {
         simd::sgd_step(w, g, lr, scale, n);
       } else {
         simd::sgd_step(w, g, lr, n);
       }
     } else if constexpr (K == OptimizerKind::kMomentum) {
-      if constexpr (kScaled) {
+      if (scaled) {
         simd::momentum_step(w, state_, g, lr, config_.momentum, steps_ == 1U, scale, n);
       } else {
         simd::momentum_step(w, state_, g, lr, config_.momentum, steps_ == 1U, n);
@@ -214,7 +214,7 @@ class Optimizer {
       const T decay = T(1) - (lr * config_.weight_decay);
       const bool decoupled = K == OptimizerKind::kAdamW;
       const simd::AdamStep<T> p{step_size, b1, b2, correction2_sqrt, config_.eps, decay, decoupled};
-      if constexpr (kScaled) {
+      if (scaled) {
         simd::adam_step(w, m, v, g, p, scale, n);
       } else {
         simd::adam_step(w, m, v, g, p, n);
@@ -222,8 +222,7 @@ class Optimizer {
     }
   }
   /// step() over the rule chosen at run time.
-  template <bool kScaled>
-  Status dispatch(Tape<T>& tape, View params, T scale) noexcept {
+  Status dispatch(Tape<T>& tape, View params, T scale, bool scaled) noexcept {
     const Status refused = check(tape, params);
     if (refused != Status::kOk) {
       return refused;
@@ -233,16 +232,16 @@ class Optimizer {
     ++steps_;
     switch (config_.kind) {
       case OptimizerKind::kSgd:
-        update<OptimizerKind::kSgd, kScaled>(w, g, params.count, scale);
+        update<OptimizerKind::kSgd>(w, g, params.count, scale, scaled);
         break;
       case OptimizerKind::kMomentum:
-        update<OptimizerKind::kMomentum, kScaled>(w, g, params.count, scale);
+        update<OptimizerKind::kMomentum>(w, g, params.count, scale, scaled);
         break;
       case OptimizerKind::kAdam:
-        update<OptimizerKind::kAdam, kScaled>(w, g, params.count, scale);
+        update<OptimizerKind::kAdam>(w, g, params.count, scale, scaled);
         break;
       case OptimizerKind::kAdamW:
-        update<OptimizerKind::kAdamW, kScaled>(w, g, params.count, scale);
+        update<OptimizerKind::kAdamW>(w, g, params.count, scale, scaled);
         break;
       default:
         break;
@@ -250,8 +249,8 @@ class Optimizer {
     return Status::kOk;
   }
   /// step() over rule K.
-  template <OptimizerKind K, bool kScaled>
-  Status static_step(Tape<T>& tape, View params, T scale) noexcept {
+  template <OptimizerKind K>
+  Status static_step(Tape<T>& tape, View params, T scale, bool scaled) noexcept {
     if (config_.kind != K) {
       return Status::kInvalidArgument;
     }
@@ -260,7 +259,7 @@ class Optimizer {
       return refused;
     }
     ++steps_;
-    update<K, kScaled>(tape.values() + params.first, tape.grads() + params.first, params.count, scale);
+    update<K>(tape.values() + params.first, tape.grads() + params.first, params.count, scale, scaled);
     return Status::kOk;
   }
 
