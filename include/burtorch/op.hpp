@@ -69,25 +69,17 @@ constexpr bool linked_on_use(Op op) noexcept {
 }
 
 /// The ops linked on use come in families: a program that records an op
-/// of a family carries the backward (and replay forward) of that family's
-/// ops, not of the others'. The families part the ops by the code they pull
-/// in: 0 the functions and reductions (tanhf for gelu_tanh, expf, log1pf);
-/// 1, 2, 3 the matvec rows with a fused ReLU, tanh, sigmoid (a ReLU
-/// firmware links no tanhf or expf through them); 4 the frozen-weight rows
-/// (the FP16/BF16/int8 conversions).
-constexpr std::size_t kLinkedFamilies = 5U;
-/// The family of an op linked on use (0 for any other op). The fused rows
-/// are consecutive codes: family 1 + (op - kMatRowRelu).
+/// of a family carries the backward of that family's ops, not of the
+/// others'. Family 1 holds the matvec rows with a fused ReLU, tanh or
+/// sigmoid, whose derivatives are arithmetic on the output (a ReLU firmware
+/// links no tanhf or expf through them); family 0 every other op linked on
+/// use (the functions and reductions, whose backward calls tanhf, expf,
+/// log1pf, and the frozen-weight rows). One pointer per family on every
+/// tape: two keep the tape's size what it was with one.
+constexpr std::size_t kLinkedFamilies = 2U;
+/// The family of an op linked on use (0 for any other op).
 BURTORCH_ALWAYS_INLINE constexpr std::size_t linked_family(Op op) noexcept {
-  std::size_t family = 0U;
-  if ((op >= Op::kMatRowRelu) && (op <= Op::kMatRowSigmoid)) {
-    family = 1U + (static_cast<std::size_t>(op) - static_cast<std::size_t>(Op::kMatRowRelu));
-  } else if (op == Op::kMatRowFrozen) {
-    family = 4U;
-  } else {
-    // the functions and reductions, and the ops of no family
-  }
-  return family;
+  return ((op >= Op::kMatRowRelu) && (op <= Op::kMatRowSigmoid)) ? 1U : 0U;
 }
 
 /// How a node stores its operands (a = first operand field, b = second).

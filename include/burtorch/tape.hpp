@@ -667,7 +667,9 @@ class Tape {
   /// Keys are nodes + slots: a size_t holds them (a buffer holds more bytes).
   std::size_t cut_keys_[kMarkLevels] = {};
   std::uint64_t cut_generations_[kMarkLevels] = {};
-  Index cuts_ = 0U;
+  /// Remembered rewind targets (at most kMarkLevels); one byte, next to
+  /// the status (the tape's size is part of every FixedTape's RAM).
+  std::uint8_t cuts_ = 0U;
   Status status_ = Status::kOk;
 #if BURTORCH_CONFIG_FAULT_HOOK
   FaultHook fault_hook_ = nullptr;

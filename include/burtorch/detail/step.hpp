@@ -228,25 +228,17 @@ inline Index forward_step(const Forward<T>& f, const Index* slots, Op op, Index 
 /// nothing for another op). Its address is what the recorders of those ops
 /// give the tape: this function, and with it the backward code of the
 /// family's rows, is linked into a program only if the program records one
-/// of them. Returns how many nodes below i it swept too (step). With
-/// `forward` not null, Tape::replay's forward step instead (forward_step):
-/// returns the nodes it evaluated. (A class template of one argument and a
-/// member template of one: one argument per template-id, which MISRA's
-/// comma rule asks of cppcheck's reading.)
+/// of them. Returns how many nodes below i it swept too (step). (A class
+/// template of one argument and a member template of one: one argument per
+/// template-id, which MISRA's comma rule asks of cppcheck's reading.)
 template <std::size_t F>
 struct LinkedFamily {
   template <class T>
-  static Index backward(const Arrays<T>& s, Op op, Index i, Index a, Index b, T g, Index lowest,
-                        const Forward<T>* forward) noexcept {
+  static Index backward(const Arrays<T>& s, Op op, Index i, Index a, Index b, T g, Index lowest) noexcept {
     Index swept = 0U;
     visit_linked_op(op, [&](auto tag) noexcept {
-      using D = typename decltype(tag)::Def;
       if constexpr (linked_family(decltype(tag)::kOp) == F) {
-        if (forward != nullptr) {
-          swept = forward_step<D>(*forward, s.slots, op, i, a, b);
-        } else {
-          swept = step<D>(s, i, a, b, g, lowest);
-        }
+        swept = step<typename decltype(tag)::Def>(s, i, a, b, g, lowest);
       }
     });
     return swept;
@@ -255,8 +247,7 @@ struct LinkedFamily {
 
 /// The type of LinkedFamily<F>::backward<T>.
 template <class T>
-using LinkedBackward = Index (*)(const Arrays<T>& s, Op op, Index i, Index a, Index b, T g, Index lowest,
-                                 const Forward<T>* forward) noexcept;
+using LinkedBackward = Index (*)(const Arrays<T>& s, Op op, Index i, Index a, Index b, T g, Index lowest) noexcept;
 
 }  // namespace detail
 }  // namespace burtorch

@@ -37,7 +37,7 @@ Index Tape<T>::backward_wide(Op op, Index i, Index a, Index b, T g, Index lowest
   if (linked_on_use(op)) {
     const detail::LinkedBackward<T> hook = linked_backward_[linked_family(op)];
     if (hook != nullptr) {
-      swept = hook(s, op, i, a, b, g, lowest, nullptr);  // BT-DEV-005: the library's own LinkedFamily<F>::backward
+      swept = hook(s, op, i, a, b, g, lowest);  // BT-DEV-005: the library's own LinkedFamily<F>::backward
     }
   }
   return swept;

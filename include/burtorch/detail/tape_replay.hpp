@@ -127,19 +127,15 @@ Status Tape<T>::set_target(Value<T> loss, Index target) noexcept {
 
 template <class T>
 Index Tape<T>::forward_wide(Op op, Index i, Index a, Index b, Index end) noexcept {
+  // Every op's forward, the ops linked on use included: replay is itself
+  // linked on use (only a program that replays carries this function), and
+  // a program that replays re-evaluates whatever it recorded.
   const detail::Forward<T> f{values_, links_, ops_, param_region_, end};
   Index done = 1U;
-  visit_core_op(op, [&](auto tag) noexcept {
+  visit_op(op, [&](auto tag) noexcept {
     using D = typename decltype(tag)::Def;
     done = detail::forward_step<D>(f, args_, op, i, a, b);
   });
-  if (linked_on_use(op)) {
-    const detail::LinkedBackward<T> hook = linked_backward_[linked_family(op)];
-    if (hook != nullptr) {
-      const detail::Arrays<T> s{values_, grads_, args_};
-      done = hook(s, op, i, a, b, T(0), end, &f);  // BT-DEV-005: the library's own LinkedFamily<F>::backward
-    }
-  }
   return done;
 }
 

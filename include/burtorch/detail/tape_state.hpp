@@ -158,7 +158,7 @@ Status Tape<T>::rewind_other(Mark m) noexcept {
   }
   cut_keys_[kept] = key;
   cut_generations_[kept] = generation_;
-  cuts_ = kept + 1U;
+  cuts_ = static_cast<std::uint8_t>(kept + 1U);  // at most kMarkLevels
   truncate(m.nodes, m.slots);
   return Status::kOk;
 }

@@ -531,7 +531,11 @@ T serial_batch(Tape<T>& tape, View params, std::size_t count, SampleLoss&& sampl
   return detail::batch_step(tape, params, count, sample_loss,
                             [&opt](Tape<T>& t, View p, T scale) noexcept { return opt.step(t, p, scale); });
 }
-/// @copydoc serial_batch(Tape<T>&, View, std::size_t, SampleLoss&&, Optimizer<T>&)
+/// The same with the update rule chosen at compile time,
+/// serial_batch<nn::OptimizerKind::kSgd>(tape, params, count, sample_loss,
+/// opt): only rule K's code is compiled in (Optimizer::step<K>); an
+/// optimizer configured with another rule refuses the step (NaN,
+/// kInvalidArgument on the tape, nothing updated).
 template <OptimizerKind K, class T, class SampleLoss>
 T serial_batch(Tape<T>& tape, View params, std::size_t count, SampleLoss&& sample_loss, Optimizer<T>& opt) noexcept {
   return detail::batch_step(tape, params, count, sample_loss, [&opt](Tape<T>& t, View p, T scale) noexcept {
