@@ -27,6 +27,15 @@ namespace nn = burtorch::nn;
 
 namespace {
 
+// Shared by the tests (each resets what it uses): the micro:bit has 16 KiB
+// of RAM for all of them.
+using DoubleTape = bt::FixedTape<double, 40, 16>;
+using FloatTape = bt::FixedTape<float, 112, 64>;
+DoubleTape g_d0;
+DoubleTape g_d1;
+FloatTape g_f0;
+FloatTape g_f1;
+
 template <class T>
 bool same_bits(T a, T b) {
   return std::memcmp(&a, &b, sizeof(T)) == 0;
@@ -48,8 +57,8 @@ long differences(const bt::Tape<T>& x, const bt::Tape<T>& y) {
 template <class Build>
 void graph_case(bt_test::Context& t, Build build, const char* name) {
   t.test_name = name;
-  static bt::FixedTape<double, 64> once;
-  static bt::FixedTape<double, 64> again;
+  DoubleTape& once = g_d0;
+  DoubleTape& again = g_d1;
   once.reset();
   const bt::Mark start = once.mark();
   const auto n = build(once, 1.5, -0.75);
@@ -74,7 +83,7 @@ void paper_graphs(bt_test::Context& t) {
   graph_case(t, [](bt::Tape<double>& tape, double a, double b) { return examples::small_graph(tape, a, b); }, "small");
   // Closed forms at the paper's points (Fig. 1: dg/da = -35; Fig. 2:
   // micrograd's README value).
-  static bt::FixedTape<double, 64> tape;
+  DoubleTape& tape = g_d0;
   tape.reset();
   const bt::Mark start = tape.mark();
   const auto n = examples::small_graph(tape, 1.0, 1.0);
@@ -132,8 +141,8 @@ Kinds record_kinds(bt::Tape<float>& tape, const float* in) {
 }
 
 void every_kind_of_op(bt_test::Context& t) {
-  static bt::FixedTape<float, 256, 256> once;
-  static bt::FixedTape<float, 256, 256> again;
+  FloatTape& once = g_f0;
+  FloatTape& again = g_f1;
   once.reset();
   const float first[6] = {0.5F, -1.25F, 2.0F, 0.75F, -0.5F, 1.5F};
   const bt::Mark start = once.mark();
@@ -209,8 +218,9 @@ bt::Index label(std::size_t sample) { return static_cast<bt::Index>((sample * 7U
 
 void mlp_trained_by_replay(bt_test::Context& t) {
   constexpr std::size_t kParams = (kIn * kHidden) + kHidden + (kHidden * kOut) + kOut;
-  static bt::FixedTape<float, kParams + 32U, 32U, kParams> once;
-  static bt::FixedTape<float, kParams + 32U, 32U, kParams> again;
+  static_assert(kParams + 19U <= 112U, "the shared tapes hold the model and one sample");
+  FloatTape& once = g_f0;
+  FloatTape& again = g_f1;
   once.reset();
   again.reset();
   Mlp a;
@@ -268,8 +278,8 @@ void mlp_trained_by_replay(bt_test::Context& t) {
 // --- misuse ----------------------------------------------------------------------------
 
 void replay_refuses_a_changed_graph(bt_test::Context& t) {
-  static bt::FixedTape<double, 64> tape;
-  static bt::FixedTape<double, 64> other;
+  DoubleTape& tape = g_d0;
+  DoubleTape& other = g_d1;
   tape.reset();
   other.reset();
   const bt::Mark start = tape.mark();
@@ -312,7 +322,7 @@ void replay_refuses_a_changed_graph(bt_test::Context& t) {
 }
 
 void replayable_refuses_what_it_cannot_replay(bt_test::Context& t) {
-  static bt::FixedTape<double, 64> tape;
+  DoubleTape& tape = g_d0;
   tape.reset();
   const bt::Mark start = tape.mark();
   const bt::Value<double> x = tape.leaf(1.0);
@@ -331,7 +341,7 @@ void replayable_refuses_what_it_cannot_replay(bt_test::Context& t) {
   // A root before the mark, a stale mark, a foreign root, an error.
   BT_CHECK(t, tape.replayable(mid, z).tape == nullptr);
   tape.clear_status();
-  static bt::FixedTape<double, 8> other;
+  DoubleTape& other = g_d1;
   other.reset();
   BT_CHECK(t, tape.replayable(start, other.leaf(1.0)).tape == nullptr);
   tape.clear_status();
@@ -341,7 +351,7 @@ void replayable_refuses_what_it_cannot_replay(bt_test::Context& t) {
   BT_CHECK(t, tape.replayable(mid, bt::Value<double>(&tape, 3U)).tape == nullptr);  // mid was discarded
   tape.clear_status();
   // A frozen-weight row cannot be re-evaluated (its bias is not kept).
-  static bt::FixedTape<float, 16, 16> f;
+  FloatTape& f = g_f0;
   f.reset();
   static const float kW[2] = {1.0F, 2.0F};
   const bt::Mark fs = f.mark();
@@ -357,7 +367,7 @@ void replayable_refuses_what_it_cannot_replay(bt_test::Context& t) {
 // one set() per node; refused with nothing written if a node of the view is
 // not a leaf or input, the view is not recorded, or x is null.
 void bulk_set(bt_test::Context& t) {
-  static bt::FixedTape<float, 32, 8> tape;
+  FloatTape& tape = g_f0;
   tape.reset();
   const bt::Value<float> w = tape.param(2.0F);
   const bt::Value<float> x0 = tape.input(0.0F);
@@ -377,7 +387,7 @@ void bulk_set(bt_test::Context& t) {
 }
 
 void set_and_set_target_refuse_misuse(bt_test::Context& t) {
-  static bt::FixedTape<float, 32, 8> tape;
+  FloatTape& tape = g_f0;
   tape.reset();
   const bt::Value<float> p = tape.param(0.5F);
   const bt::Value<float> z0 = tape.leaf(1.0F);

@@ -24,6 +24,13 @@ namespace nn = burtorch::nn;
 
 namespace {
 
+// Shared by the tests (each resets what it uses): the micro:bit has 16 KiB
+// of RAM for all of them.
+bt::FixedTape<double, 48, 32> g_d0;
+bt::FixedTape<double, 48, 32> g_d1;
+bt::FixedTape<float, 48, 32> g_f0;
+bt::FixedTape<float, 48, 32> g_f1;
+
 bool same(double a, double b) {
   return (a == b) || (std::isnan(a) && std::isnan(b));
 }
@@ -120,8 +127,8 @@ Layer record_layer(bt::Tape<double>& tape, bool inputs) {
 }
 
 void a_layer_over_inputs_skips_their_gradient(bt_test::Context& t) {
-  static bt::FixedTape<double, 48, 32> leaves;
-  static bt::FixedTape<double, 48, 32> inputs;
+  bt::FixedTape<double, 48, 32>& leaves = g_d0;
+  bt::FixedTape<double, 48, 32>& inputs = g_d1;
   const Layer a = record_layer(leaves, false);
   const Layer b = record_layer(inputs, true);
   BT_CHECK(t, (leaves.backward(a.loss) == bt::Status::kOk) && (inputs.backward(b.loss) == bt::Status::kOk));
@@ -154,7 +161,7 @@ void a_layer_over_inputs_skips_their_gradient(bt_test::Context& t) {
 void a_list_with_one_leaf_gets_every_gradient(bt_test::Context& t) {
   // Two runs: two inputs, then one ordinary leaf. The list is not one of
   // inputs only, so the leaf gets its gradient (w2), the weights theirs.
-  static bt::FixedTape<double, 16, 16> tape;
+  bt::FixedTape<double, 48, 32>& tape = g_d0;
   tape.reset();
   const bt::Value<double> w0 = tape.param(0.5);
   const bt::Value<double> w1 = tape.param(-2.0);
@@ -172,7 +179,7 @@ void a_list_with_one_leaf_gets_every_gradient(bt_test::Context& t) {
   // A list of inputs only, in two runs, over a frozen-weight layer: its
   // backward has nothing to do, the slots stay 0.
   static const float kFrozen[3] = {1.0F, 2.0F, 3.0F};
-  static bt::FixedTape<float, 16, 16> f;
+  bt::FixedTape<float, 48, 32>& f = g_f0;
   f.reset();
   const bt::Value<float> a0 = f.input(1.0F);
   const bt::Value<float> a1 = f.input(2.0F);
@@ -243,8 +250,8 @@ Fused record_fused(bt::Tape<float>& tape, bool fused) {
 template <bt::Op Act>
 void fused_rows_are_the_two_nodes_t(bt_test::Context& t, const char* name) {
   t.test_name = name;
-  static bt::FixedTape<float, 64, 32> two;
-  static bt::FixedTape<float, 64, 32> one;
+  bt::FixedTape<float, 48, 32>& two = g_f0;
+  bt::FixedTape<float, 48, 32>& one = g_f1;
   const Fused a = record_fused<Act>(two, false);
   const Fused b = record_fused<Act>(one, true);
   BT_CHECK(t, (a.y.count == kFr) && (b.y.count == kFr));
@@ -275,7 +282,7 @@ void fused_rows_are_the_two_nodes(bt_test::Context& t) {
 // non-positive pre-activation (row 2 is exactly 0 there) pass nothing; the
 // others pass c_o x_k to their weights, c_o to their bias and c_o w_ok to x.
 void fused_relu_closed_form(bt_test::Context& t) {
-  static bt::FixedTape<float, 64, 32> tape;
+  bt::FixedTape<float, 48, 32>& tape = g_f0;
   const Fused f = record_fused<bt::Op::kRelu>(tape, true);
   BT_CHECK(t, tape.backward(f.loss) == bt::Status::kOk);
   const double x[kFc] = {2.0, -0.5, 1.25, 0.75, -1.5};
@@ -308,7 +315,7 @@ void fused_relu_closed_form(bt_test::Context& t) {
 // activation in: the same values and gradients as the run-time choice;
 // a mismatching A is refused with nothing recorded.
 void linear_fuses_its_activation(bt_test::Context& t) {
-  static bt::FixedTape<double, 64, 32> tape;
+  bt::FixedTape<double, 48, 32>& tape = g_d0;
   tape.reset();
   nn::LinearOptions o{};
   o.in = 3U;
@@ -380,7 +387,7 @@ void fused_rows_overflow_cleanly(bt_test::Context& t) {
 // 1's rows to their own block. h = W1 x (3 rows), y = W2 h (2 rows),
 // loss = y0 - 2 y1; all linear, so the gradients are closed forms.
 void blocks_stop_at_their_first_row(bt_test::Context& t) {
-  static bt::FixedTape<double, 48, 32> tape;
+  bt::FixedTape<double, 48, 32>& tape = g_d0;
   tape.reset();
   const double w1[3][2] = {{1.0, 2.0}, {-1.0, 0.5}, {0.25, -3.0}};
   const double w2[2][3] = {{2.0, -1.0, 0.5}, {1.5, 0.25, -2.0}};
@@ -446,7 +453,7 @@ void blocks_stop_at_their_first_row(bt_test::Context& t) {
 // frozen layer's outputs gives its weights their gradient, the lower layer
 // none.
 void blocks_stop_at_the_gradient_stop(bt_test::Context& t) {
-  static bt::FixedTape<double, 48, 32> tape;
+  bt::FixedTape<double, 48, 32>& tape = g_d0;
   tape.reset();
   for (int i = 0; i < 6; ++i) {
     static_cast<void>(tape.param(0.5 + static_cast<double>(i)));

@@ -767,7 +767,6 @@ template <> struct OpDef<Op::kMatRowSigmoid> : detail::FusedRow<Op::kSigmoid> {
 template <> struct OpDef<Op::kMatRowFrozen> {
   static constexpr OpKind kKind = OpKind::kDescriptor;
   static constexpr const char* kName = "matvec_frozen_row";
-  static constexpr bool kRows = true;
   template <class T> static void backward(const detail::Arrays<T>& s, Index /*i*/, Index a, Index b, T g) noexcept {
     detail::frozen_row_backward(s.g, s.slots, a, b, g);
   }

@@ -38,7 +38,7 @@ struct ListOperand {
 struct AnyOperand {
   const Index* slots;  ///< the list's first slot, or null for a run
   Index first;         ///< the run's first node
-  Index operator[](Index i) const noexcept { return (slots != nullptr) ? slots[i] : (first + i); }
+  BURTORCH_ALWAYS_INLINE Index operator[](Index i) const noexcept { return (slots != nullptr) ? slots[i] : (first + i); }
 };
 /// The operand of a run of nodes from `first`.
 inline AnyOperand range_operand(Index first) noexcept { return AnyOperand{nullptr, first}; }
