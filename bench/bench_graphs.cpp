@@ -14,6 +14,9 @@
 //   --forward-only  build + rewind without backward: how the iteration's
 //                   time splits between recording and the backward sweep
 //                   (docs/performance.md).
+//   --replay        record the graph once, then per iteration set the two
+//                   leaves and replay it (Tape::replay: forward + backward),
+//                   with every check of set() and replay() on.
 #include <burtorch/burtorch.hpp>
 #include <burtorch/port/port.hpp>
 
@@ -51,6 +54,38 @@ __attribute__((flatten)) double small() {
   return n.a.grad();
 }
 
+// Replay: the graph recorded once (record_once), then per iteration the
+// leaves' new values and a replay.
+examples::TinyGraph<double> g_tiny_rec;
+examples::SmallGraph<double> g_small_rec;
+bt::Replay g_replay;
+
+void record_once(bool tiny_graph) {
+  g_tape.reset();
+  const bt::Mark start = g_tape.mark();
+  if (tiny_graph) {
+    g_tiny_rec = examples::tiny_graph(g_tape, 1.0, 1.0);
+    g_replay = g_tape.replayable(start, g_tiny_rec.g);
+  } else {
+    g_small_rec = examples::small_graph(g_tape, 1.0, 1.0);
+    g_replay = g_tape.replayable(start, g_small_rec.g);
+  }
+}
+
+__attribute__((flatten)) double tiny_replay() {
+  static_cast<void>(g_tape.set(g_tiny_rec.a, -41.0));
+  static_cast<void>(g_tape.set(g_tiny_rec.b, 2.0));
+  static_cast<void>(g_tape.replay(g_replay));
+  return g_tiny_rec.a.grad();  // replay cleared the recording's gradients, its leaves' too
+}
+
+__attribute__((flatten)) double small_replay() {
+  static_cast<void>(g_tape.set(g_small_rec.a, -4.0));
+  static_cast<void>(g_tape.set(g_small_rec.b, 2.0));
+  static_cast<void>(g_tape.replay(g_replay));
+  return g_small_rec.a.grad();
+}
+
 // The same graphs without backward: return the root's value.
 __attribute__((flatten)) double tiny_forward() { return examples::tiny_graph(g_tape, -41.0, 2.0).g.value(); }
 
@@ -65,6 +100,16 @@ __attribute__((noinline)) double loop(long iterations, Build build) {
   for (long i = 0; i < iterations; ++i) {
     checksum += build();
     static_cast<void>(g_tape.rewind(start));
+  }
+  return checksum;
+}
+
+// The replay loop: no rewind (the recording stays).
+template <class Build>
+__attribute__((noinline)) double replay_loop(long iterations, Build build) {
+  double checksum = 0.0;
+  for (long i = 0; i < iterations; ++i) {
+    checksum += build();
   }
   return checksum;
 }
@@ -107,11 +152,11 @@ int main(int argc, char** argv) {
   const char* graph = flags.get("--graph", "both");
   const bool want_tiny = (std::strcmp(graph, "tiny") == 0) || (std::strcmp(graph, "both") == 0);
   const bool want_small = (std::strcmp(graph, "small") == 0) || (std::strcmp(graph, "both") == 0);
-  if (!flags.check({"--runs", "--iterations", "--graph"}, {"--csv", "--json", "--count", "--forward-only"}) ||
+  if (!flags.check({"--runs", "--iterations", "--graph"}, {"--csv", "--json", "--count", "--forward-only", "--replay"}) ||
       (!want_tiny && !want_small)) {
     std::fprintf(stderr,
                  "usage: bench_graphs [--runs N] [--csv | --json] [--graph tiny|small|both] [--iterations N] "
-                 "[--count] [--forward-only]\n");
+                 "[--count] [--forward-only] [--replay]\n");
     return 2;
   }
   int runs = static_cast<int>(flags.get_long("--runs", 21));
@@ -119,6 +164,7 @@ int main(int argc, char** argv) {
   const bool json = flags.has("--json");
   const bool count_only = flags.has("--count");
   const bool forward_only = flags.has("--forward-only");
+  const bool replay = flags.has("--replay");
   const long iterations = flags.get_long("--iterations", 0);  // 0: the paper's counts
   runs = std::max(runs, 1);
   const long tiny_iterations = (iterations > 0) ? iterations : 100000L;
@@ -130,6 +176,35 @@ int main(int argc, char** argv) {
   g_tape.reset();
   const bool small_ok = forward_only ? (small_forward() == 24.70408163265306) : (small() == 138.83381924198252);
   g_tape.reset();
+  if (replay) {
+    // The same closed forms from a replay of a graph recorded at other values.
+    record_once(true);
+    const bool tiny_replay_ok = tiny_replay() == -35.0;
+    record_once(false);
+    const bool small_replay_ok = small_replay() == 138.83381924198252;
+    g_tape.reset();
+    if (!tiny_replay_ok || !small_replay_ok) {
+      std::fprintf(stderr, "bench_graphs: wrong gradient from replay (tiny %s, small %s)\n",
+                   tiny_replay_ok ? "ok" : "WRONG", small_replay_ok ? "ok" : "WRONG");
+      return 1;
+    }
+    if (count_only) {
+      double sum = 0.0;
+      if (want_tiny) {
+        record_once(true);
+        sum += replay_loop(tiny_iterations, tiny_replay);
+      }
+      if (want_small) {
+        record_once(false);
+        sum += replay_loop(small_iterations, small_replay);
+      }
+      g_tape.reset();
+      g_sink = sum;
+      return 0;
+    }
+    std::fprintf(stderr, "bench_graphs: --replay only with --count (instruction counts)\n");
+    return 2;
+  }
   if (!tiny_ok || !small_ok) {
     std::fprintf(stderr, "bench_graphs: wrong gradient (tiny %s, small %s)\n", tiny_ok ? "ok" : "WRONG",
                  small_ok ? "ok" : "WRONG");

@@ -332,7 +332,7 @@ const char* decode(const bt::Tape<T>& tape, Index i, Node* out) {
       return "bad inner product length";
     }
     why = run(n.ws, &n.nw, first_w, length);
-    const Index runs = slot(list);
+    const Index runs = (slot(list) == kNo) ? kNo : (slot(list) & ~bt::detail::kListOfInputs);  // the inputs flag aside
     if ((why == nullptr) && ((runs == 0U) || (runs > kMaxList))) {
       why = "bad view list";
     }
@@ -1703,7 +1703,7 @@ struct Driver {
   // (view_list() never stores one; a made-up, stale or foreign list may).
   bool zero_run(int s, bt::ViewList list) const {
     const bt::Tape<T>& t = *side[s].tape;
-    const Index runs = t.slot(list.slot);
+    const Index runs = (t.slot(list.slot) == kNo) ? kNo : (t.slot(list.slot) & ~bt::detail::kListOfInputs);
     for (Index r = 0U; (runs != kNo) && (r < runs) && (r < kMaxList); ++r) {
       if (t.slot(list.slot + 2U + (2U * r)) == 0U) {
         return true;

@@ -63,7 +63,7 @@ Status write_graphviz(const Tape<T>& tape, Value<T> root, ByteSink sink) noexcep
     out.text("  n");
     out.index(i);
     out.text(" [shape=");
-    out.text((op == Op::kLeaf) ? "ellipse" : "box");
+    out.text(((op == Op::kLeaf) || (op == Op::kInput)) ? "ellipse" : "box");
     if (i == last) {
       out.text(" peripheries=2 style=bold");
     }
@@ -99,18 +99,19 @@ Status write_graphviz(const Tape<T>& tape, Value<T> root, ByteSink sink) noexcep
     } else if (op == Op::kDotRV) {
       operand_edges(out, tape, i, tape.slot(a), false, b);
       const Index list = tape.slot(a + 1U);
-      const Index runs = tape.slot(list);
+      const Index runs = (tape.slot(list) == kNoIndex) ? kNoIndex : (tape.slot(list) & ~detail::kListOfInputs);
       for (Index r = 0U; (runs != kNoIndex) && (r < runs); ++r) {
         operand_edges(out, tape, i, tape.slot(list + 1U + (2U * r)), false, tape.slot(list + 2U + (2U * r)));
       }
       if (tape.slot(a + 2U) != kNoIndex) {
         out.edge(tape.slot(a + 2U), i);
       }
-    } else if (op == Op::kMatRow) {
+    } else if ((op == Op::kMatRow) || (op == Op::kMatRowRelu) || (op == Op::kMatRowTanh) ||
+               (op == Op::kMatRowSigmoid)) {
       const Index length = tape.slot(a + 3U);
       operand_edges(out, tape, i, tape.slot(a) + (b * length), false, length);
       const Index list = tape.slot(a + 1U);
-      const Index runs = tape.slot(list);
+      const Index runs = (tape.slot(list) == kNoIndex) ? kNoIndex : (tape.slot(list) & ~detail::kListOfInputs);
       for (Index r = 0U; (runs != kNoIndex) && (r < runs); ++r) {
         operand_edges(out, tape, i, tape.slot(list + 1U + (2U * r)), false, tape.slot(list + 2U + (2U * r)));
       }
@@ -124,7 +125,7 @@ Status write_graphviz(const Tape<T>& tape, Value<T> root, ByteSink sink) noexcep
     } else if (op == Op::kMatRowFrozen) {
       // The weights are not on the tape: edges from the input's runs only.
       const Index list = tape.slot(a);
-      const Index runs = tape.slot(list);
+      const Index runs = (tape.slot(list) == kNoIndex) ? kNoIndex : (tape.slot(list) & ~detail::kListOfInputs);
       for (Index r = 0U; (runs != kNoIndex) && (r < runs); ++r) {
         operand_edges(out, tape, i, tape.slot(list + 1U + (2U * r)), false, tape.slot(list + 2U + (2U * r)));
       }

@@ -509,6 +509,96 @@ void adam_state_layout(bt_test::Context& t) {
   }
 }
 
+// The batch's 1/B folded into the step: serial_batch(..., opt) and its
+// compile-time twin serial_batch<K>(..., opt) leave the parameters and the
+// optimizer's state bitwise as serial_batch() then opt.step() do, for every
+// rule, over three batches of three samples (1/3 is not exact: a fold into
+// the learning rate would round differently); the gradients stay sums.
+// A rule other than K is refused: NaN, kInvalidArgument on the tape,
+// nothing updated; so is an empty batch.
+alignas(64) unsigned char g_batch_arena[3][1024];
+
+template <class T, nn::OptimizerKind K>
+void batch_step_case(bt_test::Context& t) {
+  constexpr std::size_t kN = 7U;
+  constexpr std::size_t kB = 3U;
+  T arena_state[3][2U * kN] = {};
+  unsigned char(&arena)[3][1024] = g_batch_arena;
+  static_assert(bt::Tape<double>::bytes_required(24U, 16U, kN) <= sizeof(arena[0]), "a tape per arena");
+  nn::OptimizerConfig<T> config;
+  config.kind = K;
+  config.lr = T(0.05);
+  config.weight_decay = T(0.1);
+  bt::Tape<T> a(arena[0], sizeof(arena[0]), 24U, 16U, kN);
+  bt::Tape<T> b(arena[1], sizeof(arena[1]), 24U, 16U, kN);
+  bt::Tape<T> c(arena[2], sizeof(arena[2]), 24U, 16U, kN);
+  bt::Tape<T>* tapes[3] = {&a, &b, &c};
+  for (bt::Tape<T>* tp : tapes) {
+    for (std::size_t i = 0U; i < kN; ++i) {
+      static_cast<void>(tp->param(T(0.25) * static_cast<T>(i) - T(0.6)));
+    }
+  }
+  nn::Optimizer<T> oa(config, arena_state[0]);
+  nn::Optimizer<T> ob(config, arena_state[1]);
+  nn::Optimizer<T> oc(config, arena_state[2]);
+  const bt::View p{0U, static_cast<bt::Index>(kN)};
+  std::size_t batch = 0U;
+  // Sample i of a batch: (w . x_i - y_i)^2 over inputs that depend on i
+  // and the batch.
+  auto loss = [&](bt::Tape<T>& tp, std::size_t i) {
+    bt::Value<T> x[kN];
+    for (std::size_t k = 0U; k < kN; ++k) {
+      x[k] = tp.input(T(0.125) * static_cast<T>(((k + 1U) * (i + 2U) + batch) % 7U) - T(0.3));
+    }
+    bt::Value<T> w[kN];
+    for (std::size_t k = 0U; k < kN; ++k) {
+      w[k] = bt::Value<T>(&tp, static_cast<bt::Index>(k));
+    }
+    return bt::sqr(bt::inner_product(w, x, kN) - (T(0.5) * static_cast<T>(i)));
+  };
+  for (batch = 0U; batch < 3U; ++batch) {
+    const T la = nn::serial_batch(a, p, kB, loss);
+    BT_CHECK(t, oa.step(a, p) == bt::Status::kOk);
+    const T lb = nn::serial_batch(b, p, kB, loss, ob);
+    const T lc = nn::serial_batch<K>(c, p, kB, loss, oc);
+    BT_CHECK(t, (la == lb) && (la == lc) && std::isfinite(static_cast<double>(la)));
+    long wrong = 0;
+    for (std::size_t i = 0U; i < kN; ++i) {
+      wrong += ((a.values()[i] == b.values()[i]) && (a.values()[i] == c.values()[i])) ? 0 : 1;
+      // a's gradients are the means, b's and c's the sums.
+      wrong += ((b.grads()[i] * (T(1) / T(3))) == a.grads()[i]) ? 0 : 1;
+      wrong += (b.grads()[i] == c.grads()[i]) ? 0 : 1;
+    }
+    wrong += (std::memcmp(arena_state[0], arena_state[1], sizeof(arena_state[0])) == 0) ? 0 : 1;
+    wrong += (std::memcmp(arena_state[0], arena_state[2], sizeof(arena_state[0])) == 0) ? 0 : 1;
+    BT_CHECK(t, wrong == 0);
+  }
+  BT_CHECK(t, (oa.steps() == 3U) && (ob.steps() == 3U) && (oc.steps() == 3U));
+  // Refusals: another rule at compile time, an empty batch.
+  T before[kN];
+  std::memcpy(before, c.values(), sizeof(before));
+  constexpr nn::OptimizerKind kOther = (K == nn::OptimizerKind::kSgd) ? nn::OptimizerKind::kAdam : nn::OptimizerKind::kSgd;
+  BT_CHECK(t, oc.template step<kOther>(c, p) == bt::Status::kInvalidArgument);
+  BT_CHECK(t, std::isnan(static_cast<double>(nn::serial_batch<kOther>(c, p, kB, loss, oc))));
+  BT_CHECK(t, c.status() == bt::Status::kInvalidArgument);
+  c.clear_status();
+  BT_CHECK(t, std::isnan(static_cast<double>(nn::serial_batch(c, p, 0U, loss, oc))));
+  BT_CHECK(t, c.status() == bt::Status::kInvalidArgument);
+  c.clear_status();
+  BT_CHECK(t, (std::memcmp(before, c.values(), sizeof(before)) == 0) && (oc.steps() == 3U));
+  // step<K> itself: as step().
+  BT_CHECK(t, oc.template step<K>(c, p) == bt::Status::kOk);
+  BT_CHECK(t, oa.step(a, p, T(1) / T(3)) == bt::Status::kOk);
+}
+
+template <class T>
+void batch_step_folds_the_mean(bt_test::Context& t) {
+  batch_step_case<T, nn::OptimizerKind::kSgd>(t);
+  batch_step_case<T, nn::OptimizerKind::kMomentum>(t);
+  batch_step_case<T, nn::OptimizerKind::kAdam>(t);
+  batch_step_case<T, nn::OptimizerKind::kAdamW>(t);
+}
+
 void optimizer_refuses_fp64(bt_test::Context& t) { optimizer_refuses<double>(t); }
 void optimizer_refuses_fp32(bt_test::Context& t) { optimizer_refuses<float>(t); }
 
@@ -670,6 +760,8 @@ const bt_test::TestCase kCases[] = {
     {"optimizers_fp64", optimizers_fp64}, {"optimizers_fp32", optimizers_fp32},
     {"optimizer_refuses_fp64", optimizer_refuses_fp64},
     {"optimizer_refuses_fp32", optimizer_refuses_fp32},
+    {"batch_step_folds_the_mean_fp64", batch_step_folds_the_mean<double>},
+    {"batch_step_folds_the_mean_fp32", batch_step_folds_the_mean<float>},
     {"adam_state_layout_fp64", adam_state_layout<double>},
     {"adam_state_layout_fp32", adam_state_layout<float>},
     {"views_off_the_tape", views_off_the_tape},

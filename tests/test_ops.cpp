@@ -996,7 +996,9 @@ void linked_ops_on_lanes(bt_test::Context& t) {
                                      l_bce<Lanes4>, l_huber<Lanes4>};
   const Linked<double> scalar_ops[] = {u_gelu_tanh<double>, u_silu<double>, u_abs<double>, l_leaky<double>,
                                        l_bce<double>, l_huber<double>};
-  const double inputs[3][4] = {{0.0, -0.5, 0.5, kNaN}, {-0.0, 2.0, -3.0, 0.25}, {kInf, -kInf, 1e-3, -40.0}};
+  // Read-only data, not the stack: the micro:bit's 3 KiB stack also holds
+  // the sweep of a tape of lanes below this frame.
+  static constexpr double inputs[3][4] = {{0.0, -0.5, 0.5, kNaN}, {-0.0, 2.0, -3.0, 0.25}, {kInf, -kInf, 1e-3, -40.0}};
   for (std::size_t op = 0U; op < 6U; ++op) {
     for (const auto& in : inputs) {
       g_lanes.reset();
@@ -1014,7 +1016,7 @@ void linked_ops_on_lanes(bt_test::Context& t) {
   }
   // reduce_max: each lane picks its own operand (ties, NaN, -0).
   t.test_name = "reduce_max_on_lanes";
-  const double ops[4][4] = {{1.0, kNaN, -0.0, 5.0}, {3.0, 1.0, 0.0, 5.0}, {3.0, kNaN, -1.0, 2.0}, {2.0, 0.0, 0.0, 9.0}};
+  static constexpr double ops[4][4] = {{1.0, kNaN, -0.0, 5.0}, {3.0, 1.0, 0.0, 5.0}, {3.0, kNaN, -1.0, 2.0}, {2.0, 0.0, 0.0, 9.0}};
   for (int layout = 0; layout < 2; ++layout) {
     g_lanes.reset();
     bt::Value<Lanes4> xs[4];

@@ -74,6 +74,8 @@ SCENARIO(s_var_biased_range, bt::variance_biased(x, 4U))
 SCENARIO(s_mean_and_msq, bt::reduce_mean_and_mean_squares(x, 4U).mean_squares)
 SCENARIO(s_dot_rr, bt::inner_product(x, x + 2, 2U))
 SCENARIO(s_dot_bias, bt::inner_product_with_bias(x, x + 2, 2U, x[3]))
+SCENARIO(s_input, tape.input(0.25))
+
 // List operands: the same leaves in another order need argument slots.
 V s_sum_list(bt::Tape<double>& tape) {
   V x[4];
@@ -124,7 +126,7 @@ const Case kScenarios[] = {
     {"dot_bias", s_dot_bias}, {"sum_list", s_sum_list}, {"var_list", s_var_list}, {"dot_rl", s_dot_rl},
     {"dot_ll", s_dot_ll}, {"gelu_tanh", s_gelu_tanh}, {"silu", s_silu}, {"abs", s_abs},
     {"leaky_relu", s_leaky_relu}, {"bce_with_logits", s_bce}, {"huber", s_huber}, {"max_range", s_max_range},
-    {"max_run", s_max_run}, {"max_list", s_max_list},
+    {"max_run", s_max_run}, {"max_list", s_max_list}, {"input", s_input},
 };
 
 constexpr std::size_t kBig = 64U;

@@ -209,6 +209,30 @@ void reference_optimizer_steps_follow_torch(bt_test::Context& t) {
     mismatches += ((w == z.y0[i]) && (buf == z.m0[i])) ? 0 : 1;
   }
   BT_CHECK(t, mismatches == 0);
+  // The steps on a gradient to be scaled first (a batch's mean from its
+  // sum): bitwise the scaling, then the step, for a scale that rounds.
+  const double scale = 1.0 / 3.0;
+  std::memcpy(z.y0, z.a, n * sizeof(double));
+  std::memcpy(z.y1, z.a, n * sizeof(double));
+  std::memcpy(z.m1, z.m0, n * sizeof(double));
+  std::memcpy(z.v1, z.v0, n * sizeof(double));
+  double scaled[kSize];
+  for (std::size_t i = 0U; i < n; ++i) {
+    scaled[i] = z.b[i];
+  }
+  Ref<double>::scale(scaled, scale, n);
+  Ref<double>::sgd_step(z.y0, z.b, 0.1, scale, n);
+  Ref<double>::sgd_step(z.y1, scaled, 0.1, n);
+  Ref<double>::momentum_step(z.y0, z.m0, z.b, 0.1, 0.9, false, scale, n);
+  Ref<double>::momentum_step(z.y1, z.m1, scaled, 0.1, 0.9, false, n);
+  Ref<double>::adam_step(z.y0, z.m0, z.v0, z.b, p, scale, n);
+  Ref<double>::adam_step(z.y1, z.m1, z.v1, scaled, p, n);
+  mismatches = 0;
+  for (std::size_t i = 0U; i < n; ++i) {
+    mismatches += ((z.y0[i] == z.y1[i]) && (z.m0[i] == z.m1[i]) && (z.v0[i] == z.v1[i])) ? 0 : 1;
+    mismatches += (scaled[i] != z.b[i]) ? 0 : 1;  // 1/3 changes every nonzero gradient
+  }
+  BT_CHECK(t, mismatches == 0);
 }
 
 // --- each implementation against the reference ------------------------------
@@ -246,6 +270,18 @@ struct Impl {
   template <class T>
   static void adam_step(T* w, T* m, T* v, const T* g, const simd::AdamStep<T>& p, std::size_t n) {
     isa::Kernels<I, T>::adam_step(w, m, v, g, p, n);
+  }
+  template <class T>
+  static void sgd_step(T* w, const T* g, T lr, T scale, std::size_t n) {
+    isa::Kernels<I, T>::sgd_step(w, g, lr, scale, n);
+  }
+  template <class T>
+  static void momentum_step(T* w, T* buf, const T* g, T lr, T mu, bool first, T scale, std::size_t n) {
+    isa::Kernels<I, T>::momentum_step(w, buf, g, lr, mu, first, scale, n);
+  }
+  template <class T>
+  static void adam_step(T* w, T* m, T* v, const T* g, const simd::AdamStep<T>& p, T scale, std::size_t n) {
+    isa::Kernels<I, T>::adam_step(w, m, v, g, p, scale, n);
   }
 };
 
@@ -357,6 +393,24 @@ void check_optimizers(bt_test::Context& t) {
     for (std::size_t i = 0U; i < n; ++i) {
       mismatches += (same(z.y0[i], z.y1[i]) && same(z.m0[i], z.m1[i]) && same(z.v0[i], z.v1[i])) ? 0 : 1;
     }
+    // The steps on a gradient scaled first (a batch's 1/B folded in).
+    const T scale = T(1) / T(3);
+    Ref<T>::sgd_step(z.y0, z.b, T(0.1), scale, n);
+    K::sgd_step(z.y1, z.b, T(0.1), scale, n);
+    for (int step = 0; step < 2; ++step) {
+      Ref<T>::momentum_step(z.y0, z.m0, z.b, T(0.05), T(0.9), step == 0, scale, n);
+      K::momentum_step(z.y1, z.m1, z.b, T(0.05), T(0.9), step == 0, scale, n);
+    }
+    for (int step = 1; step <= 2; ++step) {
+      const T bc1 = T(1) - static_cast<T>(std::pow(0.9, step));
+      const T bc2 = T(1) - static_cast<T>(std::pow(0.999, step));
+      const simd::AdamStep<T> p{T(0.001) / bc1, T(0.9), T(0.999), std::sqrt(bc2), T(1e-8), T(0.99999), step == 2};
+      Ref<T>::adam_step(z.y0, z.m0, z.v0, z.b, p, scale, n);
+      K::adam_step(z.y1, z.m1, z.v1, z.b, p, scale, n);
+    }
+    for (std::size_t i = 0U; i < n; ++i) {
+      mismatches += (same(z.y0[i], z.y1[i]) && same(z.m0[i], z.m1[i]) && same(z.v0[i], z.v1[i])) ? 0 : 1;
+    }
   }
   if (mismatches != 0) {
     bt_test::print(K::kName);
@@ -401,8 +455,15 @@ void every_kernel_matches_the_reference(bt_test::Context& t) {
 #endif
 #endif
 #if BURTORCH_SIMD_MVE
-  bt_test::print(" mve");
+  bt_test::print(BURTORCH_SIMD_MVE_FMA ? " mve+fma" : " mve");
   check_float<Impl<isa::Mve>>(t);
+#endif
+#if BURTORCH_SIMD_VFP
+  bt_test::print(BURTORCH_SIMD_VFP_FMA ? " vfp+fma" : " vfp");
+  check_float<Impl<isa::Vfp>>(t);
+#if BURTORCH_SIMD_VFP_F64
+  check_double<Impl<isa::Vfp>>(t);
+#endif
 #endif
   bt_test::print("; selected: float ");
   bt_test::print(simd::isa_float());
@@ -533,13 +594,72 @@ void public_functions_are_the_selected_kernels(bt_test::Context& t) {
   BT_CHECK(t, (bitwise_differences<Public, Impl<isa::ForDouble>, double>() == 0));
   BT_CHECK(t, std::strcmp(simd::isa_float(), isa::ForFloat::kName) == 0);
   BT_CHECK(t, std::strcmp(simd::isa_double(), isa::ForDouble::kName) == 0);
-#if BURTORCH_SIMD_AVX2_FMA
+#if BURTORCH_SIMD_FUSED_FLOAT
   // Fused and unfused kernels differ somewhere, so the comparison above
   // tells the selected fused kernels from the reference (in float: the
   // products of the test values, 24-bit fractions, are exact in double).
   BT_CHECK(t, (bitwise_differences<Public, Impl<isa::Reference>, float>() != 0));
 #endif
 }
+
+#if BURTORCH_SIMD_VFP
+// The documented order with each term fused into its partial sum (one
+// rounding per term: std::fma), written out independently of lib/simd.
+template <class T, std::size_t kP = 64U / sizeof(T)>
+T defined_fused_dot(const T* a, const T* b, std::size_t n) {
+  T p[kP];
+  for (std::size_t k = 0U; k < kP; ++k) {
+    p[k] = T(0);
+  }
+  for (std::size_t i = 0U; i < n; ++i) {
+    p[i % kP] = std::fma(a[i], b[i], p[i % kP]);
+  }
+  std::size_t width = kP;
+  while (width > 1U) {
+    width /= 2U;
+    for (std::size_t k = 0U; k < width; ++k) {
+      p[k] = p[k] + p[k + width];
+    }
+  }
+  return p[0];
+}
+
+// The scalar-FPU kernels of the Cortex-M cores (lib/simd/vfp.hpp) are the
+// documented order bit for bit at every length: unfused, the reference's
+// (checked in every_kernel_matches_the_reference); with fused
+// multiply-adds, one fma per term into the same partial, and axpy one fma
+// per element. So the in-register partials and the unrolled loops drop no
+// term and move none to another partial.
+template <class T>
+void vfp_kernels_are_the_documented_order_t(bt_test::Context& t) {
+  using K = Impl<isa::Vfp>;
+  Buffers<T>& z = buffers<T>();
+  Lcg r;
+  long mismatches = 0;
+  for (std::size_t n = 0U; n <= kMax; ++n) {
+    fill(z.a, n, r, false);
+    fill(z.b, n, r, false);
+    const T want = K::kFused ? defined_fused_dot(z.a, z.b, n) : defined_dot(z.a, z.b, n);
+    mismatches += same(K::dot(z.a, z.b, n), want) ? 0 : 1;
+    fill(z.y0, n + kPad, r, false);
+    std::memcpy(z.y1, z.y0, sizeof(z.y1));
+    const T alpha = static_cast<T>(r.unit());
+    K::axpy(z.y1, alpha, z.a, n);
+    for (std::size_t i = 0U; i < n + kPad; ++i) {
+      const T y = (i < n) ? (K::kFused ? std::fma(alpha, z.a[i], z.y0[i]) : (z.y0[i] + (alpha * z.a[i]))) : z.y0[i];
+      mismatches += same(z.y1[i], y) ? 0 : 1;
+    }
+  }
+  BT_CHECK(t, mismatches == 0);
+}
+
+void vfp_kernels_are_the_documented_order(bt_test::Context& t) {
+  vfp_kernels_are_the_documented_order_t<float>(t);
+#if BURTORCH_SIMD_VFP_F64
+  vfp_kernels_are_the_documented_order_t<double>(t);
+#endif
+}
+#endif
 
 // The templates are the reference: instantiated here for float and double,
 // they give the bits of the library's reference implementation.
@@ -810,6 +930,9 @@ const bt_test::TestCase kCases[] = {
     {"every_kernel_matches_the_reference", every_kernel_matches_the_reference},
     {"public_functions_are_the_selected_kernels", public_functions_are_the_selected_kernels},
     {"templates_are_the_reference", templates_are_the_reference},
+#if BURTORCH_SIMD_VFP
+    {"vfp_kernels_are_the_documented_order", vfp_kernels_are_the_documented_order},
+#endif
     {"tape_inner_products_use_the_kernels", tape_inner_products_use_the_kernels},
     {"lane_tape_equals_scalar_tapes", lane_tape_equals_scalar_tapes},
     {"lane_selects_and_products", lane_selects_and_products},

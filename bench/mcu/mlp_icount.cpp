@@ -11,9 +11,15 @@
 // to 6 significant digits (relative difference at most kParity) and below
 // the loss of their first batch.
 //
+// The library trains twice: recording every sample (nn::serial_batch with
+// the optimizer) and by replay (one recording, Tape::replay per sample);
+// both must end at the same losses bit for bit.
+//
 // Output per model: "icount mlp <in> <hidden> <out> <steps> <batch> <MACs
 // per step> <hand ticks> <hand first loss> <hand last loss> <library
 // ticks> <library first loss> <library last loss>"; ticks cover all steps.
+// Then "icount mlp-replay <in> <hidden> <out> <ticks> <first loss> <last
+// loss>" for the training by replay.
 // MACs per step: batch * (forward in*hidden + hidden*out, the same again
 // for the weight gradients, hidden*out for the hidden layer's gradient).
 //
@@ -41,6 +47,17 @@ constexpr double kParity = 5e-6;
 constexpr std::uint64_t kDataSeed = 2024U;
 constexpr std::uint64_t kInitSeed = 7U;
 
+// Steps per model: 200, or fewer for a profile run (tools/icount --profile).
+#ifndef ICOUNT_MLP_STEPS
+#define ICOUNT_MLP_STEPS 200U
+#endif
+// 0: without the training by replay (Tape::replay instantiates the forward
+// of every core op, tanhf and expf included): the firmware then links only
+// what an SGD + ReLU trainer records, which is what docs/training.md shows.
+#ifndef ICOUNT_MLP_REPLAY
+#define ICOUNT_MLP_REPLAY 1
+#endif
+
 constexpr handwritten::Shape kSmall{16U, 32U, 4U};
 constexpr handwritten::Shape kLarge{64U, 128U, 10U};
 
@@ -49,12 +66,12 @@ constexpr handwritten::Shape kLarge{64U, 128U, 10U};
 constexpr handwritten::Shape kShapes[] = {kSmall};
 constexpr std::size_t kSamples = 16U;
 constexpr std::size_t kMaxIn = kSmall.in;
-constexpr std::uint32_t kSteps = 200U;
+constexpr std::uint32_t kSteps = ICOUNT_MLP_STEPS;
 #else
 constexpr handwritten::Shape kShapes[] = {kSmall, kLarge};
 constexpr std::size_t kSamples = 256U;
 constexpr std::size_t kMaxIn = kLarge.in;
-constexpr std::uint32_t kSteps = 200U;
+constexpr std::uint32_t kSteps = ICOUNT_MLP_STEPS;
 #endif
 
 // The library's layers for a shape: ReLU hidden layer, linear output; fan-in
@@ -167,17 +184,20 @@ Run train_library(handwritten::Shape s) {
     const std::size_t i = sample_index(step, b);
     const bt::Index first = static_cast<bt::Index>(tp.size());
     for (std::size_t k = 0U; k < s.in; ++k) {
-      static_cast<void>(tp.leaf(g_x[i][k]));
+      static_cast<void>(tp.input(g_x[i][k]));  // features: no gradient
     }
-    const bt::View h = l1.forward(tp, bt::View{first, static_cast<bt::Index>(s.in)});
-    const bt::View z = l2.forward(tp, h);
+    const bt::View h = l1.forward<nn::Activation::kRelu>(tp, bt::View{first, static_cast<bt::Index>(s.in)});
+    const bt::View z = l2.forward<nn::Activation::kIdentity>(tp, h);
     return nn::cross_entropy(tp, z, static_cast<bt::Index>(g_y[i]));
   };
   bool refused = false;  // an optimizer step refused (checked after the timed loop)
   const std::uint64_t t0 = icount::ticks();
   for (step = 0U; step < kSteps; ++step) {
-    const float loss = nn::serial_batch(tape, all, kBatch, sample_loss);
-    refused = refused || (opt.step(tape, all) != bt::Status::kOk);
+    // The batch and its SGD step, 1/B folded into the step; activations and
+    // the update rule chosen at compile time (no tanhf, expf or Adam step
+    // linked for them).
+    const float loss = nn::serial_batch<nn::OptimizerKind::kSgd>(tape, all, kBatch, sample_loss, opt);
+    refused = refused || std::isnan(loss);
     run.first = (step == 0U) ? loss : run.first;
     run.last = loss;
   }
@@ -191,6 +211,63 @@ Run train_library(handwritten::Shape s) {
   }
   return run;
 }
+
+// The same training by replay: sample 0 recorded once (Tape::replayable),
+// then per sample its inputs set (one call for the run), its target set and the recording replayed
+// (forward and backward, Tape::replay); the step as above. The same bits
+// as re-recording every sample (tests/test_replay.cpp): the run must end at
+// the library's loss exactly.
+#if ICOUNT_MLP_REPLAY
+Run train_library_replay(handwritten::Shape s) {
+  const std::size_t params = handwritten::parameters(s);
+  bt::Tape<float> tape(g_arena, sizeof(g_arena), plan_nodes(s), plan_slots(s), params);
+  nn::Rng rng(kInitSeed);
+  nn::Linear<float> l1;
+  nn::Linear<float> l2;
+  if (!(l1.create(tape, hidden_options(s), rng) && l2.create(tape, output_options(s), rng))) {
+    fail("library model creation (replay)");
+  }
+  nn::OptimizerConfig<float> oc;
+  oc.kind = nn::OptimizerKind::kSgd;
+  oc.lr = kLr;
+  nn::Optimizer<float> opt(oc);
+  const bt::View all{0U, static_cast<bt::Index>(params)};
+  const bt::Mark start = tape.mark();
+  const bt::Index first = static_cast<bt::Index>(tape.size());
+  for (std::size_t k = 0U; k < s.in; ++k) {
+    static_cast<void>(tape.input(g_x[0][k]));
+  }
+  const bt::View h = l1.forward<nn::Activation::kRelu>(tape, bt::View{first, static_cast<bt::Index>(s.in)});
+  const bt::Value<float> loss =
+      nn::cross_entropy(tape, l2.forward<nn::Activation::kIdentity>(tape, h), static_cast<bt::Index>(g_y[0]));
+  const bt::Replay recording = tape.replayable(start, loss);
+  Run run;
+  bool refused = false;
+  const float scale = 1.0F / static_cast<float>(kBatch);
+  const std::uint64_t t0 = icount::ticks();
+  for (std::uint32_t step = 0U; step < kSteps; ++step) {
+    tape.zero_grad(all.first, all.count);
+    float total = 0.0F;
+    for (std::size_t b = 0U; b < kBatch; ++b) {
+      const std::size_t i = sample_index(step, b);
+      static_cast<void>(tape.set(bt::View{first, static_cast<bt::Index>(s.in)}, g_x[i]));
+      static_cast<void>(tape.set_target(loss, static_cast<bt::Index>(g_y[i])));
+      refused = refused || (tape.replay(recording) != bt::Status::kOk);
+      total += loss.value();
+    }
+    refused = refused || (opt.step<nn::OptimizerKind::kSgd>(tape, all, scale) != bt::Status::kOk);
+    const float mean = total / static_cast<float>(kBatch);
+    run.first = (step == 0U) ? mean : run.first;
+    run.last = mean;
+  }
+  run.ticks = icount::ticks() - t0;
+  if (refused || (tape.status() != bt::Status::kOk)) {
+    icount::print(bt::status_name(tape.status()));
+    fail(": library training by replay");
+  }
+  return run;
+}
+#endif
 
 Run train_handwritten(handwritten::Shape s) {
   const std::size_t params = handwritten::parameters(s);
@@ -228,6 +305,11 @@ int main() {
   for (const handwritten::Shape& s : kShapes) {
     make_data(s);
     const Run lib = train_library(s);
+#if ICOUNT_MLP_REPLAY
+    const Run replayed = train_library_replay(s);
+#else
+    const Run replayed = lib;
+#endif
     const Run hand = train_handwritten(s);
     const std::uint64_t macs = kBatch * ((2U * ((s.in * s.hidden) + (s.hidden * s.out))) + (s.hidden * s.out));
     icount::print("icount mlp ");
@@ -247,6 +329,17 @@ int main() {
     icount::print_d(static_cast<double>(lib.first));
     icount::print(" ");
     icount::print_d(static_cast<double>(lib.last));
+    icount::print("\n");
+    // "icount mlp-replay <in> <hidden> <out> <ticks> <first loss> <last loss>"
+    icount::print(ICOUNT_MLP_REPLAY ? "icount mlp-replay " : "(no replay) ");
+    const std::uint64_t replay_fields[] = {s.in, s.hidden, s.out, replayed.ticks};
+    for (const std::uint64_t v : replay_fields) {
+      icount::print_u(v);
+      icount::print(" ");
+    }
+    icount::print_d(static_cast<double>(replayed.first));
+    icount::print(" ");
+    icount::print_d(static_cast<double>(replayed.last));
     icount::print("\n");
     const double per_step = static_cast<double>(kSteps) * rate.ticks_per_instruction;
     icount::print("  ");
@@ -275,8 +368,14 @@ int main() {
     const double scale = (std::fabs(a) > std::fabs(b)) ? std::fabs(a) : std::fabs(b);
     const bool same = std::fabs(a - b) <= (kParity * scale);
     const bool learned = (hand.last < hand.first) && (lib.last < lib.first);
+    // Replay is re-recording, bit for bit.
+    const bool replay_same = (replayed.first == lib.first) && (replayed.last == lib.last);
     if (!same) {
       icount::print("FAIL: final losses differ beyond 6 significant digits\n");
+    }
+    if (!replay_same) {
+      icount::print("FAIL: the replayed training's losses differ from the recorded one's\n");
+      ok = false;
     }
     if (!learned) {
       icount::print("FAIL: the loss did not go down\n");

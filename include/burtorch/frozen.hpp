@@ -441,7 +441,7 @@ inline T frozen_row_dot(const T* v, const Index* slots, Index d, Index row) noex
   std::size_t at = static_cast<std::size_t>(row) * slots[d + kFrozenCols];
   T s = T(0);
   with_reader(a, [&](auto w) noexcept {
-    const Index runs = list[0];
+    const Index runs = list_runs(list);
     for (Index r = 0U; r < runs; ++r) {
       const Index first = list[1U + (2U * r)];
       const Index count = list[2U + (2U * r)];
@@ -464,7 +464,8 @@ BURTORCH_NOINLINE void frozen_row_backward(T* grads, const Index* slots, Index d
   const FrozenArray a = load_frozen(slots, d);
   const Index* list = &slots[slots[d + kFrozenList]];
   std::size_t at = static_cast<std::size_t>(row) * slots[d + kFrozenCols];
-  const Index runs = list[0];
+  // A list of inputs gets no gradient: nothing to do (list_runs is 0 then).
+  const Index runs = list_of_inputs(list) ? 0U : list_runs(list);
   for (Index r = 0U; r < runs; ++r) {
     const Index first = list[1U + (2U * r)];
     const Index count = list[2U + (2U * r)];

@@ -40,7 +40,7 @@ namespace burtorch {
 /// ops), compiled into the library's backward sweep; the ops from
 /// kFirstLinkedOnUse on are linked on use (see there).
 enum class Op : std::uint8_t {
-  kLeaf = 0,
+  kLeaf = 0, kInput,
   kAdd, kSub, kMul, kDiv, kMean2, kAddSquares2, kMeanSquares2, kNegMean2,
   kNeg, kAddConst, kConstSub, kConstDiv, kRelu, kTanh, kExp, kLog, kNegLog,
   kSigmoid, kInv, kSqr, kPow3, kSqrt, kInvSqrt,
@@ -52,7 +52,8 @@ enum class Op : std::uint8_t {
   kLogSumExpR, kLogSumExpL,
   kMatRow, kScaleShift,
   // linked on use:
-  kGeluTanh, kSilu, kAbs, kLeakyRelu, kBceWithLogits, kHuber, kMaxR, kMaxL, kMatRowFrozen,
+  kGeluTanh, kSilu, kAbs, kLeakyRelu, kBceWithLogits, kHuber, kMaxR, kMaxL,
+  kMatRowRelu, kMatRowTanh, kMatRowSigmoid, kMatRowFrozen,
   // lane batches (a tape of Lanes reading shared parameters; linked on use):
   kGatherShared, kPickLanes, kMatShared, kMatRowShared, kScaleShiftShared,
   kCount
@@ -71,9 +72,23 @@ constexpr bool linked_on_use(Op op) noexcept {
   return static_cast<std::uint32_t>(op) >= static_cast<std::uint32_t>(kFirstLinkedOnUse);
 }
 
+/// The ops linked on use come in families: a program that records an op
+/// of a family carries the backward of that family's ops, not of the
+/// others'. Family 1 holds the matvec rows with a fused ReLU, tanh or
+/// sigmoid, whose derivatives are arithmetic on the output (a ReLU firmware
+/// links no tanhf or expf through them); family 0 every other op linked on
+/// use (the functions and reductions, whose backward calls tanhf, expf,
+/// log1pf, and the frozen-weight rows). One pointer per family on every
+/// tape: two keep the tape's size what it was with one.
+constexpr std::size_t kLinkedFamilies = 2U;
+/// The family of an op linked on use (0 for any other op).
+BURTORCH_ALWAYS_INLINE constexpr std::size_t linked_family(Op op) noexcept {
+  return ((op >= Op::kMatRowRelu) && (op <= Op::kMatRowSigmoid)) ? 1U : 0U;
+}
+
 /// How a node stores its operands (a = first operand field, b = second).
 enum class OpKind : std::uint8_t {
-  kSource,       ///< a leaf: no operands; its gradient accumulates
+  kSource,       ///< a leaf (its gradient accumulates) or an input (no gradient): no operands
   kUnary,        ///< a = the operand (a constant, if any, is in the value)
   kBinary,       ///< a, b = the operands
   kConstant,     ///< a = the operand, b = the first slot of a constant c
@@ -94,7 +109,16 @@ enum class OpKind : std::uint8_t {
 ///   gradients (elementwise: `backward(g, x, [y or c,] out, dx[, dy])`;
 ///   reductions: `backward(v, grads, at, n, g, out)`; descriptor ops:
 ///   `backward(arrays, i, a, b, g)`);
-/// - `kPair` (reductions only): the other variant, run (R) or list (L).
+/// - `kPair` (reductions only): the other variant, run (R) or list (L);
+/// - `kRows` (descriptor ops only, optional): true for the rows of a
+///   matrix-vector product, b = the row, row b - k at node i - k: the
+///   sweep hands the whole block to `backward_rows` (detail::rows_step);
+/// - `kFolded` (unary ops only, optional): true if the forward takes a
+///   constant c, folded into the value when recorded and kept in the
+///   node's second operand field for Tape::replay (detail::pack_constant);
+/// - `value(v, slots, i, a, b)` (descriptor ops): the node's value from the
+///   operands' values, what the recorder stores and Tape::replay
+///   recomputes (a descriptor op without one cannot be replayed).
 template <Op K>
 struct OpDef;
 
@@ -112,6 +136,15 @@ struct Arrays {
   T* g;                ///< gradients
   const Index* slots;  ///< argument slots
 };
+/// What Tape::replay's forward steps write and read besides the slots.
+template <class T>
+struct Forward {
+  T* v;                        ///< values (written)
+  const std::uint64_t* links;  ///< operand fields (a | b << 32), from node `base` on
+  const Op* ops;               ///< op codes, from node `base` on
+  Index base;                  ///< the parameter region's end
+  Index end;                   ///< the end of the recording
+};
 }  // namespace detail
 
 /// @cond OP_ROWS
@@ -120,6 +153,13 @@ struct Arrays {
 template <> struct OpDef<Op::kLeaf> {
   static constexpr OpKind kKind = OpKind::kSource;
   static constexpr const char* kName = "leaf";
+};
+/// An input that needs no gradient (Tape::input): a leaf whose gradient is
+/// not computed; a view list of inputs only (a layer's input) is marked so,
+/// and the inner products over it skip the input side of their backward.
+template <> struct OpDef<Op::kInput> {
+  static constexpr OpKind kKind = OpKind::kSource;
+  static constexpr const char* kName = "input";
 };
 template <> struct OpDef<Op::kAdd> {  // x + y
   static constexpr OpKind kKind = OpKind::kBinary;
@@ -181,18 +221,21 @@ template <> struct OpDef<Op::kNeg> {  // -x
 };
 template <> struct OpDef<Op::kAddConst> {  // x + c (x - c records x + (-c): the same bits)
   static constexpr OpKind kKind = OpKind::kUnary;
+  static constexpr bool kFolded = true;
   static constexpr const char* kName = "add_const";
   template <class T> static T forward(T x, T c) noexcept { return x + c; }
   template <class T> static void backward(T g, T /*x*/, T /*out*/, T& dx) noexcept { dx += g; }
 };
 template <> struct OpDef<Op::kConstSub> {  // c - x
   static constexpr OpKind kKind = OpKind::kUnary;
+  static constexpr bool kFolded = true;
   static constexpr const char* kName = "const_sub";
   template <class T> static T forward(T x, T c) noexcept { return c - x; }
   template <class T> static void backward(T g, T /*x*/, T /*out*/, T& dx) noexcept { dx -= g; }
 };
 template <> struct OpDef<Op::kConstDiv> {  // c / x: d/dx = -(c/x)/x, from the value alone
   static constexpr OpKind kKind = OpKind::kUnary;
+  static constexpr bool kFolded = true;
   static constexpr const char* kName = "const_div";
   template <class T> static T forward(T x, T c) noexcept { return c / x; }
   template <class T> static void backward(T g, T x, T out, T& dx) noexcept { dx -= g * (out / x); }
@@ -426,9 +469,20 @@ inline void bias_backward(const Arrays<T>& s, Index descriptor, T g) noexcept {
 }  // namespace detail
 /// sum(w_i * x_i) (+ bias) over b pairs; descriptor [w, x, bias] at slot a,
 /// w and x a run start (R) or a list slot (L).
+namespace detail {
+/// A [w, x, bias] descriptor's product plus its bias (none if kNoIndex).
+template <class T>
+inline T with_bias(const T* v, const Index* slots, Index descriptor, T product) noexcept {
+  const Index bias = slots[descriptor + 2U];
+  return (bias != kNoIndex) ? (product + v[bias]) : product;
+}
+}  // namespace detail
 template <> struct OpDef<Op::kDotRR> {
   static constexpr OpKind kKind = OpKind::kDescriptor;
   static constexpr const char* kName = "dot";
+  template <class T> static T value(const T* v, const Index* slots, Index /*i*/, Index a, Index b) noexcept {
+    return detail::with_bias(v, slots, a, detail::range_dot(v, slots[a], slots[a + 1U], b));
+  }
   template <class T> static void backward(const detail::Arrays<T>& s, Index /*i*/, Index a, Index b, T g) noexcept {
     detail::range_dot_backward(s.v, s.g, s.slots[a], s.slots[a + 1U], b, g);
     detail::bias_backward(s, a, g);
@@ -437,17 +491,25 @@ template <> struct OpDef<Op::kDotRR> {
 template <> struct OpDef<Op::kDotRL> {
   static constexpr OpKind kKind = OpKind::kDescriptor;
   static constexpr const char* kName = "dot";
+  template <class T> static T value(const T* v, const Index* slots, Index /*i*/, Index a, Index b) noexcept {
+    return detail::with_bias(v, slots, a,
+                             detail::dot_of(v, detail::range_operand(slots[a]), detail::list_operand(&slots[slots[a + 1U]]), b));
+  }
   template <class T> static void backward(const detail::Arrays<T>& s, Index /*i*/, Index a, Index b, T g) noexcept {
-    detail::dot_backward(s.v, s.g, detail::RangeOperand{s.slots[a]}, detail::ListOperand{&s.slots[s.slots[a + 1U]]}, b, g);
+    detail::dot_backward(s.v, s.g, detail::range_operand(s.slots[a]), detail::list_operand(&s.slots[s.slots[a + 1U]]), b, g);
     detail::bias_backward(s, a, g);
   }
 };
 template <> struct OpDef<Op::kDotLL> {
   static constexpr OpKind kKind = OpKind::kDescriptor;
   static constexpr const char* kName = "dot";
+  template <class T> static T value(const T* v, const Index* slots, Index /*i*/, Index a, Index b) noexcept {
+    return detail::with_bias(
+        v, slots, a, detail::dot_of(v, detail::list_operand(&slots[slots[a]]), detail::list_operand(&slots[slots[a + 1U]]), b));
+  }
   template <class T> static void backward(const detail::Arrays<T>& s, Index /*i*/, Index a, Index b, T g) noexcept {
-    detail::dot_backward(s.v, s.g, detail::ListOperand{&s.slots[s.slots[a]]},
-                         detail::ListOperand{&s.slots[s.slots[a + 1U]]}, b, g);
+    detail::dot_backward(s.v, s.g, detail::list_operand(&s.slots[s.slots[a]]),
+                         detail::list_operand(&s.slots[s.slots[a + 1U]]), b, g);
     detail::bias_backward(s, a, g);
   }
 };
@@ -456,6 +518,9 @@ template <> struct OpDef<Op::kDotLL> {
 template <> struct OpDef<Op::kDotRV> {
   static constexpr OpKind kKind = OpKind::kDescriptor;
   static constexpr const char* kName = "dot_views";
+  template <class T> static T value(const T* v, const Index* slots, Index /*i*/, Index a, Index /*b*/) noexcept {
+    return detail::with_bias(v, slots, a, detail::dot_list_of(v, slots[a], &slots[slots[a + 1U]]));
+  }
   template <class T> static void backward(const detail::Arrays<T>& s, Index /*i*/, Index a, Index /*b*/, T g) noexcept {
     detail::dot_list_backward(s.v, s.g, s.slots[a], &s.slots[s.slots[a + 1U]], g);
     detail::bias_backward(s, a, g);
@@ -465,13 +530,31 @@ template <> struct OpDef<Op::kDotRV> {
 /// rows share the descriptor [w_first, list_slot, bias_first, length] at
 /// slot a: row b's weights start at w_first + b * length, its bias is node
 /// bias_first + b (none if kNoIndex).
+namespace detail {
+/// The backward of row b of the matvec whose descriptor is at slot a,
+/// given the gradient g of its pre-activation.
+template <class T>
+inline T mat_row_value(const T* v, const Index* slots, Index a, Index b) noexcept {
+  const Index length = slots[a + 3U];
+  const T sum = dot_list_of(v, slots[a] + (b * length), &slots[slots[a + 1U]]);
+  return (slots[a + 2U] != kNoIndex) ? (sum + v[slots[a + 2U] + b]) : sum;
+}
+template <class T>
+inline void mat_row_backward(const Arrays<T>& s, Index a, Index b, T g) noexcept {
+  const Index length = s.slots[a + 3U];
+  dot_list_backward(s.v, s.g, s.slots[a] + (b * length), &s.slots[s.slots[a + 1U]], g);
+  if (s.slots[a + 2U] != kNoIndex) { s.g[s.slots[a + 2U] + b] += g; }
+}
+}  // namespace detail
 template <> struct OpDef<Op::kMatRow> {
   static constexpr OpKind kKind = OpKind::kDescriptor;
   static constexpr const char* kName = "matvec_row";
+  static constexpr bool kRows = true;
+  template <class T> static T value(const T* v, const Index* slots, Index /*i*/, Index a, Index b) noexcept {
+    return detail::mat_row_value(v, slots, a, b);
+  }
   template <class T> static void backward(const detail::Arrays<T>& s, Index /*i*/, Index a, Index b, T g) noexcept {
-    const Index length = s.slots[a + 3U];
-    detail::dot_list_backward(s.v, s.g, s.slots[a] + (b * length), &s.slots[s.slots[a + 1U]], g);
-    if (s.slots[a + 2U] != kNoIndex) { s.g[s.slots[a + 2U] + b] += g; }
+    detail::mat_row_backward(s, a, b, g);
   }
 };
 /// Element b of x * scale + shift over three runs (a layer norm's gain and
@@ -479,6 +562,9 @@ template <> struct OpDef<Op::kMatRow> {
 template <> struct OpDef<Op::kScaleShift> {
   static constexpr OpKind kKind = OpKind::kDescriptor;
   static constexpr const char* kName = "scale_shift";
+  template <class T> static T value(const T* v, const Index* slots, Index /*i*/, Index a, Index b) noexcept {
+    return (v[slots[a + 1U] + b] * v[slots[a] + b]) + v[slots[a + 2U] + b];
+  }
   template <class T> static void backward(const detail::Arrays<T>& s, Index /*i*/, Index a, Index b, T g) noexcept {
     const Index scale = s.slots[a] + b;
     const Index x = s.slots[a + 1U] + b;
@@ -625,6 +711,60 @@ template <> struct OpDef<Op::kMaxR> {
   }
 };
 template <> struct OpDef<Op::kMaxL> : detail::ListVariant<Op::kMaxR> {};
+/// Row b of a layer with its activation fused (Tape::matvec<Op::kRelu>,
+/// <Op::kTanh>, <Op::kSigmoid>): act(row b of W times x + bias), one node
+/// per output instead of a row and an activation node; the rows share
+/// kMatRow's descriptor. The value is the activation's row applied to the
+/// row's sum, the backward the activation's row (its derivative from the
+/// output, as the activation node computes it) followed by kMatRow's: the
+/// same bits as the two nodes. A row whose activation has a zero
+/// derivative there (a ReLU that is off) adds nothing.
+namespace detail {
+template <Op Act>
+struct FusedRow {
+  static constexpr OpKind kKind = OpKind::kDescriptor;
+  static constexpr bool kRows = true;
+  static constexpr Op kActivation = Act;  ///< the activation's elementwise row
+  template <class T> static T activate(T pre) noexcept { return OpDef<Act>::forward(pre); }
+  template <class T> static T value(const T* v, const Index* slots, Index /*i*/, Index a, Index b) noexcept {
+    return activate(mat_row_value(v, slots, a, b));
+  }
+  template <class T> static void backward(const detail::Arrays<T>& s, Index i, Index a, Index b, T g) noexcept {
+    // The activation's backward into a zero gradient, as its own node
+    // would get it (ReLU, tanh and sigmoid need only the output: ReLU's
+    // output is > 0 or NaN exactly where its input is).
+    T d = T(0);
+    OpDef<Act>::backward(g, s.v[i], s.v[i], d);
+    if (!ScalarOps<T>::is_zero(d)) {  // BT-DEV-004: exact zero test, not a tolerance
+      mat_row_backward(s, a, b, d);
+    }
+  }
+};
+/// The fused row of an activation (kRelu, kTanh, kSigmoid); kCount for
+/// another op.
+constexpr Op fused_row_of(Op act) noexcept {
+  Op row = Op::kCount;
+  if (act == Op::kRelu) {
+    row = Op::kMatRowRelu;
+  } else if (act == Op::kTanh) {
+    row = Op::kMatRowTanh;
+  } else if (act == Op::kSigmoid) {
+    row = Op::kMatRowSigmoid;
+  } else {
+    // no fused row
+  }
+  return row;
+}
+}  // namespace detail
+template <> struct OpDef<Op::kMatRowRelu> : detail::FusedRow<Op::kRelu> {
+  static constexpr const char* kName = "matvec_relu_row";
+};
+template <> struct OpDef<Op::kMatRowTanh> : detail::FusedRow<Op::kTanh> {
+  static constexpr const char* kName = "matvec_tanh_row";
+};
+template <> struct OpDef<Op::kMatRowSigmoid> : detail::FusedRow<Op::kSigmoid> {
+  static constexpr const char* kName = "matvec_sigmoid_row";
+};
 /// Row b of a frozen weight matrix (burtorch/frozen.hpp: caller memory, not
 /// on the tape) times a view list; the rows share the descriptor of
 /// detail::store_frozen at slot a. Only the input gets a gradient.
@@ -652,6 +792,7 @@ constexpr bool kLaneType = LaneTraits<T>::kIsLanes;
 template <> struct OpDef<Op::kGatherShared> {
   static constexpr OpKind kKind = OpKind::kDescriptor;
   static constexpr const char* kName = "gather";
+  static constexpr bool kRows = true;  // b = the element: one dispatch for a gather's nodes
   template <class T> static void backward(const detail::Arrays<T>& s, Index /*i*/, Index a, Index b, T g) noexcept {
     if constexpr (detail::kLaneType<T>) {
       detail::lanes_gather_backward<typename LaneTraits<T>::Scalar, LaneTraits<T>::kLanes>(s.slots, a, b, g);
@@ -682,10 +823,13 @@ template <> struct OpDef<Op::kMatShared> {
   }
 };
 /// Row b of a layer over shared weights. Its backward only marks the head
-/// (node i - b - 1) as reached; the head does the work.
+/// (node i - b - 1) as reached; the head does the work. (The rows of a
+/// layer, of a gather and of a scale-shift are swept as one block: one
+/// dispatch, then the row's backward per node.)
 template <> struct OpDef<Op::kMatRowShared> {
   static constexpr OpKind kKind = OpKind::kDescriptor;
   static constexpr const char* kName = "matvec_shared_row";
+  static constexpr bool kRows = true;
   template <class T> static void backward(const detail::Arrays<T>& s, Index i, Index /*a*/, Index b, T /*g*/) noexcept {
     if constexpr (detail::kLaneType<T>) {
       s.g[i - b - 1U] = T(1);
@@ -697,6 +841,7 @@ template <> struct OpDef<Op::kMatRowShared> {
 template <> struct OpDef<Op::kScaleShiftShared> {
   static constexpr OpKind kKind = OpKind::kDescriptor;
   static constexpr const char* kName = "scale_shift_shared";
+  static constexpr bool kRows = true;
   template <class T> static void backward(const detail::Arrays<T>& s, Index /*i*/, Index a, Index b, T g) noexcept {
     if constexpr (detail::kLaneType<T>) {
       detail::lanes_scale_shift_backward(s.v, s.g, s.slots, a, b, g);

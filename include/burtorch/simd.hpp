@@ -89,6 +89,45 @@
 #else
 #define BURTORCH_SIMD_MVE 0  ///< 1: the Helium (MVE) kernels (Cortex-M55)
 #endif
+#if BURTORCH_SIMD_MVE && BURTORCH_CONFIG_SIMD_FMA && defined(__ARM_FEATURE_FMA)
+#define BURTORCH_SIMD_MVE_FMA 1  ///< 1: the Helium kernels with fused multiply-add
+#else
+#define BURTORCH_SIMD_MVE_FMA 0  ///< 1: the Helium kernels with fused multiply-add
+#endif
+#if BURTORCH_CONFIG_SIMD && BURTORCH_SIMD_OPTIMIZED && defined(__ARM_ARCH_PROFILE) && (__ARM_ARCH_PROFILE == 'M') && \
+    defined(__ARM_FP)
+#define BURTORCH_SIMD_VFP 1  ///< 1: the scalar-FPU kernels of in-order cores (Cortex-M4F/M7/M33/M55)
+#else
+#define BURTORCH_SIMD_VFP 0  ///< 1: the scalar-FPU kernels of in-order cores (Cortex-M4F/M7/M33/M55)
+#endif
+#if BURTORCH_SIMD_VFP && ((__ARM_FP & 4) != 0) && !BURTORCH_SIMD_MVE
+#define BURTORCH_SIMD_VFP_F32 1  ///< 1: the scalar-FPU kernels for float (no Helium)
+#else
+#define BURTORCH_SIMD_VFP_F32 0  ///< 1: the scalar-FPU kernels for float (no Helium)
+#endif
+#if BURTORCH_SIMD_VFP && ((__ARM_FP & 8) != 0)
+#define BURTORCH_SIMD_VFP_F64 1  ///< 1: the scalar-FPU kernels for double (FPv5-D16)
+#else
+#define BURTORCH_SIMD_VFP_F64 0  ///< 1: the scalar-FPU kernels for double (FPv5-D16)
+#endif
+#if BURTORCH_SIMD_VFP && BURTORCH_CONFIG_SIMD_FMA && defined(__ARM_FEATURE_FMA)
+#define BURTORCH_SIMD_VFP_FMA 1  ///< 1: the scalar-FPU kernels with fused multiply-add
+#else
+#define BURTORCH_SIMD_VFP_FMA 0  ///< 1: the scalar-FPU kernels with fused multiply-add
+#endif
+/// 1: the selected float kernels fuse the multiply-adds of dot, sum_squares
+/// and axpy (round once per term); 0: bitwise the reference.
+#if BURTORCH_SIMD_AVX2_FMA || BURTORCH_SIMD_MVE_FMA || (BURTORCH_SIMD_VFP_F32 && BURTORCH_SIMD_VFP_FMA)
+#define BURTORCH_SIMD_FUSED_FLOAT 1
+#else
+#define BURTORCH_SIMD_FUSED_FLOAT 0
+#endif
+/// The same for the double kernels.
+#if BURTORCH_SIMD_AVX2_FMA || (BURTORCH_SIMD_VFP_F64 && BURTORCH_SIMD_VFP_FMA)
+#define BURTORCH_SIMD_FUSED_DOUBLE 1
+#else
+#define BURTORCH_SIMD_FUSED_DOUBLE 0
+#endif
 /// @}
 
 namespace burtorch {
@@ -247,6 +286,21 @@ void sgd_step(T* w, const T* g, T lr, std::size_t n) noexcept {
 }
 /// @}
 
+/// SGD on a gradient to be scaled first: w[i] -= lr * (g[i] * scale) for
+/// i < n, g unchanged. With scale = 1/B after a serial batch of B samples,
+/// bitwise scale(g, scale, n) then sgd_step(w, g, lr, n) in one pass (the
+/// batch's division folded into the step).
+/// @{
+void sgd_step(float* w, const float* g, float lr, float scale, std::size_t n) noexcept;
+void sgd_step(double* w, const double* g, double lr, double scale, std::size_t n) noexcept;
+template <class T>
+void sgd_step(T* w, const T* g, T lr, T scale, std::size_t n) noexcept {
+  for (std::size_t i = 0U; i < n; ++i) {
+    w[i] -= lr * (g[i] * scale);
+  }
+}
+/// @}
+
 /// SGD with momentum (torch.optim.SGD, dampening 0): buf[i] = g[i] on the
 /// first step, else buf[i] * momentum + g[i]; then w[i] -= lr * buf[i].
 /// @{
@@ -258,6 +312,23 @@ template <class T>
 void momentum_step(T* w, T* buf, const T* g, T lr, T momentum, bool first, std::size_t n) noexcept {
   for (std::size_t i = 0U; i < n; ++i) {
     buf[i] = first ? g[i] : ((buf[i] * momentum) + g[i]);
+    w[i] -= lr * buf[i];
+  }
+}
+/// @}
+
+/// The same on a gradient to be scaled first: g[i] * scale for g[i]
+/// (bitwise scale() then momentum_step(), g unchanged).
+/// @{
+void momentum_step(float* w, float* buf, const float* g, float lr, float momentum, bool first, float scale,
+                   std::size_t n) noexcept;
+void momentum_step(double* w, double* buf, const double* g, double lr, double momentum, bool first, double scale,
+                   std::size_t n) noexcept;
+template <class T>
+void momentum_step(T* w, T* buf, const T* g, T lr, T momentum, bool first, T scale, std::size_t n) noexcept {
+  for (std::size_t i = 0U; i < n; ++i) {
+    const T gi = g[i] * scale;
+    buf[i] = first ? gi : ((buf[i] * momentum) + gi);
     w[i] -= lr * buf[i];
   }
 }
@@ -278,6 +349,30 @@ void adam_step(T* w, T* m, T* v, const T* g, const AdamStep<T>& p, std::size_t n
     }
     m[i] = (m[i] * p.beta1) + (g[i] * one_minus_b1);
     v[i] = (v[i] * p.beta2) + ((g[i] * g[i]) * one_minus_b2);
+    const T denominator = (ScalarOps<T>::sqrt(v[i]) / p.correction2_sqrt) + p.eps;
+    w[i] += -p.step_size * (m[i] / denominator);
+  }
+}
+/// @}
+
+/// The same on a gradient to be scaled first: g[i] * scale for g[i]
+/// (bitwise scale() then adam_step(), g unchanged).
+/// @{
+void adam_step(float* w, float* m, float* v, const float* g, const AdamStep<float>& p, float scale,
+               std::size_t n) noexcept;
+void adam_step(double* w, double* m, double* v, const double* g, const AdamStep<double>& p, double scale,
+               std::size_t n) noexcept;
+template <class T>
+void adam_step(T* w, T* m, T* v, const T* g, const AdamStep<T>& p, T scale, std::size_t n) noexcept {
+  const T one_minus_b1 = T(1) - p.beta1;
+  const T one_minus_b2 = T(1) - p.beta2;
+  for (std::size_t i = 0U; i < n; ++i) {
+    if (p.decoupled) {
+      w[i] *= p.decay;
+    }
+    const T gi = g[i] * scale;
+    m[i] = (m[i] * p.beta1) + (gi * one_minus_b1);
+    v[i] = (v[i] * p.beta2) + ((gi * gi) * one_minus_b2);
     const T denominator = (ScalarOps<T>::sqrt(v[i]) / p.correction2_sqrt) + p.eps;
     w[i] += -p.step_size * (m[i] / denominator);
   }

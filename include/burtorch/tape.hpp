@@ -138,6 +138,18 @@ struct SharedParams {
   Index count = 0U;           ///< how many there are
 };
 
+/// What Tape::replay re-evaluates (Tape::replayable): the nodes recorded
+/// after a mark, the root backward starts from, and the state of the tape
+/// they were taken in. An empty Replay (tape nullptr) is refused.
+struct Replay {
+  Index first = kNoIndex;         ///< the first node recorded after the mark
+  Index end = 0U;                 ///< the tape's size when taken
+  Index slots = 0U;               ///< argument slots in use then
+  Index root = kNoIndex;          ///< where backward starts
+  const void* tape = nullptr;     ///< the tape that took it
+  std::uint64_t generation = 0U;  ///< the tape's rewind generation then
+};
+
 /// A node's two operand fields: node indices for unary/binary ops, or a
 /// range start / slot and a count for reductions (see Op).
 struct Operands {
@@ -208,6 +220,22 @@ class Tape {
   Value<T> param(T x, const char* name = nullptr) noexcept { return push_leaf(x, name); }
   /// The name given to param(), or nullptr.
   const char* name(Index i) const noexcept;
+  /// An input that needs no gradient (a sample's features): a node with
+  /// value x and no operands (op kInput) whose gradient is not computed
+  /// (grad() reads 0 or partial sums). A view list made only of inputs is marked so
+  /// (view_list), and the inner products over it (a layer's rows, dot_views)
+  /// skip the input side of their backward: a layer over the inputs of a
+  /// sample computes the gradient of its weights alone. Ops that take an
+  /// input as an operand one by one (x * w) may still add to its gradient
+  /// slot; nothing reads it. Refused (kCapacityExceeded, as any node but a
+  /// parameter) inside the parameter region.
+  Value<T> input(T x) noexcept {
+    const Index i = size_;
+    const Index out = append(Op::kInput, x, kNoIndex, kNoIndex);
+    // Inputs are leaves: the sweep's lower bound (leading_leaves_) passes them.
+    leading_leaves_ = ((out != kNoIndex) && (leading_leaves_ == i)) ? (i + 1U) : leading_leaves_;
+    return Value<T>(this, out);
+  }
 
   // --- reverse mode ----------------------------------------------------
   /// Sets d(root)/d(root) = 1 and propagates to every node the root depends
@@ -285,7 +313,8 @@ class Tape {
 
   /// Node i's value (NaN past the end).
   T value(Index i) const noexcept { return (i < size_) ? values_[i] : kNaN; }
-  /// Node i's gradient (NaN past the end).
+  /// Node i's gradient (NaN past the end). An input's (input()) is not
+  /// computed: it reads 0, or whatever ops that took it one by one added.
   T grad(Index i) const noexcept { return (i < size_) ? grads_[i] : kNaN; }
   /// Node i's op (Op::kCount past the end).
   Op op(Index i) const noexcept {
@@ -310,8 +339,51 @@ class Tape {
   /// @}
   /// The stored constant of node i if its op has one (op_kind kConstant:
   /// x * c, x / c, leaky_relu's slope, bce_with_logits' target, huber's
-  /// delta); NaN for other nodes.
+  /// delta; and the constant folded into x + c, c - x, c / x where it was
+  /// kept: detail::pack_constant); NaN for other nodes.
   T constant(Index i) const noexcept;
+
+  // --- record once, replay many -------------------------------------------
+  /// Takes what replay() needs to re-evaluate the nodes recorded since `from`
+  /// (a mark of this tape, taken before recording them) for new values of
+  /// their leaves and inputs, then run backward from `root`: the graph's
+  /// structure as it is now (nodes, slots, the tape's rewind generation).
+  /// Refused (kInvalidArgument recorded, an empty Replay returned) for a
+  /// tape holding an error, a mark of another tape or no longer valid (see
+  /// rewind), a root not recorded after the mark, or a node that replay()
+  /// cannot re-evaluate: a frozen-weight row (its bias is not kept), or a
+  /// constant folded into x + c, c - x, c / x that was not kept (on a
+  /// double tape, a constant that is not exactly a float).
+  Replay replayable(Mark from, Value<T> root) noexcept;
+  /// Sets the value of a leaf or input (a parameter too) for the next
+  /// replay(); kInvalidArgument for any other node, kInvalidHandle for a
+  /// handle not recorded on this tape, the tape's status if it holds an
+  /// error (nothing written; the status is not changed).
+  Status set(Value<T> source, T x) noexcept;
+  /// The same for the consecutive leaves or inputs of a view (a sample's
+  /// features): x[k] for node sources.first + k; nothing written if one
+  /// of them is not a leaf or input (kInvalidArgument), the view is not
+  /// recorded (kInvalidHandle) or x is null (kInvalidArgument).
+  Status set(View sources, const T* x) noexcept;
+  /// Makes a cross-entropy node (nn::cross_entropy: a log-sum-exp over a
+  /// run of logits minus one of them) pick logit `target` of that run: the
+  /// target of a sample is data of the graph, not its structure.
+  /// kInvalidArgument for another node or a target past the run (nothing
+  /// changed; the status is not changed).
+  Status set_target(Value<T> loss, Index target) noexcept;
+  /// Re-evaluates the nodes of `r` from the current values of their
+  /// operands (in recording order, each with its op's forward, so with the
+  /// same bits as recording them again with these values), clears their
+  /// gradients, then runs backward(root): the same values and gradients as
+  /// rewinding to the mark and recording the graph again. Leaf gradients
+  /// older than the recording (parameters) accumulate as with backward().
+  /// Refused with kInvalidArgument recorded, nothing computed, if the graph
+  /// changed since replayable(): nodes or slots recorded or discarded, a
+  /// rewind or reset in between (even back to the same size), or r from
+  /// another tape or empty; the tape's status if it holds an error.
+  Status replay(const Replay& r) noexcept;
+  /// replay() without the backward sweep (evaluation).
+  Status replay_forward(const Replay& r) noexcept;
 
   // --- wide ops (the functions of ops.hpp and the layers record with them) --
   /// Each checks its operands: a wrong op, a null pointer or an empty list is
@@ -349,7 +421,9 @@ class Tape {
   /// The same for two runs of n consecutive nodes, given by their first
   /// nodes: no handle array to gather and scan (attention scores).
   Value<T> dot_ranges(Index w_first, Index x_first, Index n, const Value<T>* bias) noexcept;
-  /// Stores `count` runs once (1 + 2 * count slots); see ViewList.
+  /// Stores `count` runs once (1 + 2 * count slots); see ViewList. A list
+  /// whose runs are all inputs (input()) is marked as such: the inner
+  /// products over it compute no gradient for them.
   ViewList view_list(const View* parts, std::size_t count) noexcept;
   /// sum(value[w_first + i] * x[i]) (+ bias) over the x.total elements of x.
   Value<T> dot_views(Index w_first, ViewList x, const Value<T>* bias) noexcept;
@@ -358,6 +432,16 @@ class Tape {
   /// The weights are row-major from w_first. All rows share one 4-slot
   /// descriptor (dot_views stores 3 slots per output). Returns the rows
   /// (kNoView on error).
+  View matvec(Index w_first, Index rows, ViewList x, Index bias_first) noexcept;
+  /// The same with an activation fused into every row: `Act` is Op::kRelu,
+  /// Op::kTanh or Op::kSigmoid, and row o = Act(sum + bias), one node per
+  /// output (a kMatRowRelu, kMatRowTanh or kMatRowSigmoid row) instead of a
+  /// row and an activation node: the same values and gradients, bit for bit,
+  /// with half the nodes and no activation node to record or sweep. The
+  /// same checks and errors as matvec(). An op linked on use: this inline
+  /// template and the rows' backward are compiled only into a program that
+  /// calls it.
+  template <Op Act>
   View matvec(Index w_first, Index rows, ViewList x, Index bias_first) noexcept;
   /// n consecutive nodes, output o = value[x_first + o] * value[scale_first +
   /// o] + value[shift_first + o], sharing one 3-slot descriptor (a layer
@@ -464,15 +548,16 @@ class Tape {
   /// The same over the n consecutive nodes from `first` (reduce_range()).
   template <Op K>
   Value<T> record_reduce_range(Index first, Index n) noexcept;
-  /// For an op linked on use K, sets `hook` (the tape's linked_backward_)
-  /// to the backward of those ops, so that the sweep reaches it; nothing
-  /// for a core op (whose code is then not instantiated here).
+  /// For an op linked on use K, sets the hook of its family (the tape's
+  /// linked_backward_[linked_family(K)]) to the backward of the family's
+  /// ops, so that the sweep reaches it; nothing for a core op (whose code
+  /// is then not instantiated here).
   template <Op K>
-  static void link(detail::LinkedBackward<T>& hook) noexcept {
+  static void link(detail::LinkedBackward<T> (&hooks)[kLinkedFamilies]) noexcept {
     if constexpr (linked_on_use(K)) {
-      hook = &detail::linked_backward<T>;  // BT-DEV-005: the only value besides nullptr
+      hooks[linked_family(K)] = &detail::LinkedFamily<linked_family(K)>::template backward<T>;  // BT-DEV-005
     } else {
-      static_cast<void>(hook);
+      static_cast<void>(hooks);
     }
   }
 
@@ -515,7 +600,16 @@ class Tape {
   /// Backward of one reduction, inner product or log-sum-exp node: their
   /// loops live out of line, so the sweep over simple nodes keeps its
   /// variables in registers.
-  void backward_wide(Op op, Index i, Index a, Index b, T g) noexcept;
+  /// Returns how many nodes below i it swept too (a matvec's rows, swept
+  /// as one block down to node `lowest`: detail::rows_step).
+  Index backward_wide(Op op, Index i, Index a, Index b, T g, Index lowest) noexcept;
+  /// Re-evaluates node i whose op is not a core elementwise op (replay),
+  /// and the rows of its layer after it before `end`: the nodes evaluated.
+  Index forward_wide(Op op, Index i, Index a, Index b, Index end) noexcept;
+  /// replay()'s checks and its forward pass; false (status set) if refused.
+  bool replay_values(const Replay& r) noexcept;
+  /// True if m is a valid mark of this tape (the checks of rewind()).
+  bool mark_valid(Mark m) const noexcept;
   /// Records the first error (sticky) and returns an invalid handle. Cold:
   /// defined out of line in detail/tape_state.hpp.
   BURTORCH_COLD Value<T> fail(Status status) noexcept;
@@ -552,6 +646,10 @@ class Tape {
   /// Room for `nodes` more interior nodes and `slots` argument slots: the
   /// first slot, or kNoIndex with kCapacityExceeded recorded.
   Index reserve(Index nodes, Index slots) noexcept;
+  /// A matvec's checks (matvec()) and its 4-slot descriptor [w_first,
+  /// list slot, bias_first, x.total] with room for its rows: the
+  /// descriptor's first slot, or kNoIndex (status set, nothing taken).
+  Index matvec_descriptor(Index w_first, Index rows, ViewList x, Index bias_first) noexcept;
   /// An inner product's 3-slot descriptor [w, x, bias] after checking the
   /// bias handle and the room for one node; kNoIndex (status set) if not.
   Index dot_descriptor(Index w, Index x, const Value<T>* bias) noexcept;
@@ -615,9 +713,10 @@ class Tape {
   /// same list (every output of a layer) skip the check.
   Index checked_list_ = kNoIndex;
   Index checked_total_ = 0U;
-  /// The backward of the ops linked on use (detail::linked_backward), set
-  /// by their recorders; nullptr while the tape has recorded none.
-  detail::LinkedBackward<T> linked_backward_ = nullptr;
+  /// The backward of the ops linked on use, one per family
+  /// (detail::LinkedFamily<F>::backward<T>), set by their recorders; nullptr while
+  /// the tape has recorded none of the family.
+  detail::LinkedBackward<T> linked_backward_[kLinkedFamilies] = {};
   /// Backward does not sweep nodes below this: the parameter region's end,
   /// or stop_gradient()'s point above it (one bound for the sweep to read).
   Index floor_ = 0U;
@@ -633,7 +732,9 @@ class Tape {
   /// Keys are nodes + slots: a size_t holds them (a buffer holds more bytes).
   std::size_t cut_keys_[kMarkLevels] = {};
   std::uint64_t cut_generations_[kMarkLevels] = {};
-  Index cuts_ = 0U;
+  /// Remembered rewind targets (at most kMarkLevels); one byte, next to
+  /// the status (the tape's size is part of every FixedTape's RAM).
+  std::uint8_t cuts_ = 0U;
   Status status_ = Status::kOk;
 #if BURTORCH_CONFIG_FAULT_HOOK
   FaultHook fault_hook_ = nullptr;
@@ -739,7 +840,8 @@ inline Value<T> Tape<T>::record_unary(Value<T> x, T c) noexcept {
   } else {
     const Index a = x.index();
     link<K>(linked_backward_);
-    out = append(K, OpDef<K>::forward(values_[a], c), a, kNoIndex);
+    // The constant in the free operand field, for replay (pack_constant).
+    out = append(K, OpDef<K>::forward(values_[a], c), a, detail::pack_constant(c));
   }
   return Value<T>(this, out);
 }
@@ -792,8 +894,8 @@ inline Value<T> Tape<T>::record_reduce(const Value<T>* xs, std::size_t n) noexce
     return Value<T>(this, kNoIndex);
   }
   const Index count = static_cast<Index>(n);
-  const T result = is_range ? OpDef<K>::forward(values_, detail::RangeOperand{where}, count)
-                            : OpDef<K>::forward(values_, detail::ListOperand{&args_[where]}, count);
+  const T result = is_range ? OpDef<K>::forward(values_, detail::range_operand(where), count)
+                            : OpDef<K>::forward(values_, detail::list_operand(&args_[where]), count);
   link<K>(linked_backward_);
   const Value<T> out = push(is_range ? K : OpDef<K>::kPair, result, where, count);
   if (!out.valid()) {
@@ -813,7 +915,7 @@ inline Value<T> Tape<T>::record_reduce_range(Index first, Index n) noexcept {
     return fail(Status::kInvalidHandle);
   }
   link<K>(linked_backward_);
-  return push(K, OpDef<K>::forward(values_, detail::RangeOperand{first}, n), first, n);
+  return push(K, OpDef<K>::forward(values_, detail::range_operand(first), n), first, n);
 }
 
 /// Inline: the per-sample loop calls it once per sample, rewinding to the
@@ -880,6 +982,29 @@ inline View Tape<T>::matvec_frozen(const FrozenMatrix& w, ViewList x, const Froz
     static_cast<void>(append(K, result, descriptor, o));  // fits: room checked above
   }
   return View{first, w.rows};
+}
+
+template <class T>
+template <Op Act>
+inline View Tape<T>::matvec(Index w_first, Index rows, ViewList x, Index bias_first) noexcept {
+  constexpr Op K = detail::fused_row_of(Act);
+  static_assert(K != Op::kCount, "matvec<Act> fuses Op::kRelu, Op::kTanh or Op::kSigmoid");
+  const Index descriptor = matvec_descriptor(w_first, rows, x, bias_first);
+  if (descriptor == kNoIndex) {
+    return kNoView;
+  }
+  link<K>(linked_backward_);
+  const Index first = size_;
+  for (Index o = 0U; o < rows; ++o) {
+    // OpDef<K>::value (what replay computes), with the descriptor's
+    // fields in registers: the same operations, so the same bits.
+    T result = detail::dot_list_of(values_, w_first + (o * x.total), &args_[x.slot]);
+    if (bias_first != kNoIndex) {
+      result += values_[bias_first + o];
+    }
+    static_cast<void>(append(K, OpDef<K>::activate(result), descriptor, o));  // fits: room checked
+  }
+  return View{first, rows};
 }
 
 template <class T>

@@ -2,7 +2,9 @@
 // Library-internal: the Arm vector traits of lib/simd/kernels.hpp, Neon
 // (AArch64: float and double; ARMv7-A: float) and Helium/MVE (Cortex-M55:
 // float). Multiply and add stay separate instructions (vmulq + vaddq), so
-// results are bitwise those of the reference; reductions hold the P partial
+// results are bitwise those of the reference, except on Helium with
+// BURTORCH_CONFIG_SIMD_FMA (vfmaq: docs/floating-point.md, "Fused
+// multiply-add in the kernels"); reductions hold the P partial
 // sums in four 16-byte accumulators. ARMv7 Neon and MVE have no vector
 // divide or square root: their Adam step is the reference's. Included only
 // by the kernels' sources (lib/simd/*.cpp), compiled with the library's
@@ -110,6 +112,16 @@ template <>
 struct Vector<Mve, float> : Float32x4 {
   static constexpr bool kMasked = true;
   static constexpr bool kDivSqrt = false;
+  // BURTORCH_CONFIG_SIMD_FMA: vfmaq (one rounding) in dot, sum_squares and
+  // axpy; else vmulq + vaddq, bitwise the reference.
+  static constexpr bool kFused = BURTORCH_SIMD_MVE_FMA != 0;
+  static Vec mul_add(Vec a, Vec b, Vec acc) noexcept {
+#if BURTORCH_SIMD_MVE_FMA
+    return vfmaq_f32(acc, a, b);
+#else
+    return vaddq_f32(acc, vmulq_f32(a, b));
+#endif
+  }
   static Vec load_first(const float* p, std::size_t count) noexcept {
     return vldrwq_z_f32(p, vctp32q(static_cast<std::uint32_t>(count)));
   }

@@ -7,6 +7,7 @@
 #include "arm.hpp"
 #include "isa.hpp"
 #include "kernels.hpp"
+#include "vfp.hpp"
 #include "x86.hpp"
 
 namespace burtorch {
@@ -35,6 +36,19 @@ void Kernels<I, T>::sgd_step(T* w, const T* g, T lr, std::size_t n) noexcept {
   Inline<I>::sgd_step(w, g, lr, n);
 }
 template <class I, class T>
+void Kernels<I, T>::sgd_step(T* w, const T* g, T lr, T scale, std::size_t n) noexcept {
+  Inline<I>::sgd_step(w, g, lr, scale, n);
+}
+template <class I, class T>
+void Kernels<I, T>::momentum_step(T* w, T* buf, const T* g, T lr, T momentum, bool first, T scale,
+                                  std::size_t n) noexcept {
+  Inline<I>::momentum_step(w, buf, g, lr, momentum, first, scale, n);
+}
+template <class I, class T>
+void Kernels<I, T>::adam_step(T* w, T* m, T* v, const T* g, const AdamStep<T>& p, T scale, std::size_t n) noexcept {
+  Inline<I>::adam_step(w, m, v, g, p, scale, n);
+}
+template <class I, class T>
 void Kernels<I, T>::momentum_step(T* w, T* buf, const T* g, T lr, T momentum, bool first, std::size_t n) noexcept {
   Inline<I>::momentum_step(w, buf, g, lr, momentum, first, n);
 }
@@ -61,6 +75,12 @@ template struct Kernels<Neon, double>;
 #endif
 #if BURTORCH_SIMD_MVE
 template struct Kernels<Mve, float>;
+#endif
+#if BURTORCH_SIMD_VFP
+template struct Kernels<Vfp, float>;  // also on the Cortex-M55, whose float kernels are Helium's
+#if BURTORCH_SIMD_VFP_F64
+template struct Kernels<Vfp, double>;
+#endif
 #endif
 
 }  // namespace isa

@@ -45,8 +45,18 @@ struct Neon {  // float; double on AArch64 only (BURTORCH_SIMD_NEON_F64)
 #endif
 #if BURTORCH_SIMD_MVE
 struct Mve {  // float only
-  static constexpr const char* kName = "mve";
-  static constexpr bool kFused = false;
+  static constexpr const char* kName = BURTORCH_SIMD_MVE_FMA ? "mve+fma" : "mve";
+  static constexpr bool kFused = BURTORCH_SIMD_MVE_FMA != 0;
+};
+#endif
+#if BURTORCH_SIMD_VFP
+// The scalar floating-point unit of an in-order Cortex-M core (FPv4-SP,
+// FPv5): no vector lanes, the reference's partial sums held in registers
+// (lib/simd/vfp.hpp). Float where the core has no Helium, double where the
+// FPU has double precision.
+struct Vfp {
+  static constexpr const char* kName = BURTORCH_SIMD_VFP_FMA ? "vfp+fma" : "vfp";
+  static constexpr bool kFused = BURTORCH_SIMD_VFP_FMA != 0;
 };
 #endif
 
@@ -63,8 +73,17 @@ using ForDouble = Neon;
 #elif BURTORCH_SIMD_NEON
 using ForFloat = Neon;
 using ForDouble = Reference;
+#elif BURTORCH_SIMD_MVE && BURTORCH_SIMD_VFP_F64
+using ForFloat = Mve;
+using ForDouble = Vfp;
 #elif BURTORCH_SIMD_MVE
 using ForFloat = Mve;
+using ForDouble = Reference;
+#elif BURTORCH_SIMD_VFP_F32 && BURTORCH_SIMD_VFP_F64
+using ForFloat = Vfp;
+using ForDouble = Vfp;
+#elif BURTORCH_SIMD_VFP_F32
+using ForFloat = Vfp;
 using ForDouble = Reference;
 #else
 using ForFloat = Reference;
@@ -81,8 +100,11 @@ struct Kernels {
   static void axpy(T* y, T alpha, const T* x, std::size_t n) noexcept;
   static void scale(T* x, T s, std::size_t n) noexcept;
   static void sgd_step(T* w, const T* g, T lr, std::size_t n) noexcept;
+  static void sgd_step(T* w, const T* g, T lr, T scale, std::size_t n) noexcept;
   static void momentum_step(T* w, T* buf, const T* g, T lr, T momentum, bool first, std::size_t n) noexcept;
+  static void momentum_step(T* w, T* buf, const T* g, T lr, T momentum, bool first, T scale, std::size_t n) noexcept;
   static void adam_step(T* w, T* m, T* v, const T* g, const AdamStep<T>& p, std::size_t n) noexcept;
+  static void adam_step(T* w, T* m, T* v, const T* g, const AdamStep<T>& p, T scale, std::size_t n) noexcept;
 };
 
 }  // namespace isa

@@ -189,41 +189,62 @@ inline void scale(Scalar<V>* x, Scalar<V> s, std::size_t n) noexcept {
   simd::scale<Scalar<V>>(&x[i], s, n - i);
 }
 
-// w[i] -= lr * g[i]
+// The optimizer steps read g[i] (scaled false) or g[i] * scale (scaled
+// true: the gradient of a batch's mean from its sum, simd.hpp). `scaled` is
+// a constant where the kernels are compiled (the public functions): each
+// is compiled with one of the two.
 template <class V>
-inline void sgd_step(Scalar<V>* w, const Scalar<V>* g, Scalar<V> lr, std::size_t n) noexcept {
-  const Vec<V> k = V::broadcast(lr);
-  std::size_t i = 0U;
-  for (; (i + V::kLanes) <= n; i += V::kLanes) {
-    V::store(&w[i], V::sub(V::load(&w[i]), V::mul(k, V::load(&g[i]))));
-  }
-  simd::sgd_step<Scalar<V>>(&w[i], &g[i], lr, n - i);
+inline Vec<V> gradient(const Scalar<V>* g, Vec<V> scale, bool scaled) noexcept {
+  return scaled ? V::mul(V::load(g), scale) : V::load(g);
 }
 
-// buf = first ? g : buf * momentum + g; w -= lr * buf
+// w[i] -= lr * g[i] (or lr * (g[i] * scale))
 template <class V>
-inline void momentum_step(Scalar<V>* w, Scalar<V>* buf, const Scalar<V>* g, Scalar<V> lr, Scalar<V> momentum,
-                          bool first, std::size_t n) noexcept {
+inline void sgd_step(Scalar<V>* w, const Scalar<V>* g, Scalar<V> lr, Scalar<V> scale, bool scaled,
+                     std::size_t n) noexcept {
   const Vec<V> k = V::broadcast(lr);
-  const Vec<V> mu = V::broadcast(momentum);
+  const Vec<V> s = V::broadcast(scale);
   std::size_t i = 0U;
   for (; (i + V::kLanes) <= n; i += V::kLanes) {
-    const Vec<V> gi = V::load(&g[i]);
+    V::store(&w[i], V::sub(V::load(&w[i]), V::mul(k, gradient<V>(&g[i], s, scaled))));
+  }
+  if (scaled) {
+    simd::sgd_step<Scalar<V>>(&w[i], &g[i], lr, scale, n - i);
+  } else {
+    simd::sgd_step<Scalar<V>>(&w[i], &g[i], lr, n - i);
+  }
+}
+
+// buf = first ? g : buf * momentum + g; w -= lr * buf (g: or g * scale)
+template <class V>
+inline void momentum_step(Scalar<V>* w, Scalar<V>* buf, const Scalar<V>* g, Scalar<V> lr, Scalar<V> momentum,
+                          bool first, Scalar<V> scale, bool scaled, std::size_t n) noexcept {
+  const Vec<V> k = V::broadcast(lr);
+  const Vec<V> mu = V::broadcast(momentum);
+  const Vec<V> s = V::broadcast(scale);
+  std::size_t i = 0U;
+  for (; (i + V::kLanes) <= n; i += V::kLanes) {
+    const Vec<V> gi = gradient<V>(&g[i], s, scaled);
     const Vec<V> b = first ? gi : V::add(V::mul(V::load(&buf[i]), mu), gi);
     V::store(&buf[i], b);
     V::store(&w[i], V::sub(V::load(&w[i]), V::mul(k, b)));
   }
-  simd::momentum_step<Scalar<V>>(&w[i], &buf[i], &g[i], lr, momentum, first, n - i);
+  if (scaled) {
+    simd::momentum_step<Scalar<V>>(&w[i], &buf[i], &g[i], lr, momentum, first, scale, n - i);
+  } else {
+    simd::momentum_step<Scalar<V>>(&w[i], &buf[i], &g[i], lr, momentum, first, n - i);
+  }
 }
 
 // One Adam/AdamW step (burtorch/simd.hpp, AdamStep). Without a vector
 // divide and square root (ARMv7 Neon, Helium) it is the reference loop.
 template <class V>
 inline void adam_step(Scalar<V>* w, Scalar<V>* m, Scalar<V>* v, const Scalar<V>* g, const AdamStep<Scalar<V>>& p,
-                      std::size_t n) noexcept {
+                      Scalar<V> scale, bool scaled, std::size_t n) noexcept {
   using T = Scalar<V>;
   std::size_t i = 0U;
   if constexpr (V::kDivSqrt) {
+    const Vec<V> s = V::broadcast(scale);
     const Vec<V> b1 = V::broadcast(p.beta1);
     const Vec<V> b2 = V::broadcast(p.beta2);
     const Vec<V> c1 = V::broadcast(T(1) - p.beta1);
@@ -237,7 +258,7 @@ inline void adam_step(Scalar<V>* w, Scalar<V>* m, Scalar<V>* v, const Scalar<V>*
       if (p.decoupled) {
         wi = V::mul(wi, decay);
       }
-      const Vec<V> gi = V::load(&g[i]);
+      const Vec<V> gi = gradient<V>(&g[i], s, scaled);
       const Vec<V> mi = V::add(V::mul(V::load(&m[i]), b1), V::mul(gi, c1));
       const Vec<V> vi = V::add(V::mul(V::load(&v[i]), b2), V::mul(V::mul(gi, gi), c2));
       const Vec<V> denominator = V::add(V::div(V::sqrt(vi), root), eps);
@@ -246,7 +267,11 @@ inline void adam_step(Scalar<V>* w, Scalar<V>* m, Scalar<V>* v, const Scalar<V>*
       V::store(&w[i], V::add(wi, V::mul(step, V::div(mi, denominator))));
     }
   }
-  simd::adam_step<T>(&w[i], &m[i], &v[i], &g[i], p, n - i);
+  if (scaled) {
+    simd::adam_step<T>(&w[i], &m[i], &v[i], &g[i], p, scale, n - i);
+  } else {
+    simd::adam_step<T>(&w[i], &m[i], &v[i], &g[i], p, n - i);
+  }
 }
 
 }  // namespace kernels
@@ -278,15 +303,27 @@ struct Inline {
   }
   template <class T>
   static void sgd_step(T* w, const T* g, T lr, std::size_t n) noexcept {
-    kernels::sgd_step<Vector<I, T>>(w, g, lr, n);
+    kernels::sgd_step<Vector<I, T>>(w, g, lr, T(1), false, n);
+  }
+  template <class T>
+  static void sgd_step(T* w, const T* g, T lr, T scale, std::size_t n) noexcept {
+    kernels::sgd_step<Vector<I, T>>(w, g, lr, scale, true, n);
   }
   template <class T>
   static void momentum_step(T* w, T* buf, const T* g, T lr, T momentum, bool first, std::size_t n) noexcept {
-    kernels::momentum_step<Vector<I, T>>(w, buf, g, lr, momentum, first, n);
+    kernels::momentum_step<Vector<I, T>>(w, buf, g, lr, momentum, first, T(1), false, n);
+  }
+  template <class T>
+  static void momentum_step(T* w, T* buf, const T* g, T lr, T momentum, bool first, T scale, std::size_t n) noexcept {
+    kernels::momentum_step<Vector<I, T>>(w, buf, g, lr, momentum, first, scale, true, n);
   }
   template <class T>
   static void adam_step(T* w, T* m, T* v, const T* g, const AdamStep<T>& p, std::size_t n) noexcept {
-    kernels::adam_step<Vector<I, T>>(w, m, v, g, p, n);
+    kernels::adam_step<Vector<I, T>>(w, m, v, g, p, T(1), false, n);
+  }
+  template <class T>
+  static void adam_step(T* w, T* m, T* v, const T* g, const AdamStep<T>& p, T scale, std::size_t n) noexcept {
+    kernels::adam_step<Vector<I, T>>(w, m, v, g, p, scale, true, n);
   }
 };
 
@@ -311,12 +348,24 @@ struct Inline<Reference> {
     simd::sgd_step<T>(w, g, lr, n);
   }
   template <class T>
+  static void sgd_step(T* w, const T* g, T lr, T scale, std::size_t n) noexcept {
+    simd::sgd_step<T>(w, g, lr, scale, n);
+  }
+  template <class T>
   static void momentum_step(T* w, T* buf, const T* g, T lr, T momentum, bool first, std::size_t n) noexcept {
     simd::momentum_step<T>(w, buf, g, lr, momentum, first, n);
   }
   template <class T>
+  static void momentum_step(T* w, T* buf, const T* g, T lr, T momentum, bool first, T scale, std::size_t n) noexcept {
+    simd::momentum_step<T>(w, buf, g, lr, momentum, first, scale, n);
+  }
+  template <class T>
   static void adam_step(T* w, T* m, T* v, const T* g, const AdamStep<T>& p, std::size_t n) noexcept {
     simd::adam_step<T>(w, m, v, g, p, n);
+  }
+  template <class T>
+  static void adam_step(T* w, T* m, T* v, const T* g, const AdamStep<T>& p, T scale, std::size_t n) noexcept {
+    simd::adam_step<T>(w, m, v, g, p, scale, n);
   }
 };
 

@@ -14,6 +14,7 @@
 #include "arm.hpp"
 #include "isa.hpp"
 #include "kernels.hpp"
+#include "vfp.hpp"
 #include "x86.hpp"
 
 namespace burtorch {
@@ -41,6 +42,28 @@ using D = isa::Inline<isa::ForDouble>;
 }
 [[gnu::flatten]] void sgd_step(double* w, const double* g, double lr, std::size_t n) noexcept {
   D::sgd_step(w, g, lr, n);
+}
+[[gnu::flatten]] void sgd_step(float* w, const float* g, float lr, float scale, std::size_t n) noexcept {
+  F::sgd_step(w, g, lr, scale, n);
+}
+[[gnu::flatten]] void sgd_step(double* w, const double* g, double lr, double scale, std::size_t n) noexcept {
+  D::sgd_step(w, g, lr, scale, n);
+}
+[[gnu::flatten]] void momentum_step(float* w, float* buf, const float* g, float lr, float momentum, bool first,
+                                    float scale, std::size_t n) noexcept {
+  F::momentum_step(w, buf, g, lr, momentum, first, scale, n);
+}
+[[gnu::flatten]] void momentum_step(double* w, double* buf, const double* g, double lr, double momentum, bool first,
+                                    double scale, std::size_t n) noexcept {
+  D::momentum_step(w, buf, g, lr, momentum, first, scale, n);
+}
+[[gnu::flatten]] void adam_step(float* w, float* m, float* v, const float* g, const AdamStep<float>& p, float scale,
+                                std::size_t n) noexcept {
+  F::adam_step(w, m, v, g, p, scale, n);
+}
+[[gnu::flatten]] void adam_step(double* w, double* m, double* v, const double* g, const AdamStep<double>& p,
+                                double scale, std::size_t n) noexcept {
+  D::adam_step(w, m, v, g, p, scale, n);
 }
 [[gnu::flatten]] void momentum_step(float* w, float* buf, const float* g, float lr, float momentum, bool first,
                                     std::size_t n) noexcept {

@@ -30,6 +30,26 @@ struct ListOperand {
   const Index* slots;  ///< the list's first slot
   Index operator[](Index i) const noexcept { return slots[i]; }
 };
+#if defined(__OPTIMIZE_SIZE__)
+/// At -Os a run and a list are one operand type, so that the loop of every
+/// reduction (and of inner products over lists) is compiled once for both:
+/// a test per operand instead of a second copy of each loop (flash). The
+/// operands, their order and the arithmetic are the same, so the results.
+struct AnyOperand {
+  const Index* slots;  ///< the list's first slot, or null for a run
+  Index first;         ///< the run's first node
+  BURTORCH_ALWAYS_INLINE Index operator[](Index i) const noexcept { return (slots != nullptr) ? slots[i] : (first + i); }
+};
+/// The operand of a run of nodes from `first`.
+inline AnyOperand range_operand(Index first) noexcept { return AnyOperand{nullptr, first}; }
+/// The operand of a list of nodes in slots from `slots`.
+inline AnyOperand list_operand(const Index* slots) noexcept { return AnyOperand{slots, 0U}; }
+#else
+/// The operand of a run of nodes from `first`.
+inline RangeOperand range_operand(Index first) noexcept { return RangeOperand{first}; }
+/// The operand of a list of nodes in slots from `slots`.
+inline ListOperand list_operand(const Index* slots) noexcept { return ListOperand{slots}; }
+#endif
 
 /// Sum of v[at[i]] with four accumulators: independent add chains keep the
 /// FPU pipeline full, and the fixed order gives the same bits on every target.
@@ -195,7 +215,7 @@ void dot_backward(const T* v, T* grads, WOperand w, XOperand x, Index n, T g) no
 /// The inner product of the runs of n nodes from w and from x.
 template <class T>
 inline T range_dot(const T* v, Index w, Index x, Index n) noexcept {
-  return dot_of(v, RangeOperand{w}, RangeOperand{x}, n);
+  return dot_of(v, range_operand(w), range_operand(x), n);
 }
 /// Up to this many terms an inner product is computed inline (layer norm's
 /// one-term products, attention heads of width 4).
@@ -229,24 +249,25 @@ inline double range_dot(const double* v, Index w, Index x, Index n) noexcept {
 /// The backward of range_dot: each run's gradients get g times the other run.
 template <class T>
 inline void range_dot_backward(const T* v, T* grads, Index w, Index x, Index n, T g) noexcept {
-  dot_backward(v, grads, RangeOperand{w}, RangeOperand{x}, n, g);
+  dot_backward(v, grads, range_operand(w), range_operand(x), n, g);
 }
-/// y[i] += g * x[i], rounded as simd::axpy rounds (fused with avx2+fma).
-template <class T>
+/// y[i] += g * x[i], rounded as simd::axpy rounds: fused where the
+/// selected kernels of T fuse (BURTORCH_SIMD_FUSED_FLOAT, _DOUBLE).
+template <bool kFused, class T>
 inline void short_axpy(T* y, T g, const T* x, Index n) noexcept {
   for (Index i = 0U; i < n; ++i) {
-#if BURTORCH_SIMD_AVX2_FMA
-    y[i] = std::fma(g, x[i], y[i]);
-#else
-    y[i] += g * x[i];
-#endif
+    if constexpr (kFused) {
+      y[i] = std::fma(g, x[i], y[i]);
+    } else {
+      y[i] += g * x[i];
+    }
   }
 }
 /// @copydoc range_dot_backward
 inline void range_dot_backward(const float* v, float* grads, Index w, Index x, Index n, float g) noexcept {
   if (n <= kShortDot) {
-    short_axpy(&grads[w], g, &v[x], n);
-    short_axpy(&grads[x], g, &v[w], n);
+    short_axpy<BURTORCH_SIMD_FUSED_FLOAT != 0>(&grads[w], g, &v[x], n);
+    short_axpy<BURTORCH_SIMD_FUSED_FLOAT != 0>(&grads[x], g, &v[w], n);
   } else {
     simd::axpy(&grads[w], g, &v[x], n);
     simd::axpy(&grads[x], g, &v[w], n);
@@ -255,20 +276,53 @@ inline void range_dot_backward(const float* v, float* grads, Index w, Index x, I
 /// @copydoc range_dot_backward
 inline void range_dot_backward(const double* v, double* grads, Index w, Index x, Index n, double g) noexcept {
   if (n <= kShortDot) {
-    short_axpy(&grads[w], g, &v[x], n);
-    short_axpy(&grads[x], g, &v[w], n);
+    short_axpy<BURTORCH_SIMD_FUSED_DOUBLE != 0>(&grads[w], g, &v[x], n);
+    short_axpy<BURTORCH_SIMD_FUSED_DOUBLE != 0>(&grads[x], g, &v[w], n);
   } else {
     simd::axpy(&grads[w], g, &v[x], n);
     simd::axpy(&grads[x], g, &v[w], n);
   }
 }
 
-/// A view list in argument slots: list[0] runs, then a first/count pair per
-/// run. The inner product of the weight run starting at w with the runs, in
-/// run order.
+/// grads[w + i] += g * v[x + i] for i < n: one side of range_dot_backward.
+template <class T>
+inline void range_axpy(const T* v, T* grads, Index w, Index x, Index n, T g) noexcept {
+  for (Index i = 0U; i < n; ++i) {
+    grads[w + i] += g * v[x + i];
+  }
+}
+/// @copydoc range_axpy
+inline void range_axpy(const float* v, float* grads, Index w, Index x, Index n, float g) noexcept {
+  if (n <= kShortDot) {
+    short_axpy<BURTORCH_SIMD_FUSED_FLOAT != 0>(&grads[w], g, &v[x], n);
+  } else {
+    simd::axpy(&grads[w], g, &v[x], n);
+  }
+}
+/// @copydoc range_axpy
+inline void range_axpy(const double* v, double* grads, Index w, Index x, Index n, double g) noexcept {
+  if (n <= kShortDot) {
+    short_axpy<BURTORCH_SIMD_FUSED_DOUBLE != 0>(&grads[w], g, &v[x], n);
+  } else {
+    simd::axpy(&grads[w], g, &v[x], n);
+  }
+}
+
+/// A view list in argument slots: list[0] the number of runs (and the flag
+/// kListOfInputs), then a first/count pair per run.
+/// The flag in list[0] that says every node of the runs is an input
+/// (Tape::input, op kInput): no gradient is computed for them.
+constexpr Index kListOfInputs = 0x80000000U;
+/// The number of runs of a view list.
+inline Index list_runs(const Index* list) noexcept { return list[0] & ~kListOfInputs; }
+/// True if a view list holds inputs only.
+inline bool list_of_inputs(const Index* list) noexcept { return (list[0] & kListOfInputs) != 0U; }
+
+/// The inner product of the weight run starting at w with the runs of a
+/// view list, in run order.
 template <class T>
 T dot_list_of(const T* v, Index w, const Index* list) noexcept {
-  const Index runs = list[0];
+  const Index runs = list_runs(list);
   if (runs == 1U) {
     return range_dot(v, w, list[1], list[2]);
   }
@@ -282,14 +336,20 @@ T dot_list_of(const T* v, Index w, const Index* list) noexcept {
   return s;
 }
 
-/// The backward of dot_list_of.
+/// The backward of dot_list_of; over a list of inputs, the weights' side
+/// alone (the inputs need no gradient).
 template <class T>
 void dot_list_backward(const T* v, T* grads, Index w, const Index* list, T g) noexcept {
-  const Index runs = list[0];
+  const Index runs = list_runs(list);
+  const bool inputs = list_of_inputs(list);
   for (Index r = 0U; r < runs; ++r) {
     const Index first = list[1U + (2U * r)];
     const Index count = list[2U + (2U * r)];
-    range_dot_backward(v, grads, w, first, count, g);
+    if (inputs) {
+      range_axpy(v, grads, w, first, count, g);
+    } else {
+      range_dot_backward(v, grads, w, first, count, g);
+    }
     w += count;
   }
 }

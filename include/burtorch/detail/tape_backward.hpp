@@ -20,25 +20,29 @@ namespace burtorch {
 // simple nodes keeps its variables in registers. Dispatched through the
 // rows: a new wide op needs no case here.
 template <class T>
-void Tape<T>::backward_wide(Op op, Index i, Index a, Index b, T g) noexcept {
+Index Tape<T>::backward_wide(Op op, Index i, Index a, Index b, T g, Index lowest) noexcept {
   const detail::Arrays<T> s{values_, grads_, args_};
-  // The core ops through the rows (one jump table); an op it does not list
-  // is one linked on use, whose code the recording function gave the tape.
-  bool core = false;
+  // The core ops through the rows (one jump table); an op linked on use
+  // through its family's pointer, the code its recording function gave the
+  // tape (a code past kCount: a family whose dispatch knows no such op).
+  Index swept = 0U;
   visit_core_op(op, [&](auto tag) noexcept {
     using D = typename decltype(tag)::Def;
-    core = true;
     if constexpr ((D::kKind == OpKind::kRangeReduce) || (D::kKind == OpKind::kListReduce)) {
       detail::reduce_step<D>(s, i, a, b, g);
     } else if constexpr (D::kKind == OpKind::kDescriptor) {
-      D::backward(s, i, a, b, g);
+      swept = detail::step<D>(s, i, a, b, g, lowest);
     } else {
-      // leaves and the core elementwise ops: swept inline by backward()
+      // leaves, inputs and the core elementwise ops: swept inline by backward()
     }
   });
-  if (!core && linked_on_use(op) && (linked_backward_ != nullptr)) {
-    linked_backward_(s, op, i, a, b, g);  // BT-DEV-005: the library's own detail::linked_backward
+  if (linked_on_use(op)) {
+    const detail::LinkedBackward<T> hook = linked_backward_[linked_family(op)];
+    if (hook != nullptr) {
+      swept = hook(s, op, i, a, b, g, lowest);  // BT-DEV-005: the library's own LinkedFamily<F>::backward
+    }
   }
+  return swept;
 }
 
 template <class T>
@@ -82,7 +86,13 @@ Status Tape<T>::backward(Value<T> root) noexcept {
   const Op* const ops = ops_;
   // One reverse sweep: when node i is reached, every node that uses it is
   // newer and has already added its share to grads_[i].
-  for (Index i = r + 1U; i-- > lowest;) {
+  // Counted in metadata indices m = i - base (the arrays of operands and op
+  // codes start at the parameter region's end).
+  Index m = (r + 1U) - base;
+  const Index m_lowest = lowest - base;
+  while (m > m_lowest) {
+    --m;
+    const Index i = m + base;
     const T g = gr[i];
     // A node with a zero gradient adds nothing: skipping it keeps nodes the
     // root does not reach (a logged metric, a side computation) from adding
@@ -91,10 +101,10 @@ Status Tape<T>::backward(Value<T> root) noexcept {
     if (ScalarOps<T>::is_zero(g)) {  // BT-DEV-004: exact zero test, not a tolerance
       continue;
     }
-    const std::uint64_t link = links[i - base];
+    const std::uint64_t link = links[m];
     const Index a = first_of(link);
     const Index b = second_of(link);
-    const Op op = ops[i - base];
+    const Op op = ops[m];
     // The core elementwise ops inline (one jump table, each case its row's
     // backward in place), the wide ops and the ops linked on use out of
     // line. A new core elementwise op needs its line here:
@@ -103,6 +113,7 @@ Status Tape<T>::backward(Value<T> root) noexcept {
     // clang-format off
     switch (op) {
       case Op::kLeaf:
+      case Op::kInput:
         break;
       case Op::kAdd: detail::elementwise_step<OpDef<Op::kAdd>>(v, gr, args_, i, a, b, g); break;
       case Op::kSub: detail::elementwise_step<OpDef<Op::kSub>>(v, gr, args_, i, a, b, g); break;
@@ -130,20 +141,9 @@ Status Tape<T>::backward(Value<T> root) noexcept {
       case Op::kMulConst: detail::elementwise_step<OpDef<Op::kMulConst>>(v, gr, args_, i, a, b, g); break;
       case Op::kDivConst: detail::elementwise_step<OpDef<Op::kDivConst>>(v, gr, args_, i, a, b, g); break;
       default:
-        if constexpr (LaneTraits<T>::kIsLanes) {
-          // A tape of lanes: the per-node lane ops in place (a gathered
-          // embedding element, a row of a layer over shared weights), the
-          // rest out of line. (Not compiled for float and double.)
-          if (op == Op::kGatherShared) {
-            detail::lanes_gather_backward(args_, a, b, g);
-            break;
-          }
-          if (op == Op::kMatRowShared) {
-            gr[i - b - 1U] = T(1);  // mark the layer's head: it computes the layer's backward
-            break;
-          }
-        }
-        backward_wide(op, i, a, b, g);
+        // A matvec's rows are swept as one block: i moves past the rows
+        // below it that backward_wide swept too.
+        m -= backward_wide(op, i, a, b, g, lowest);
         break;
     }
     // clang-format on

@@ -9,6 +9,7 @@
 
 #include "burtorch/detail/tape_backward.hpp"
 #include "burtorch/detail/tape_record.hpp"
+#include "burtorch/detail/tape_replay.hpp"
 #include "burtorch/detail/tape_state.hpp"
 
 #endif  // BURTORCH_DETAIL_TAPE_IMPL_HPP

@@ -99,8 +99,8 @@ Value<T> Tape<T>::reduce(Op range_op, const Value<T>* xs, std::size_t n) noexcep
   }
   const Index count = static_cast<Index>(n);
   Op list_op = range_op;
-  const T result = is_range ? reduce_value(range_op, detail::RangeOperand{where}, count, &list_op)
-                            : reduce_value(range_op, detail::ListOperand{&args_[where]}, count, &list_op);
+  const T result = is_range ? reduce_value(range_op, detail::range_operand(where), count, &list_op)
+                            : reduce_value(range_op, detail::list_operand(&args_[where]), count, &list_op);
   const Value<T> out = push(is_range ? range_op : list_op, result, where, count);
   if (!out.valid()) {
     slots_used_ = before.slots;
@@ -142,9 +142,9 @@ Value<T> Tape<T>::dot(const Value<T>* w, const Value<T>* x, std::size_t n, const
     result = detail::range_dot(values_, w_at, x_at, count);
   } else if (w_range) {
     op = Op::kDotRL;
-    result = detail::dot_of(values_, detail::RangeOperand{w_at}, detail::ListOperand{&args_[x_at]}, count);
+    result = detail::dot_of(values_, detail::range_operand(w_at), detail::list_operand(&args_[x_at]), count);
   } else {
-    result = detail::dot_of(values_, detail::ListOperand{&args_[w_at]}, detail::ListOperand{&args_[x_at]}, count);
+    result = detail::dot_of(values_, detail::list_operand(&args_[w_at]), detail::list_operand(&args_[x_at]), count);
   }
   const Value<T> out = push_dot(op, result, descriptor, count);
   if (!out.valid()) {
@@ -223,7 +223,16 @@ ViewList Tape<T>::view_list(const View* parts, std::size_t count) noexcept {
   if (slot == kNoIndex) {
     return out;
   }
-  args_[slot] = static_cast<Index>(count);
+  // Inputs only (op kInput): the inner products over the list compute no
+  // gradient for them (detail::kListOfInputs).
+  // (The runs were checked above: every node is recorded.)
+  Index inputs = detail::kListOfInputs;
+  for (std::size_t r = 0U; (inputs != 0U) && (r < count); ++r) {
+    for (Index i = parts[r].first; (inputs != 0U) && (i < (parts[r].first + parts[r].count)); ++i) {
+      inputs = ((i >= param_region_) && (ops_[i - param_region_] == Op::kInput)) ? inputs : 0U;
+    }
+  }
+  args_[slot] = static_cast<Index>(count) | inputs;
   for (std::size_t r = 0U; r < count; ++r) {
     args_[slot + 1U + (2U * static_cast<Index>(r))] = parts[r].first;
     args_[slot + 2U + (2U * static_cast<Index>(r))] = parts[r].count;
@@ -243,7 +252,7 @@ bool Tape<T>::list_valid(ViewList x) noexcept {
   // only end below size_, which grows until the next rewind: a list checked
   // since then needs no new check.
   if ((x.slot != checked_list_) || (x.total != checked_total_)) {
-    const Index runs = args_[x.slot];
+    const Index runs = detail::list_runs(&args_[x.slot]);
     if ((runs == 0U) || (runs > ((slots_used_ - x.slot - 1U) / 2U))) {
       static_cast<void>(fail(Status::kInvalidArgument));
       return false;
@@ -287,35 +296,45 @@ Value<T> Tape<T>::dot_views(Index w_first, ViewList x, const Value<T>* bias) noe
 }
 
 template <class T>
-View Tape<T>::matvec(Index w_first, Index rows, ViewList x, Index bias_first) noexcept {
+Index Tape<T>::matvec_descriptor(Index w_first, Index rows, ViewList x, Index bias_first) noexcept {
   if (rows == 0U) {
     static_cast<void>(fail(Status::kInvalidArgument));
-    return kNoView;
+    return kNoIndex;
   }
   if (!list_valid(x)) {
-    return kNoView;
+    return kNoIndex;
   }
   // Every weight and bias must be recorded (64-bit: rows * length may
   // exceed an Index; then it exceeds size_ too).
   const std::uint64_t weights = static_cast<std::uint64_t>(rows) * x.total;
   if ((w_first >= size_) || (weights > (size_ - w_first))) {
     static_cast<void>(fail(Status::kInvalidHandle));
-    return kNoView;
+    return kNoIndex;
   }
   if ((bias_first != kNoIndex) && ((bias_first >= size_) || (rows > (size_ - bias_first)))) {
     static_cast<void>(fail(Status::kInvalidHandle));
-    return kNoView;
+    return kNoIndex;
   }
   const Index descriptor = reserve(rows, 4U);  // room for all rows, or none is recorded
+  if (descriptor != kNoIndex) {
+    args_[descriptor] = w_first;
+    args_[descriptor + 1U] = x.slot;
+    args_[descriptor + 2U] = bias_first;
+    args_[descriptor + 3U] = x.total;
+  }
+  return descriptor;
+}
+
+template <class T>
+View Tape<T>::matvec(Index w_first, Index rows, ViewList x, Index bias_first) noexcept {
+  const Index descriptor = matvec_descriptor(w_first, rows, x, bias_first);
   if (descriptor == kNoIndex) {
     return kNoView;
   }
-  args_[descriptor] = w_first;
-  args_[descriptor + 1U] = x.slot;
-  args_[descriptor + 2U] = bias_first;
-  args_[descriptor + 3U] = x.total;
   const Index first = size_;
   for (Index o = 0U; o < rows; ++o) {
+    // OpDef<kMatRow>::value (what replay computes), with the descriptor's
+    // fields in registers: the same operations, so the same bits.
     T result = detail::dot_list_of(values_, w_first + (o * x.total), &args_[x.slot]);
     if (bias_first != kNoIndex) {
       result += values_[bias_first + o];
@@ -344,7 +363,7 @@ View Tape<T>::scale_shift(Index scale_first, Index x_first, Index shift_first, I
   args_[descriptor + 2U] = shift_first;
   const Index first = size_;
   for (Index o = 0U; o < n; ++o) {
-    const T y = (values_[x_first + o] * values_[scale_first + o]) + values_[shift_first + o];
+    const T y = OpDef<Op::kScaleShift>::value(values_, args_, size_, descriptor, o);
     static_cast<void>(append(Op::kScaleShift, y, descriptor, o));  // fits: room checked above
   }
   return View{first, n};
@@ -359,7 +378,7 @@ Value<T> Tape<T>::reduce_range(Op range_op, Index first, Index n) noexcept {
     return fail(Status::kInvalidHandle);
   }
   Op list_op = range_op;
-  return push(range_op, reduce_value(range_op, detail::RangeOperand{first}, n, &list_op), first, n);
+  return push(range_op, reduce_value(range_op, detail::range_operand(first), n, &list_op), first, n);
 }
 
 }  // namespace burtorch

@@ -158,7 +158,7 @@ Status Tape<T>::rewind_other(Mark m) noexcept {
   }
   cut_keys_[kept] = key;
   cut_generations_[kept] = generation_;
-  cuts_ = kept + 1U;
+  cuts_ = static_cast<std::uint8_t>(kept + 1U);  // at most kMarkLevels
   truncate(m.nodes, m.slots);
   return Status::kOk;
 }
@@ -222,7 +222,12 @@ bool Tape<T>::all_finite() const noexcept {
 
 template <class T>
 T Tape<T>::constant(Index i) const noexcept {
-  if (op_kind(op(i)) != OpKind::kConstant) {
+  const Op k = op(i);
+  if ((k == Op::kAddConst) || (k == Op::kConstSub) || (k == Op::kConstDiv)) {
+    // Folded into the value; kept in the operand field if it fits there.
+    return (arg_b(i) != kNoIndex) ? detail::unpack_constant<T>(arg_b(i)) : kNaN;
+  }
+  if (op_kind(k) != OpKind::kConstant) {
     return kNaN;
   }
   T c = T(0);

@@ -109,6 +109,24 @@ inline View activate(Tape<T>& tape, View x, Activation act) noexcept {
   });
 }
 
+/// The rows of act(W x + b) for an activation known at compile time: a
+/// matvec with the activation fused into its rows (Tape::matvec<Op>), one
+/// node per output; only A's code is compiled in (a ReLU firmware links
+/// no tanhf or expf for it).
+template <Activation A, class T>
+inline View linear_rows(Tape<T>& tape, Index w, Index rows, ViewList x, Index bias) noexcept {
+  if constexpr (A == Activation::kIdentity) {
+    return tape.matvec(w, rows, x, bias);
+  } else if constexpr (A == Activation::kRelu) {
+    return tape.template matvec<Op::kRelu>(w, rows, x, bias);
+  } else if constexpr (A == Activation::kTanh) {
+    return tape.template matvec<Op::kTanh>(w, rows, x, bias);
+  } else {
+    static_assert(A == Activation::kSigmoid, "an Activation");
+    return tape.template matvec<Op::kSigmoid>(w, rows, x, bias);
+  }
+}
+
 /// How to build a Linear. Only `in` and `out` have no default; the rest is
 /// torch.nn.Linear's: a bias, no activation, weights and biases drawn from
 /// U(-1/sqrt(in), 1/sqrt(in)). Set the members you need by name:
@@ -132,7 +150,8 @@ struct LinearOptions {
 
 /// y = act(W x + b), W stored row-major [out][in]: row o is one range of
 /// `in` parameters, so each output is one inner product of a parameter range
-/// with the (possibly segmented) input. A Neuron is a Linear with out = 1.
+/// with the (possibly segmented) input, the activation fused into it (one
+/// node per output). A Neuron is a Linear with out = 1.
 template <class T>
 struct Linear {
   Index weight = kNoIndex;  ///< first weight on the tape (row-major [out][in])
@@ -145,11 +164,10 @@ struct Linear {
   static constexpr std::size_t parameters(const LinearOptions& o) noexcept {
     return (static_cast<std::size_t>(o.in) * o.out) + (o.bias ? o.out : 0U);
   }
-  /// Nodes and slots of forward() on a ViewList: the outputs share one
-  /// matvec descriptor, whatever their number.
-  static constexpr std::size_t nodes(const LinearOptions& o) noexcept {
-    return (o.act == Activation::kIdentity) ? o.out : (2U * static_cast<std::size_t>(o.out));
-  }
+  /// Nodes and slots of forward() on a ViewList: one node per output (the
+  /// activation is fused into the rows); the outputs share one matvec
+  /// descriptor, whatever their number.
+  static constexpr std::size_t nodes(const LinearOptions& o) noexcept { return o.out; }
   /// @copydoc nodes
   static constexpr std::size_t slots(const LinearOptions& /*o*/) noexcept { return 4U; }
   /// The same for forward() on a View (one extra one-run view list).
@@ -179,22 +197,52 @@ struct Linear {
   }
 
   /// Records act(W x + b) for an input of `in` nodes stored as a segment
-  /// list; returns the `out` output nodes (kNoView on error).
+  /// list; returns the `out` output nodes (kNoView on error). The
+  /// activation is chosen at run time, so the code of every activation is
+  /// compiled in; forward<A>() compiles only A's.
   View forward(Tape<T>& tape, ViewList x) const noexcept {
+    View y = kNoView;
     if (x.total != in) {
       static_cast<void>(tape.report(Status::kInvalidArgument));
-      return kNoView;
+    } else if (act == Activation::kRelu) {
+      y = linear_rows<Activation::kRelu>(tape, weight, out, x, bias);
+    } else if (act == Activation::kTanh) {
+      y = linear_rows<Activation::kTanh>(tape, weight, out, x, bias);
+    } else if (act == Activation::kSigmoid) {
+      y = linear_rows<Activation::kSigmoid>(tape, weight, out, x, bias);
+    } else {
+      y = linear_rows<Activation::kIdentity>(tape, weight, out, x, bias);
     }
-    const View y = tape.matvec(weight, out, x, bias);
-    return (y.count != 0U) ? activate(tape, y, act) : kNoView;
+    return y;
   }
 
   /// The same for an input that is one run of nodes.
   View forward(Tape<T>& tape, View x) const noexcept { return forward(tape, tape.view_list(&x, 1U)); }
 
+  /// forward() with the activation chosen at compile time (A must be the
+  /// layer's act, else kInvalidArgument and nothing recorded): only A's code
+  /// is compiled in, e.g. `hidden.forward<nn::Activation::kRelu>(tape, x)`.
+  template <Activation A>
+  View forward(Tape<T>& tape, ViewList x) const noexcept {
+    if ((x.total != in) || (act != A)) {
+      static_cast<void>(tape.report(Status::kInvalidArgument));
+      return kNoView;
+    }
+    return linear_rows<A>(tape, weight, out, x, bias);
+  }
+  /// @copydoc forward(Tape<T>&, ViewList) const
+  template <Activation A>
+  View forward(Tape<T>& tape, View x) const noexcept {
+    return forward<A>(tape, tape.view_list(&x, 1U));
+  }
+
   /// Nodes and slots of the lane forward() (a lane batch, see below): the
-  /// outputs' head node (Tape::matvec_shared) is one more node.
-  static constexpr std::size_t lane_nodes(const LinearOptions& o) noexcept { return nodes(o) + 1U; }
+  /// outputs' head node (Tape::matvec_shared), the outputs, and the
+  /// activation's nodes (on a tape of lanes the activation is a node of its
+  /// own per output).
+  static constexpr std::size_t lane_nodes(const LinearOptions& o) noexcept {
+    return 1U + ((o.act == Activation::kIdentity) ? o.out : (2U * static_cast<std::size_t>(o.out)));
+  }
   /// @copydoc lane_nodes
   static constexpr std::size_t lane_slots(const LinearOptions& /*o*/) noexcept { return detail::kMsSlots; }
   /// The same on a View (one extra one-run view list).

@@ -619,6 +619,53 @@ class Gpt {
 };
 
 // ---------------------------------------------------------------------------
+namespace detail {
+/// The samples of a serial batch: zeroes the gradients of `params`, then per
+/// sample records its loss, runs backward and rewinds; returns the sum of
+/// the losses in *total (the gradients hold the sum of theirs); false on
+/// error (see serial_batch).
+template <class T, class SampleLoss>
+bool batch_sum(Tape<T>& tape, View params, std::size_t count, SampleLoss& sample_loss, T* total) noexcept {
+  if (BURTORCH_UNLIKELY(!is_recorded(tape, params))) {
+    static_cast<void>(tape.report(Status::kInvalidArgument));
+    return false;
+  }
+  tape.zero_grad(params.first, params.count);
+  const Mark start = tape.mark();
+  T sum = T(0);
+  for (std::size_t i = 0U; i < count; ++i) {
+    const Value<T> loss = sample_loss(tape, i);
+    if ((tape.status() != Status::kOk) || (tape.backward(loss) != Status::kOk)) {
+      static_cast<void>(tape.rewind(start));
+      return false;
+    }
+    sum += loss.value();
+    static_cast<void>(tape.rewind(start));
+  }
+  *total = sum;
+  return true;
+}
+/// A serial batch and `step(tape, params, 1/count)`: the mean loss, or NaN
+/// (see serial_batch with an optimizer).
+template <class T, class SampleLoss, class Step>
+T batch_step(Tape<T>& tape, View params, std::size_t count, SampleLoss& sample_loss, Step step) noexcept {
+  if (count == 0U) {
+    static_cast<void>(tape.report(Status::kInvalidArgument));
+    return std::numeric_limits<T>::quiet_NaN();
+  }
+  T total = T(0);
+  if (!batch_sum(tape, params, count, sample_loss, &total)) {
+    return std::numeric_limits<T>::quiet_NaN();
+  }
+  const Status stepped = step(tape, params, T(1) / static_cast<T>(count));
+  if (stepped != Status::kOk) {
+    static_cast<void>(tape.report(stepped));
+    return std::numeric_limits<T>::quiet_NaN();
+  }
+  return total / static_cast<T>(count);
+}
+}  // namespace detail
+
 /// A serial batch: for each of `count` samples, record its loss after the
 /// parameters, backward, rewind; the gradients of `params` (model.params())
 /// accumulate and are divided by `count` (the gradient of the mean loss).
@@ -629,24 +676,40 @@ class Gpt {
 /// recorded before any sample runs).
 template <class T, class SampleLoss>
 T serial_batch(Tape<T>& tape, View params, std::size_t count, SampleLoss&& sample_loss) noexcept {
-  if (BURTORCH_UNLIKELY(!is_recorded(tape, params))) {
-    static_cast<void>(tape.report(Status::kInvalidArgument));
-    return std::numeric_limits<T>::quiet_NaN();
-  }
-  tape.zero_grad(params.first, params.count);
-  const Mark start = tape.mark();
   T total = T(0);
-  for (std::size_t i = 0U; i < count; ++i) {
-    const Value<T> loss = sample_loss(tape, i);
-    if ((tape.status() != Status::kOk) || (tape.backward(loss) != Status::kOk)) {
-      static_cast<void>(tape.rewind(start));
-      return std::numeric_limits<T>::quiet_NaN();
-    }
-    total += loss.value();
-    static_cast<void>(tape.rewind(start));
+  if (!detail::batch_sum(tape, params, count, sample_loss, &total)) {
+    return std::numeric_limits<T>::quiet_NaN();
   }
   scale_gradients(tape.grads() + params.first, params.count, T(1) / static_cast<T>(count));
   return total / static_cast<T>(count);
+}
+
+/// serial_batch() and the optimizer step after it, the batch's 1/count
+/// folded into the step (Optimizer::step with a gradient scale): the
+/// parameters and the optimizer's state end bitwise as after serial_batch()
+/// then opt.step(tape, params), with one pass over the gradients fewer; the
+/// gradients are left as the batch's sums (not divided by count). The rule
+/// is chosen at run time (every rule's code is compiled in); the overload
+/// with a template argument, serial_batch<nn::OptimizerKind::kSgd>(...),
+/// compiles in only that rule's. Returns the mean loss; NaN if a sample
+/// failed (the tape's status tells why; nothing updated) or the step was
+/// refused (its reason is recorded on the tape with report(); nothing
+/// updated). count == 0 is refused with kInvalidArgument.
+template <class T, class SampleLoss>
+T serial_batch(Tape<T>& tape, View params, std::size_t count, SampleLoss&& sample_loss, Optimizer<T>& opt) noexcept {
+  return detail::batch_step(tape, params, count, sample_loss,
+                            [&opt](Tape<T>& t, View p, T scale) noexcept { return opt.step(t, p, scale); });
+}
+/// The same with the update rule chosen at compile time,
+/// serial_batch<nn::OptimizerKind::kSgd>(tape, params, count, sample_loss,
+/// opt): only rule K's code is compiled in (Optimizer::step<K>); an
+/// optimizer configured with another rule refuses the step (NaN,
+/// kInvalidArgument on the tape, nothing updated).
+template <OptimizerKind K, class T, class SampleLoss>
+T serial_batch(Tape<T>& tape, View params, std::size_t count, SampleLoss&& sample_loss, Optimizer<T>& opt) noexcept {
+  return detail::batch_step(tape, params, count, sample_loss, [&opt](Tape<T>& t, View p, T scale) noexcept {
+    return opt.template step<K>(t, p, scale);
+  });
 }
 
 /// The parameters of `tape` (every node it holds: the parameter region

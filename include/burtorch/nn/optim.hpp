@@ -145,7 +145,33 @@ class Optimizer {
   /// or not recorded on the tape, or the rule needs state and has none;
   /// kCapacityExceeded if `params` has more parameters than max_parameters().
   /// The tape's status is not changed: the returned value is the outcome.
+  /// The rule is chosen at run time (config().kind), so the code of every
+  /// rule is compiled in (Adam's powf and square roots included); step<K>()
+  /// compiles only rule K's.
+  Status step(Tape<T>& tape, View params) noexcept { return dispatch(tape, params, T(1), false); }
+  /// The same on gradients to be multiplied by `grad_scale` first (1/B after
+  /// a serial batch of B samples whose gradients were summed): bitwise
+  /// scale_gradients(grad_scale) then step(), in one pass, the gradients
+  /// left as they are (nn::serial_batch with an optimizer folds its 1/B
+  /// here).
+  Status step(Tape<T>& tape, View params, T grad_scale) noexcept { return dispatch(tape, params, grad_scale, true); }
+  /// step() with the rule chosen at compile time: only rule K's code is
+  /// compiled in (a firmware that trains with SGD links no Adam step, no
+  /// powf). Refused with kInvalidArgument, changing nothing, if config().kind
+  /// is not K; otherwise as step().
+  template <OptimizerKind K>
   Status step(Tape<T>& tape, View params) noexcept {
+    return static_step<K>(tape, params, T(1), false);
+  }
+  /// step(tape, params, grad_scale) with the rule chosen at compile time.
+  template <OptimizerKind K>
+  Status step(Tape<T>& tape, View params, T grad_scale) noexcept {
+    return static_step<K>(tape, params, grad_scale, true);
+  }
+
+ private:
+  /// The refusals of step(), in its order; kOk if the step may run.
+  Status check(const Tape<T>& tape, View params) const noexcept {
     if (tape.status() != Status::kOk) {
       return tape.status();
     }
@@ -155,42 +181,88 @@ class Optimizer {
     if (params.count > max_parameters_) {
       return Status::kCapacityExceeded;
     }
-    const std::size_t n = params.count;
+    return Status::kOk;
+  }
+  /// Rule K on w[0..n) from g[0..n) (scaled: from g[i] * scale), the step
+  /// counter already advanced. (`scaled` is a constant where it is inlined.)
+  template <OptimizerKind K>
+  void update(T* w, const T* g, std::size_t n, T scale, bool scaled) noexcept {
+    const T lr = config_.lr;
+    if constexpr (K == OptimizerKind::kSgd) {
+      if (scaled) {
+        simd::sgd_step(w, g, lr, scale, n);
+      } else {
+        simd::sgd_step(w, g, lr, n);
+      }
+    } else if constexpr (K == OptimizerKind::kMomentum) {
+      if (scaled) {
+        simd::momentum_step(w, state_, g, lr, config_.momentum, steps_ == 1U, scale, n);
+      } else {
+        simd::momentum_step(w, state_, g, lr, config_.momentum, steps_ == 1U, n);
+      }
+    } else {
+      static_assert((K == OptimizerKind::kAdam) || (K == OptimizerKind::kAdamW), "an OptimizerKind");
+      T* m = state_;
+      T* v = state_ + max_parameters_;
+      const T b1 = config_.beta1;
+      const T b2 = config_.beta2;
+      const T t = static_cast<T>(steps_);
+      const T correction1 = T(1) - std::pow(b1, t);
+      const T correction2 = T(1) - std::pow(b2, t);
+      const T step_size = lr / correction1;
+      const T correction2_sqrt = std::sqrt(correction2);
+      const T decay = T(1) - (lr * config_.weight_decay);
+      const bool decoupled = K == OptimizerKind::kAdamW;
+      const simd::AdamStep<T> p{step_size, b1, b2, correction2_sqrt, config_.eps, decay, decoupled};
+      if (scaled) {
+        simd::adam_step(w, m, v, g, p, scale, n);
+      } else {
+        simd::adam_step(w, m, v, g, p, n);
+      }
+    }
+  }
+  /// step() over the rule chosen at run time.
+  Status dispatch(Tape<T>& tape, View params, T scale, bool scaled) noexcept {
+    const Status refused = check(tape, params);
+    if (refused != Status::kOk) {
+      return refused;
+    }
     T* const w = tape.values() + params.first;
     const T* const g = tape.grads() + params.first;
     ++steps_;
-    const T lr = config_.lr;
     switch (config_.kind) {
       case OptimizerKind::kSgd:
-        simd::sgd_step(w, g, lr, n);
+        update<OptimizerKind::kSgd>(w, g, params.count, scale, scaled);
         break;
       case OptimizerKind::kMomentum:
-        simd::momentum_step(w, state_, g, lr, config_.momentum, steps_ == 1U, n);
+        update<OptimizerKind::kMomentum>(w, g, params.count, scale, scaled);
         break;
       case OptimizerKind::kAdam:
-      case OptimizerKind::kAdamW: {
-        T* m = state_;
-        T* v = state_ + max_parameters_;
-        const T b1 = config_.beta1;
-        const T b2 = config_.beta2;
-        const T t = static_cast<T>(steps_);
-        const T correction1 = T(1) - std::pow(b1, t);
-        const T correction2 = T(1) - std::pow(b2, t);
-        const T step_size = lr / correction1;
-        const T correction2_sqrt = std::sqrt(correction2);
-        const T decay = T(1) - (lr * config_.weight_decay);
-        const bool decoupled = config_.kind == OptimizerKind::kAdamW;
-        const simd::AdamStep<T> p{step_size, b1, b2, correction2_sqrt, config_.eps, decay, decoupled};
-        simd::adam_step(w, m, v, g, p, n);
+        update<OptimizerKind::kAdam>(w, g, params.count, scale, scaled);
         break;
-      }
+      case OptimizerKind::kAdamW:
+        update<OptimizerKind::kAdamW>(w, g, params.count, scale, scaled);
+        break;
       default:
         break;
     }
     return Status::kOk;
   }
+  /// step() over rule K.
+  template <OptimizerKind K>
+  Status static_step(Tape<T>& tape, View params, T scale, bool scaled) noexcept {
+    if (config_.kind != K) {
+      return Status::kInvalidArgument;
+    }
+    const Status refused = check(tape, params);
+    if (refused != Status::kOk) {
+      return refused;
+    }
+    ++steps_;
+    update<K>(tape.values() + params.first, tape.grads() + params.first, params.count, scale, scaled);
+    return Status::kOk;
+  }
 
- private:
   static std::size_t max_parameters_for(OptimizerKind kind, const T* state, std::size_t capacity) noexcept {
     const std::size_t per = state_per_parameter(kind);
     if (per == 0U) {
