@@ -119,7 +119,7 @@ inline void* aligned_buffer(std::unique_ptr<std::uint64_t[]>& storage, std::size
 // and times the last o.steps. Timed, per step: draw(i) for each sample i of
 // the batch (picks it and reads its tokens; false after a message on
 // stderr ends the run), nn::serial_batch of loss(tape, i) (forward,
-// backward and rewind per sample), one optimizer step. Returns 0, or 1
+// backward and rewind per sample) with the optimizer step (1/B folded in). Returns 0, or 1
 // after a message on stderr.
 template <class Model, class Config, class Draw, class Loss>
 int time_sgd_steps(const char* program, Model& model, const Config& config, const StepOptions& o, double t_start,
@@ -150,8 +150,8 @@ int time_sgd_steps(const char* program, Model& model, const Config& config, cons
         return false;
       }
     }
-    l = nn::serial_batch(tape, params, batch, loss);
-    const bt::Status stepped = opt.step(tape, params);
+    l = nn::serial_batch(tape, params, batch, loss, opt);  // the step, 1/B folded into it
+    const bt::Status stepped = tape.status();
     if (stepped != bt::Status::kOk) {
       std::fprintf(stderr, "%s: the optimizer step failed at step %ld (%s)\n", program, step, bt::status_name(stepped));
       return false;
@@ -201,13 +201,13 @@ int time_lane_steps(const char* program, Model& model, const Config& config, con
         return false;
       }
     }
-    l = nn::lane_batch(tape, params, lanes, batch, lane_loss);
+    l = nn::lane_batch(tape, params, lanes, batch, lane_loss, opt);  // the step, 1/B folded into it
     if (!std::isfinite(l)) {
       std::fprintf(stderr, "%s: lane batch failed at step %ld (%s / %s)\n", program, step, bt::status_name(tape.status()),
                    bt::status_name(lanes.status()));
       return false;
     }
-    const bt::Status stepped = opt.step(tape, params);
+    const bt::Status stepped = tape.status();
     if (stepped != bt::Status::kOk) {
       std::fprintf(stderr, "%s: the optimizer step failed at step %ld (%s)\n", program, step, bt::status_name(stepped));
       return false;

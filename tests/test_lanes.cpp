@@ -227,6 +227,75 @@ void gpt_fp64(bt_test::Context& t) {
 void gpt_fp32(bt_test::Context& t) { gpt_matches_serial<float>(t, kBatch); }
 #endif
 
+// --- the optimizer step with the batch's 1/B folded in ------------------------
+// lane_batch(..., opt) leaves the parameters bitwise as lane_batch() then
+// opt.step() (SGD and Adam); a batch of no samples is refused before
+// anything changes (also by serial_batch).
+template <class T>
+void lane_batch_step(bt_test::Context& t, nn::OptimizerKind kind) {
+  using Model = nn::MakemoreMlp<T>;
+  constexpr nn::LanePlan kPlan = Model::template lane_plan<kN>(kMlp, nn::OptimizerKind::kAdam);
+  make_samples(kMlp.vocab, kMlp.context);
+  static T params_copy[kMaxParams];
+  static T moments[2U * 2U * kMaxParams];
+  bt::Tape<T> params(g_params, sizeof(g_params), kPlan.params.nodes, 0U, kPlan.params.parameters);
+  bt::Tape<L<T>> lanes(g_lanes, sizeof(g_lanes), kPlan.sample_nodes, kPlan.slots);
+  static Model model;
+  nn::OptimizerConfig<T> oc;
+  oc.kind = kind;
+  oc.lr = T(0.05);
+  const auto loss = [&](bt::Tape<L<T>>& tp, const bt::SharedParams<T>& p, std::size_t first, std::size_t active) {
+    const std::uint8_t* ctx[kN];
+    std::uint8_t targets[kN];
+    for (std::size_t l = 0U; l < kN; ++l) {
+      const std::size_t i = first + ((l < active) ? l : 0U);
+      ctx[l] = &g_tokens[i][0];
+      targets[l] = g_tokens[i][kMlp.context];
+    }
+    return model.loss(tp, p, ctx, targets);
+  };
+  const std::size_t n = kPlan.params.parameters;
+  for (int variant = 0; variant < 2; ++variant) {
+    params.reset();
+    nn::Rng rng(21U);
+    BT_CHECK(t, model.create(params, kMlp, rng));
+    nn::Optimizer<T> opt(oc, &moments[static_cast<std::size_t>(variant) * 2U * kMaxParams], 2U * kMaxParams);
+    for (int step = 0; step < 3; ++step) {
+      T l = T(0);
+      if (variant == 0) {
+        l = nn::lane_batch(params, model.params(), lanes, kBatch, loss);
+        BT_CHECK(t, opt.step(params, model.params()) == bt::Status::kOk);
+      } else {
+        l = nn::lane_batch(params, model.params(), lanes, kBatch, loss, opt);
+      }
+      BT_CHECK(t, std::isfinite(l));
+    }
+    if (variant == 0) {
+      std::memcpy(params_copy, params.values(), n * sizeof(T));
+    } else {
+      BT_CHECK(t, std::memcmp(params_copy, params.values(), n * sizeof(T)) == 0);
+    }
+  }
+  // No samples: refused, the gradients and parameters untouched.
+  params.grads()[0] = T(7);
+  BT_CHECK(t, std::isnan(nn::lane_batch(params, model.params(), lanes, 0U, loss)));
+  BT_CHECK(t, params.status() == bt::Status::kInvalidArgument);
+  BT_CHECK(t, params.grads()[0] == T(7));
+  BT_CHECK(t, std::memcmp(params_copy, params.values(), n * sizeof(T)) == 0);
+  params.clear_status();
+  BT_CHECK(t, std::isnan(nn::serial_batch(params, model.params(), 0U, [&](bt::Tape<T>& tp, std::size_t) {
+    return tp.leaf(T(1));
+  })));
+  BT_CHECK(t, params.status() == bt::Status::kInvalidArgument);
+  BT_CHECK(t, params.grads()[0] == T(7));
+}
+
+void batch_step_fold(bt_test::Context& t) {
+  lane_batch_step<double>(t, nn::OptimizerKind::kSgd);
+  lane_batch_step<double>(t, nn::OptimizerKind::kAdam);
+  lane_batch_step<float>(t, nn::OptimizerKind::kAdam);
+}
+
 // --- the plans are exact -------------------------------------------------------
 // A sweep records exactly the plan's nodes (mask included) and slots: a lane
 // tape of the plan's size trains; one node or one slot less fails cleanly.
@@ -684,6 +753,7 @@ const bt_test::TestCase kCases[] = {
     {"float_functions", float_functions},
     {"lane_selects", lane_selects},
     {"plans_exact", plans_exact},
+    {"batch_step_fold", batch_step_fold},
     {"mlp_fp64", mlp_fp64},
     {"mlp_fp32", mlp_fp32},
 #if !BURTORCH_TEST_SMALL_TARGET

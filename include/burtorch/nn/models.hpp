@@ -677,6 +677,10 @@ T batch_step(Tape<T>& tape, View params, std::size_t count, SampleLoss& sample_l
 template <class T, class SampleLoss>
 T serial_batch(Tape<T>& tape, View params, std::size_t count, SampleLoss&& sample_loss) noexcept {
   T total = T(0);
+  if (count == 0U) {  // no mean of no samples: refused before the gradients are touched
+    static_cast<void>(tape.report(Status::kInvalidArgument));
+    return std::numeric_limits<T>::quiet_NaN();
+  }
   if (!detail::batch_sum(tape, params, count, sample_loss, &total)) {
     return std::numeric_limits<T>::quiet_NaN();
   }
@@ -723,6 +727,47 @@ inline SharedParams<T> shared_params(Tape<T>& tape) noexcept {
   return p;
 }
 
+namespace detail {
+/// The sweeps of a lane batch: zeroes the gradients of `params`, then per
+/// sweep of up to N samples records their losses on `lanes`, masks the
+/// lanes past the batch's end, runs backward and rewinds; *total = the
+/// lanes' losses added in sample order (the gradients hold the sum of the
+/// samples'); false on error (see lane_batch).
+template <class T, std::size_t N, class SampleLoss>
+bool lane_sum(Tape<T>& tape, View params, Tape<Lanes<T, N>>& lanes, std::size_t count, SampleLoss& sample_loss,
+              T* total) noexcept {
+  using U = Lanes<T, N>;
+  if (BURTORCH_UNLIKELY((count == 0U) || !is_recorded(tape, params))) {
+    static_cast<void>(tape.report(Status::kInvalidArgument));
+    return false;
+  }
+  tape.zero_grad(params.first, params.count);
+  const SharedParams<T> shared = shared_params(tape);
+  const Mark start = lanes.mark();
+  T sum = T(0);
+  for (std::size_t first = 0U; first < count; first += N) {
+    const std::size_t active = ((count - first) < N) ? (count - first) : N;
+    const Value<U> loss = sample_loss(lanes, shared, first, active);
+    U mask(T(0));
+    for (std::size_t l = 0U; l < active; ++l) {
+      mask.lane[l] = T(1);
+    }
+    const Value<U> root = loss * mask;
+    if ((lanes.status() != Status::kOk) || (lanes.backward(root) != Status::kOk)) {
+      static_cast<void>(lanes.rewind(start));
+      return false;
+    }
+    const U values = loss.value();
+    for (std::size_t l = 0U; l < active; ++l) {
+      sum += values.lane[l];
+    }
+    static_cast<void>(lanes.rewind(start));
+  }
+  *total = sum;
+  return true;
+}
+}  // namespace detail
+
 /// A lane batch: serial_batch with N samples per sweep. The parameters stay
 /// on `tape` (one scalar each); `lanes` is a tape of N lanes that records
 /// one sweep's graph at a time, lane l computing sample first + l. For each
@@ -736,41 +781,38 @@ inline SharedParams<T> shared_params(Tape<T>& tape) noexcept {
 /// `lanes`. Then the gradients of `params` are divided by `count`, as
 /// serial_batch does. Peak memory: the parameters, their gradients and N
 /// samples' graph. Returns the mean loss (the lanes' losses added in sample
-/// order); NaN on error, the status of the tape at fault says why (params
-/// empty or not on `tape`: kInvalidArgument on `tape`, before any sample).
-/// The result equals serial_batch's up to the order of floating-point sums
-/// (docs/training.md, "Lane batches").
+/// order); NaN on error, the status of the tape at fault says why (count 0,
+/// params empty or not on `tape`: kInvalidArgument on `tape`, before any
+/// sample). The result equals serial_batch's up to the order of
+/// floating-point sums (docs/training.md, "Lane batches").
 template <class T, std::size_t N, class SampleLoss>
 T lane_batch(Tape<T>& tape, View params, Tape<Lanes<T, N>>& lanes, std::size_t count,
              SampleLoss&& sample_loss) noexcept {
-  using U = Lanes<T, N>;
-  if (BURTORCH_UNLIKELY(!is_recorded(tape, params))) {
-    static_cast<void>(tape.report(Status::kInvalidArgument));
+  T total = T(0);
+  if (!detail::lane_sum(tape, params, lanes, count, sample_loss, &total)) {
     return std::numeric_limits<T>::quiet_NaN();
   }
-  tape.zero_grad(params.first, params.count);
-  const SharedParams<T> shared = shared_params(tape);
-  const Mark start = lanes.mark();
-  T total = T(0);
-  for (std::size_t first = 0U; first < count; first += N) {
-    const std::size_t active = ((count - first) < N) ? (count - first) : N;
-    const Value<U> loss = sample_loss(lanes, shared, first, active);
-    U mask(T(0));
-    for (std::size_t l = 0U; l < active; ++l) {
-      mask.lane[l] = T(1);
-    }
-    const Value<U> root = loss * mask;
-    if ((lanes.status() != Status::kOk) || (lanes.backward(root) != Status::kOk)) {
-      static_cast<void>(lanes.rewind(start));
-      return std::numeric_limits<T>::quiet_NaN();
-    }
-    const U values = loss.value();
-    for (std::size_t l = 0U; l < active; ++l) {
-      total += values.lane[l];
-    }
-    static_cast<void>(lanes.rewind(start));
-  }
   scale_gradients(tape.grads() + params.first, params.count, T(1) / static_cast<T>(count));
+  return total / static_cast<T>(count);
+}
+
+/// lane_batch() and the optimizer step after it, the batch's 1/count folded
+/// into the step as serial_batch(..., opt) does it (the gradients are left
+/// as the batch's sums). Returns the mean loss; NaN if a sweep failed (the
+/// status of the tape at fault tells why; nothing updated) or the step was
+/// refused (its reason is recorded on `tape`; nothing updated).
+template <class T, std::size_t N, class SampleLoss>
+T lane_batch(Tape<T>& tape, View params, Tape<Lanes<T, N>>& lanes, std::size_t count, SampleLoss&& sample_loss,
+             Optimizer<T>& opt) noexcept {
+  T total = T(0);
+  if (!detail::lane_sum(tape, params, lanes, count, sample_loss, &total)) {
+    return std::numeric_limits<T>::quiet_NaN();
+  }
+  const Status stepped = opt.step(tape, params, T(1) / static_cast<T>(count));
+  if (stepped != Status::kOk) {
+    static_cast<void>(tape.report(stepped));
+    return std::numeric_limits<T>::quiet_NaN();
+  }
   return total / static_cast<T>(count);
 }
 
