@@ -281,75 +281,64 @@ inline void transpose_inputs(const Lanes<S, N>* x, Index width, S (&tile)[N][kCo
   }
 }
 
-/// The weights' gradient tile's rows and their staging: acc[r] = the kCols
-/// columns of gradient row r (r < count) from gw (row stride n), zeros for
-/// the rows past count; a tile narrower than kCols (width < kCols) goes
-/// through `buffer`, so nothing past a row's columns is read.
-template <Index kCols, class S, class W, Index kParts>
-inline void load_weight_rows(const S* gw, std::size_t n, Index count, Index width, S (&buffer)[kWeightRows][kCols],
-                             W (&acc)[kWeightRows][kParts]) noexcept {
-  constexpr Index kRegister = kCols / kParts;
-  for (Index r = 0U; r < kWeightRows; ++r) {
-    const S* row = &gw[static_cast<std::size_t>(r) * n];
-    const bool direct = (r < count) && (width == kCols);
-    if (!direct) {
-      for (Index c = 0U; c < kCols; ++c) {
-        buffer[r][c] = ((r < count) && (c < width)) ? row[c] : S(0);
-      }
-    }
-    for (Index q = 0U; q < kParts; ++q) {
-      load_vector(acc[r][q], direct ? &row[static_cast<std::size_t>(q) * kRegister] : &buffer[r][q * kRegister]);
-    }
-  }
-}
-/// Stores what load_weight_rows loaded, the first `width` columns of the
-/// first `count` rows.
-template <Index kCols, class S, class W, Index kParts>
-inline void store_weight_rows(S* gw, std::size_t n, Index count, Index width, S (&buffer)[kWeightRows][kCols],
-                              const W (&acc)[kWeightRows][kParts]) noexcept {
-  constexpr Index kRegister = kCols / kParts;
-  for (Index r = 0U; r < count; ++r) {
-    S* row = &gw[static_cast<std::size_t>(r) * n];
-    const bool direct = (width == kCols);
-    for (Index q = 0U; q < kParts; ++q) {
-      store_vector(direct ? &row[static_cast<std::size_t>(q) * kRegister] : &buffer[r][q * kRegister], acc[r][q]);
-    }
-    for (Index c = 0U; !direct && (c < width); ++c) {
-      row[c] = buffer[r][c];
-    }
-  }
-}
-
-/// Adds one tile's terms to the weights' gradient: rows o .. o + count - 1
-/// (count <= kWeightRows) of gw (row stride n, from the tile's first
-/// column), `width` columns of the tile's kCols real. One register
-/// multiply-add per row, register of columns and lane, the lanes in order;
-/// kWeightRows * (kCols / register) independent sums.
+/// Adds one tile's terms to kWeightRows rows of the weights' gradient from
+/// gw (row stride n, the tile's first column): one register multiply-add
+/// per row, register of columns and lane, the lanes in order;
+/// kWeightRows * (kCols / register) independent sums. The common case:
+/// full rows and a full tile, straight from and to gw.
 template <Index kCols, class S, std::size_t N>
-inline void add_weight_tile(const Lanes<S, N>* g, Index o, Index count, const S (&tile)[N][kCols], S* gw,
-                            std::size_t n, Index width) noexcept {
+inline void add_weight_tile(const Lanes<S, N>* g, const S (&tile)[N][kCols], S* gw, std::size_t n) noexcept {
   constexpr Index kRegister = register_columns<S>();
   constexpr Index kParts = kCols / kRegister;
   using W = typename VectorOf<S, kRegister>::Type;
-  // BT-DEV-012: written by load_weight_rows before it is read (only where a
-  // tile is narrower than kCols or has fewer rows than kWeightRows).
-  S buffer[kWeightRows][kCols];  // BT-DEV-013
   W acc[kWeightRows][kParts];
-  S* rows = &gw[static_cast<std::size_t>(o) * n];
-  load_weight_rows<kCols>(rows, n, count, width, buffer, acc);
+  for (Index r = 0U; r < kWeightRows; ++r) {
+    for (Index q = 0U; q < kParts; ++q) {
+      load_vector(acc[r][q], &gw[(static_cast<std::size_t>(r) * n) + (static_cast<std::size_t>(q) * kRegister)]);
+    }
+  }
   for (std::size_t l = 0U; l < N; ++l) {
     W xl[kParts];
     for (Index q = 0U; q < kParts; ++q) {
       load_vector(xl[q], &tile[l][q * kRegister]);
     }
     for (Index r = 0U; r < kWeightRows; ++r) {
-      const S gl = (r < count) ? g[o + r].lane[l] : S(0);
+      const S gl = g[r].lane[l];
       for (Index q = 0U; q < kParts; ++q) {
         acc[r][q] += gl * xl[q];
       }
     }
   }
-  store_weight_rows<kCols>(rows, n, count, width, buffer, acc);
+  for (Index r = 0U; r < kWeightRows; ++r) {
+    for (Index q = 0U; q < kParts; ++q) {
+      store_vector(&gw[(static_cast<std::size_t>(r) * n) + (static_cast<std::size_t>(q) * kRegister)], acc[r][q]);
+    }
+  }
+}
+
+/// The same for the edges: `count` rows (count <= kWeightRows) and `width`
+/// columns (width <= kCols) through a buffer padded with zeros, so nothing
+/// past a row's columns or the last row is read or written; the same sums
+/// in the same order.
+template <Index kCols, class S, std::size_t N>
+inline void add_weight_tile_edge(const Lanes<S, N>* g, Index count, const S (&tile)[N][kCols], S* gw, std::size_t n,
+                                 Index width) noexcept {
+  Lanes<S, N> rows_g[kWeightRows];
+  S buffer[kWeightRows][kCols];  // BT-DEV-013
+  for (Index r = 0U; r < kWeightRows; ++r) {
+    for (std::size_t l = 0U; l < N; ++l) {
+      rows_g[r].lane[l] = (r < count) ? g[r].lane[l] : S(0);
+    }
+    for (Index c = 0U; c < kCols; ++c) {
+      buffer[r][c] = ((r < count) && (c < width)) ? gw[(static_cast<std::size_t>(r) * n) + c] : S(0);
+    }
+  }
+  add_weight_tile<kCols>(rows_g, tile, &buffer[0][0], kCols);
+  for (Index r = 0U; r < count; ++r) {
+    for (Index c = 0U; c < width; ++c) {
+      gw[(static_cast<std::size_t>(r) * n) + c] = buffer[r][c];
+    }
+  }
 }
 
 /// gw[o * n + j] += sum_l g[o][l] x[j][l] over the `count` inputs of one run
@@ -365,12 +354,16 @@ void lanes_matvec_weight_grad(const Lanes<S, N>* g, const Lanes<S, N>* x, Index 
   constexpr Index kTile = weight_tile<S>();
   S tile[N][kTile];  // BT-DEV-013: N * kTile values on the stack (4 KiB for 16 float lanes with AVX-512, 1 KiB for 8 with AVX2)
   S narrow[N][kRegister];  // BT-DEV-013: one register wide, for the last columns
+  const Index full_rows = rows - (rows % kWeightRows);
   Index j = 0U;
   for (; (j + kTile) <= count; j += kTile) {
     transpose_inputs<kTile>(&x[j], kTile, tile);
-    for (Index o = 0U; o < rows; o += kWeightRows) {
-      const Index block = ((rows - o) < kWeightRows) ? (rows - o) : kWeightRows;
-      add_weight_tile<kTile>(g, o, block, tile, &gw[j], n, kTile);
+    for (Index o = 0U; o < full_rows; o += kWeightRows) {
+      add_weight_tile<kTile>(&g[o], tile, &gw[(static_cast<std::size_t>(o) * n) + j], n);
+    }
+    if (full_rows < rows) {
+      add_weight_tile_edge<kTile>(&g[full_rows], rows - full_rows, tile,
+                                  &gw[(static_cast<std::size_t>(full_rows) * n) + j], n, kTile);
     }
   }
   for (; j < count; j += kRegister) {
@@ -378,7 +371,7 @@ void lanes_matvec_weight_grad(const Lanes<S, N>* g, const Lanes<S, N>* x, Index 
     transpose_inputs<kRegister>(&x[j], width, narrow);
     for (Index o = 0U; o < rows; o += kWeightRows) {
       const Index block = ((rows - o) < kWeightRows) ? (rows - o) : kWeightRows;
-      add_weight_tile<kRegister>(g, o, block, narrow, &gw[j], n, width);
+      add_weight_tile_edge<kRegister>(&g[o], block, narrow, &gw[(static_cast<std::size_t>(o) * n) + j], n, width);
     }
   }
 }
