@@ -384,7 +384,7 @@ double dyadic(std::size_t i) { return static_cast<double>(static_cast<int>((i * 
 using LD = L<double>;
 constexpr std::size_t kSmallNodes = BURTORCH_TEST_SMALL_TARGET ? 64U : 512U;
 constexpr std::size_t kSmallSlots = BURTORCH_TEST_SMALL_TARGET ? 96U : 512U;
-constexpr std::size_t kSharedMax = BURTORCH_TEST_SMALL_TARGET ? 128U : 1024U;
+constexpr std::size_t kSharedMax = BURTORCH_TEST_SMALL_TARGET ? 128U : 2048U;
 alignas(64) unsigned char g_small[bt::Tape<LD>::bytes_required(kSmallNodes, kSmallSlots)];
 double g_pv[kSharedMax];
 double g_pg[kSharedMax];
@@ -471,7 +471,11 @@ void pick_by_hand(bt_test::Context& t) {
 // (blocks of rows and of columns and their remainders, two runs), against
 // plain loops; the root weighs output o by (o + 1).
 void matvec_by_hand(bt_test::Context& t) {
-  constexpr std::size_t kIn = (2U * bt::detail::weight_tile<double>()) + bt::detail::register_columns<double>() + 3U;
+  // Two full tiles, one register, and 15 = 8 + 4 + 2 + 1 columns: every
+  // width of the weights' gradient.
+  // (A core without vector registers has one-column registers: 3 more then.)
+  constexpr std::size_t kIn = (2U * bt::detail::weight_tile<double>()) + bt::detail::register_columns<double>() +
+                              ((bt::detail::register_columns<double>() > 1U) ? 15U : 3U);
   constexpr std::size_t kRows = 7U;
   constexpr std::size_t kFirstRun = 5U;
   static_assert((kRows * kIn) + kRows <= kSharedMax, "g_pv holds the weights and biases");

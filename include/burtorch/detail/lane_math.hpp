@@ -285,18 +285,18 @@ inline void transpose_inputs(const Lanes<S, N>* x, Index width, S (&tile)[N][kCo
   }
 }
 
-/// Adds one tile's terms to kWeightRows rows of the weights' gradient from
-/// gw (row stride n, the tile's first column): one register multiply-add
-/// per row, register of columns and lane, the lanes in order;
-/// kWeightRows * (kCols / register) independent sums. The common case:
-/// full rows and a full tile, straight from and to gw.
-template <Index kCols, class S, std::size_t N>
+/// Adds one tile's terms to kRows rows of the weights' gradient from gw
+/// (row stride n, the tile's first column): one register multiply-add per
+/// row, register of columns and lane, the lanes in order; kRows * (kCols /
+/// register) independent sums, straight from and to gw.
+template <Index kRows, Index kCols, class S, std::size_t N>
 inline void add_weight_tile(const Lanes<S, N>* g, const S (&tile)[N][kCols], S* gw, std::size_t n) noexcept {
-  constexpr Index kRegister = register_columns<S>();
+  // A register of columns, or fewer where the tile is narrower (one column).
+  constexpr Index kRegister = (kCols < register_columns<S>()) ? kCols : register_columns<S>();
   constexpr Index kParts = kCols / kRegister;
   using W = typename VectorOf<S, kRegister>::Type;
-  W acc[kWeightRows][kParts];
-  for (Index r = 0U; r < kWeightRows; ++r) {
+  W acc[kRows][kParts];
+  for (Index r = 0U; r < kRows; ++r) {
     for (Index q = 0U; q < kParts; ++q) {
       load_vector(acc[r][q], &gw[(static_cast<std::size_t>(r) * n) + (static_cast<std::size_t>(q) * kRegister)]);
     }
@@ -306,78 +306,78 @@ inline void add_weight_tile(const Lanes<S, N>* g, const S (&tile)[N][kCols], S* 
     for (Index q = 0U; q < kParts; ++q) {
       load_vector(xl[q], &tile[l][q * kRegister]);
     }
-    for (Index r = 0U; r < kWeightRows; ++r) {
+    for (Index r = 0U; r < kRows; ++r) {
       const S gl = g[r].lane[l];
       for (Index q = 0U; q < kParts; ++q) {
         acc[r][q] += gl * xl[q];
       }
     }
   }
-  for (Index r = 0U; r < kWeightRows; ++r) {
+  for (Index r = 0U; r < kRows; ++r) {
     for (Index q = 0U; q < kParts; ++q) {
       store_vector(&gw[(static_cast<std::size_t>(r) * n) + (static_cast<std::size_t>(q) * kRegister)], acc[r][q]);
     }
   }
 }
 
-/// The same for the edges: `count` rows (count <= kWeightRows) and `width`
-/// columns (width <= kCols) through a buffer padded with zeros, so nothing
-/// past a row's columns or the last row is read or written; the same sums
-/// in the same order.
+/// One tile of kCols columns over all rows: pairs of rows (kWeightRows),
+/// then the last row alone.
 template <Index kCols, class S, std::size_t N>
-inline void add_weight_tile_edge(const Lanes<S, N>* g, Index count, const S (&tile)[N][kCols], S* gw, std::size_t n,
-                                 Index width) noexcept {
-  Lanes<S, N> rows_g[kWeightRows];
-  S buffer[kWeightRows][kCols];  // BT-DEV-013
-  for (Index r = 0U; r < kWeightRows; ++r) {
-    for (std::size_t l = 0U; l < N; ++l) {
-      rows_g[r].lane[l] = (r < count) ? g[r].lane[l] : S(0);
-    }
-    for (Index c = 0U; c < kCols; ++c) {
-      buffer[r][c] = ((r < count) && (c < width)) ? gw[(static_cast<std::size_t>(r) * n) + c] : S(0);
-    }
+inline void add_weight_tile_rows(const Lanes<S, N>* g, const S (&tile)[N][kCols], S* gw, Index rows,
+                                 std::size_t n) noexcept {
+  Index o = 0U;
+  for (; (o + kWeightRows) <= rows; o += kWeightRows) {
+    add_weight_tile<kWeightRows>(&g[o], tile, &gw[static_cast<std::size_t>(o) * n], n);
   }
-  add_weight_tile<kCols>(rows_g, tile, &buffer[0][0], kCols);
-  for (Index r = 0U; r < count; ++r) {
-    for (Index c = 0U; c < width; ++c) {
-      gw[(static_cast<std::size_t>(r) * n) + c] = buffer[r][c];
+  for (; o < rows; ++o) {
+    add_weight_tile<1U>(&g[o], tile, &gw[static_cast<std::size_t>(o) * n], n);
+  }
+}
+
+/// If at least kCols of the `count` columns are left from *j and kCols is
+/// narrower than a register: one tile of kCols columns, *j moved past it.
+template <Index kCols, class S, std::size_t N>
+inline void weight_columns(const Lanes<S, N>* g, const Lanes<S, N>* x, Index rows, std::size_t n, S* gw, Index count,
+                           Index& j) noexcept {
+  if constexpr (kCols < register_columns<S>()) {
+    if ((j + kCols) <= count) {
+      S tile[N][kCols];  // BT-DEV-013
+      transpose_inputs<kCols>(&x[j], kCols, tile);
+      add_weight_tile_rows<kCols>(g, tile, &gw[j], rows, n);
+      j += kCols;
     }
   }
 }
 
 /// gw[o * n + j] += sum_l g[o][l] x[j][l] over the `count` inputs of one run
 /// (gw already offset to the run's first column): per tile of columns
-/// (kWeightParts registers wide, then one register wide for the rest), the inputs
-/// transposed once, then every row's share in blocks of kWeightRows rows
-/// (add_weight_tile). A row's columns are read and written once per tile,
-/// in order.
+/// (kWeightParts registers wide, then one register wide, then narrower),
+/// the inputs transposed once, then every row's share
+/// (add_weight_tile_rows). A row's columns are read and written once per
+/// tile, in order.
 template <class S, std::size_t N>
 void lanes_matvec_weight_grad(const Lanes<S, N>* g, const Lanes<S, N>* x, Index rows, Index n, S* gw,
                               Index count) noexcept {
   constexpr Index kRegister = register_columns<S>();
   constexpr Index kTile = weight_tile<S>();
   S tile[N][kTile];  // BT-DEV-013: N * kTile values on the stack (8 KiB for 16 float lanes with AVX-512, 1 KiB for 8 with AVX2)
-  S narrow[N][kRegister];  // BT-DEV-013: one register wide, for the last columns
-  const Index full_rows = rows - (rows % kWeightRows);
+  S narrow[N][kRegister];  // BT-DEV-013: one register wide
   Index j = 0U;
   for (; (j + kTile) <= count; j += kTile) {
     transpose_inputs<kTile>(&x[j], kTile, tile);
-    for (Index o = 0U; o < full_rows; o += kWeightRows) {
-      add_weight_tile<kTile>(&g[o], tile, &gw[(static_cast<std::size_t>(o) * n) + j], n);
-    }
-    if (full_rows < rows) {
-      add_weight_tile_edge<kTile>(&g[full_rows], rows - full_rows, tile,
-                                  &gw[(static_cast<std::size_t>(full_rows) * n) + j], n, kTile);
-    }
+    add_weight_tile_rows<kTile>(g, tile, &gw[j], rows, n);
   }
-  for (; j < count; j += kRegister) {
-    const Index width = ((count - j) < kRegister) ? (count - j) : kRegister;
-    transpose_inputs<kRegister>(&x[j], width, narrow);
-    for (Index o = 0U; o < rows; o += kWeightRows) {
-      const Index block = ((rows - o) < kWeightRows) ? (rows - o) : kWeightRows;
-      add_weight_tile_edge<kRegister>(&g[o], block, narrow, &gw[(static_cast<std::size_t>(o) * n) + j], n, width);
-    }
+  for (; (j + kRegister) <= count; j += kRegister) {
+    transpose_inputs<kRegister>(&x[j], kRegister, narrow);
+    add_weight_tile_rows<kRegister>(g, narrow, &gw[j], rows, n);
   }
+  // The last count % register columns: tiles of 8, 4, 2 and 1 columns
+  // (half, quarter ... of a register), so a narrow layer (24 inputs) still
+  // sums in vectors.
+  weight_columns<8U>(g, x, rows, n, gw, count, j);
+  weight_columns<4U>(g, x, rows, n, gw, count, j);
+  weight_columns<2U>(g, x, rows, n, gw, count, j);
+  weight_columns<1U>(g, x, rows, n, gw, count, j);
 }
 
 /// The whole backward of a layer over shared weights (descriptor at slot
