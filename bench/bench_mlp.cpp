@@ -27,6 +27,7 @@ namespace nn = burtorch::nn;
 namespace {
 
 constexpr std::size_t kContext = 16U;
+constexpr std::uint32_t kVocab = 27U;  // boundary and a..z
 
 // The words as one token stream ".emma.olivia.ava." (0 = boundary, 1..26 =
 // a..z). Every position p >= 1 is one makemore sample: target stream[p],
@@ -106,10 +107,20 @@ int main(int argc, char** argv) {
   const bench::Flags flags(argc, argv);
   bench::StepOptions o;
   if (!bench::parse_step_options(flags, "bench_mlp",
-                                 "bench_mlp --hidden E --batch B [--steps N] [--warmup W] [--data FILE] [--lr X]",
-                                 {"--hidden"}, 0.1, o)) {
+                                 "bench_mlp --hidden E --batch B [--steps N] [--warmup W] [--data FILE] [--lr X] "
+                                 "[--contexts data|random]",
+                                 {"--hidden", "--contexts"}, 0.1, o)) {
     return 2;
   }
+  // --contexts random: every context token drawn at random (the targets
+  // still from the data), so no context position is shared by the samples
+  // of a sweep: the lane batches' cost without shared rows.
+  const std::string contexts_from = flags.get("--contexts", "data");
+  if ((contexts_from != "data") && (contexts_from != "random")) {
+    std::fprintf(stderr, "bench_mlp: --contexts must be data or random\n");
+    return 2;
+  }
+  const bool random_contexts = (contexts_from == "random");
   const double t_start = bench::now_seconds();
   const long hidden = flags.get_long("--hidden", 64);
   if (hidden < 1) {
@@ -131,10 +142,17 @@ int main(int argc, char** argv) {
   std::vector<std::uint8_t> contexts(static_cast<std::size_t>(o.batch) * kContext);
   std::vector<std::uint8_t> targets(static_cast<std::size_t>(o.batch));
   bench::StepRun run;
+  std::uint64_t shared_positions = 0U;  // lane batches: (sweep, position) pairs every lane shares
+  std::uint64_t positions = 0U;
   const int failed = bench::time_steps(
       "bench_mlp", model, config, o, t_start,
       [&](std::size_t i) {
         targets[i] = data.sample(sampler.below(n_samples), &contexts[i * kContext]);
+        if (random_contexts) {
+          for (std::size_t q = 0U; q < kContext; ++q) {
+            contexts[(i * kContext) + q] = static_cast<std::uint8_t>(sampler.below(kVocab));
+          }
+        }
         return true;
       },
       [&](bt::Tape<float>& tp, std::size_t i) { return model.loss(tp, &contexts[i * kContext], targets[i]); },
@@ -147,6 +165,15 @@ int main(int argc, char** argv) {
           ctx[l] = &contexts[i * kContext];
           tgt[l] = targets[i];
         }
+        // Context positions whose token every lane of the sweep shares.
+        for (std::size_t q = 0U; q < kContext; ++q) {
+          bool same = true;
+          for (std::size_t l = 1U; l < static_cast<std::size_t>(o.lanes); ++l) {
+            same = same && (ctx[l][q] == ctx[0][q]);
+          }
+          shared_positions += same ? 1U : 0U;
+          positions += 1U;
+        }
         return model.loss(lanes, p, ctx, tgt);
       },
       run);
@@ -158,6 +185,8 @@ int main(int argc, char** argv) {
   bench::print_step_fields(run);
   std::printf(",\"first_loss\":%.5f,\"last_loss\":%.5f,\"data_samples\":%u", run.first_loss, run.last_loss,
               n_samples);
+  std::printf(",\"contexts\":\"%s\",\"shared_positions\":%.4f", contexts_from.c_str(),
+              (positions != 0U) ? (static_cast<double>(shared_positions) / static_cast<double>(positions)) : 0.0);
   bench::end_json(run.times_ms);
   return 0;
 }

@@ -97,6 +97,18 @@ void make_samples(std::uint32_t vocab, std::size_t length) {
   }
 }
 
+// The same, but the context positions before the last shared by every
+// sample, as the padding before a word's start is: position 0 token 0, the
+// others token 5 (a layer reads such positions as shared scalars).
+void make_padded_samples(std::uint32_t vocab, std::size_t context) {
+  make_samples(vocab, context);
+  for (std::size_t i = 0U; i < kBatch; ++i) {
+    for (std::size_t k = 0U; (k + 1U) < context; ++k) {
+      g_tokens[i][k] = static_cast<std::uint8_t>((k == 0U) ? 0U : (5U % vocab));
+    }
+  }
+}
+
 // |a - b| <= rel * scale, scale the largest |gradient| (the terms' size).
 template <class T>
 constexpr double tolerance() {
@@ -132,11 +144,15 @@ void compare(bt_test::Context& t, double loss_serial, T loss_lanes, const bt::Ta
 
 // --- the MLP ---------------------------------------------------------------
 template <class T>
-void mlp_matches_serial(bt_test::Context& t, std::size_t batch) {
+void mlp_matches_serial(bt_test::Context& t, std::size_t batch, bool padded = false) {
   using Model = nn::MakemoreMlp<T>;
   constexpr nn::LanePlan kPlan = Model::template lane_plan<kN>(kMlp, nn::OptimizerKind::kSgd);
   constexpr nn::MemoryPlan kSerial = Model::plan(kMlp, nn::OptimizerKind::kSgd);
-  make_samples(kMlp.vocab, kMlp.context);
+  if (padded) {
+    make_padded_samples(kMlp.vocab, kMlp.context);
+  } else {
+    make_samples(kMlp.vocab, kMlp.context);
+  }
   // The serial batch: the reference.
   bt::Tape<T> serial(g_serial, sizeof(g_serial), kSerial.nodes, kSerial.slots, kSerial.parameters);
   static Model model;
@@ -175,10 +191,12 @@ void mlp_fp64(bt_test::Context& t) {
   mlp_matches_serial<double>(t, kBatch);
   mlp_matches_serial<double>(t, 1U);
   mlp_matches_serial<double>(t, kN);
+  mlp_matches_serial<double>(t, kBatch, true);
 }
 void mlp_fp32(bt_test::Context& t) {
   mlp_matches_serial<float>(t, kBatch);
   mlp_matches_serial<float>(t, kN - 1U);
+  mlp_matches_serial<float>(t, kBatch, true);
 }
 
 // --- the GPT-like model ------------------------------------------------------
@@ -531,6 +549,229 @@ void matvec_by_hand(bt_test::Context& t) {
   BT_CHECK(t, w_grads_ok);
 }
 
+// A layer over gathered embedding rows, some of which every lane takes from
+// the same table row (read as shared scalars: the forward's inner products
+// along the rows, the weights' gradient from the lanes' summed gradients,
+// the row's gradient summed over the lanes), against plain loops. Gathered
+// rows: A (every lane row 1), B (lane l row l % 3), C (every lane row 2), D
+// (every lane row 1 again). Row width: four registers, one register and 3
+// columns (every width of the shared path); more than 64 layer rows on
+// 64-bit hosts (two blocks of rows). The root weighs output o by (o + 1)
+// and adds every node of A once more (a second consumer of a shared row).
+#if UINTPTR_MAX > 0xFFFFFFFFU
+constexpr std::size_t kSharedRowsOut = 67U;
+#else
+constexpr std::size_t kSharedRowsOut = 3U;
+#endif
+constexpr std::size_t kSharedWidth = (5U * bt::detail::register_columns<double>()) + 3U;
+constexpr std::size_t kSharedIn = 4U * kSharedWidth;
+constexpr std::size_t kSharedTable = 3U * kSharedWidth;  // rows 0-2 at 0
+constexpr std::size_t kSharedWeights = kSharedTable;      // then the weights, then the biases
+constexpr std::size_t kSharedBias = kSharedWeights + (kSharedRowsOut * kSharedIn);
+constexpr std::size_t kSharedCount = kSharedBias + kSharedRowsOut;
+constexpr std::size_t kSharedNodes = kSharedIn + kSharedRowsOut + 1U + kSharedRowsOut + 4U;
+#if BURTORCH_TEST_SMALL_TARGET
+// The micro:bit's 16 KiB: the buffers of the cases above.
+static_assert(kSharedCount <= kSharedMax, "the small case fits g_pv");
+constexpr std::size_t kSharedSlots = kSmallSlots;
+static_assert(kSharedNodes + 16U <= kSmallNodes, "the small case fits g_small");
+double* const g_sv = g_pv;
+double* const g_sg = g_pg;
+unsigned char* const g_shared_tape = g_small;
+constexpr std::size_t kSharedTapeBytes = sizeof(g_small);
+#else
+double g_sv[kSharedCount];
+double g_sg[kSharedCount];
+// Slots: the gathers, the list, the layer, and each weighting's constant.
+constexpr std::size_t kSharedSlots = 256U + (kSharedRowsOut * (2U + (sizeof(LD) / sizeof(bt::Index))));
+alignas(64) unsigned char g_shared_tape[bt::Tape<LD>::bytes_required(kSharedNodes + 16U, kSharedSlots)];
+constexpr std::size_t kSharedTapeBytes = sizeof(g_shared_tape);
+#endif
+
+void shared_rows_by_hand(bt_test::Context& t) {
+  for (std::size_t i = 0U; i < kSharedCount; ++i) {
+    g_sv[i] = dyadic(i + 5U);
+    g_sg[i] = 0.0;
+  }
+  const bt::SharedParams<double> p{g_sv, g_sg, static_cast<bt::Index>(kSharedCount)};
+  bt::Tape<LD> tape(g_shared_tape, kSharedTapeBytes, kSharedNodes + 16U, kSharedSlots);
+  bt::Index ids[4U][kN];
+  for (std::size_t l = 0U; l < kN; ++l) {
+    ids[0][l] = 1U;
+    ids[1][l] = static_cast<bt::Index>(l % 3U);
+    ids[2][l] = 2U;
+    ids[3][l] = 1U;
+  }
+  bt::View rows[4];
+  for (std::size_t q = 0U; q < 4U; ++q) {
+    rows[q] = tape.gather_shared(p, 0U, 3U, static_cast<bt::Index>(kSharedWidth), ids[q], 1U);
+  }
+  const bt::ViewList list = tape.view_list(rows, 4U);
+  const bt::View y = tape.matvec_shared(p, static_cast<bt::Index>(kSharedWeights),
+                                        static_cast<bt::Index>(kSharedRowsOut), list,
+                                        static_cast<bt::Index>(kSharedBias));
+  BT_CHECK(t, y.count == kSharedRowsOut);
+  // A, C and D are marked shared (bits 0, 2, 3), B is not.
+  const bt::Index head = y.first - 1U;
+  const bt::Index d = tape.arg_a(head);
+  BT_CHECK(t, tape.op(head) == bt::Op::kMatShared);
+  BT_CHECK(t, tape.slot(d + bt::detail::kMsUniform) == 0xDU);
+  BT_CHECK(t, tape.slot(d + bt::detail::kMsUniform + 1U) == 0U);
+  bt::Value<LD> terms[kSharedRowsOut + 1U];
+  for (std::size_t o = 0U; o < kSharedRowsOut; ++o) {
+    terms[o] = bt::Value<LD>(&tape, y.first + static_cast<bt::Index>(o)) * LD(static_cast<double>(o + 1U));
+  }
+  terms[kSharedRowsOut] = tape.reduce_range(bt::Op::kSumR, rows[0].first, rows[0].count);
+  BT_CHECK(t, tape.backward(bt::reduce_sum(terms, kSharedRowsOut + 1U)) == bt::Status::kOk);
+  BT_CHECK(t, tape.status() == bt::Status::kOk);
+  // x[l][k]: lane l's input k.
+  const auto x_at = [&](std::size_t l, std::size_t k) {
+    return g_sv[(ids[k / kSharedWidth][l] * kSharedWidth) + (k % kSharedWidth)];
+  };
+  bool values_ok = true;
+  for (std::size_t l = 0U; l < kN; ++l) {
+    for (std::size_t o = 0U; o < kSharedRowsOut; ++o) {
+      double sum = g_sv[kSharedBias + o];
+      for (std::size_t k = 0U; k < kSharedIn; ++k) {
+        sum += g_sv[kSharedWeights + (o * kSharedIn) + k] * x_at(l, k);
+      }
+      values_ok = values_ok && (tape.value(y.first + static_cast<bt::Index>(o)).lane[l] == sum);
+    }
+  }
+  BT_CHECK(t, values_ok);
+  // The weights' gradient: sum over lanes of (o + 1) x[l][k].
+  bool w_ok = true;
+  for (std::size_t o = 0U; o < kSharedRowsOut; ++o) {
+    for (std::size_t k = 0U; k < kSharedIn; ++k) {
+      double sum = 0.0;
+      for (std::size_t l = 0U; l < kN; ++l) {
+        sum += static_cast<double>(o + 1U) * x_at(l, k);
+      }
+      w_ok = w_ok && (g_sg[kSharedWeights + (o * kSharedIn) + k] == sum);
+    }
+    w_ok = w_ok && (g_sg[kSharedBias + o] == static_cast<double>((o + 1U) * kN));
+  }
+  BT_CHECK(t, w_ok);
+  // The table's gradient: per lane and gathered row q, input k's gradient
+  // sum_o (o + 1) w[o][k] (+ 1 for A's second consumer) goes to that lane's row.
+  bool table_ok = true;
+  for (std::size_t r = 0U; r < 3U; ++r) {
+    for (std::size_t e = 0U; e < kSharedWidth; ++e) {
+      double want = 0.0;
+      for (std::size_t q = 0U; q < 4U; ++q) {
+        for (std::size_t l = 0U; l < kN; ++l) {
+          if (ids[q][l] == r) {
+            for (std::size_t o = 0U; o < kSharedRowsOut; ++o) {
+              want += static_cast<double>(o + 1U) * g_sv[kSharedWeights + (o * kSharedIn) + (q * kSharedWidth) + e];
+            }
+            want += (q == 0U) ? 1.0 : 0.0;
+          }
+        }
+      }
+      table_ok = table_ok && (g_sg[(r * kSharedWidth) + e] == want);
+    }
+  }
+  BT_CHECK(t, table_ok);
+}
+
+// A gathered row whose table row changed after the gather is read from the
+// gathered values (the lanes' path), not from the table.
+void shared_rows_changed_table(bt_test::Context& t) {
+  for (std::size_t i = 0U; i < kSharedCount; ++i) {
+    g_sv[i] = dyadic(i + 5U);
+    g_sg[i] = 0.0;
+  }
+  const bt::SharedParams<double> p{g_sv, g_sg, static_cast<bt::Index>(kSharedCount)};
+  bt::Tape<LD> tape(g_shared_tape, kSharedTapeBytes, kSharedNodes + 16U, kSharedSlots);
+  bt::Index ids[kN];
+  for (std::size_t l = 0U; l < kN; ++l) {
+    ids[l] = 1U;
+  }
+  bt::View rows[4];
+  for (std::size_t q = 0U; q < 4U; ++q) {
+    rows[q] = tape.gather_shared(p, 0U, 3U, static_cast<bt::Index>(kSharedWidth), ids, 1U);
+  }
+  double gathered[kSharedWidth];
+  for (std::size_t e = 0U; e < kSharedWidth; ++e) {
+    gathered[e] = g_sv[kSharedWidth + e];
+    g_sv[kSharedWidth + e] += 0.5;  // the table moves on (an optimizer step, a user's edit)
+  }
+  const bt::View y = tape.matvec_shared(p, static_cast<bt::Index>(kSharedWeights),
+                                        static_cast<bt::Index>(kSharedRowsOut), tape.view_list(rows, 4U),
+                                        bt::kNoIndex);
+  BT_CHECK(t, y.count == kSharedRowsOut);
+  BT_CHECK(t, tape.slot(tape.arg_a(y.first - 1U) + bt::detail::kMsUniform) == 0U);
+  bool ok = true;
+  for (std::size_t o = 0U; o < kSharedRowsOut; ++o) {
+    double sum = 0.0;
+    for (std::size_t k = 0U; k < kSharedIn; ++k) {
+      sum += g_sv[kSharedWeights + (o * kSharedIn) + k] * gathered[k % kSharedWidth];
+    }
+    for (std::size_t l = 0U; l < kN; ++l) {
+      ok = ok && (tape.value(y.first + static_cast<bt::Index>(o)).lane[l] == sum);
+    }
+  }
+  BT_CHECK(t, ok);
+}
+
+// A layer over a list of inputs (Tape::input: no gradient wanted), given as
+// rows by view_list_rows: the values by plain loops, the weights' gradient,
+// and no gradient written to the inputs; view_list_rows refuses what does
+// not split into whole rows.
+void matvec_over_inputs(bt_test::Context& t) {
+  constexpr std::size_t kIn = 6U;
+  constexpr std::size_t kRows = 3U;
+  const bt::SharedParams<double> p = shared(kRows * kIn);
+  bt::Tape<LD> tape(g_small, sizeof(g_small), kSmallNodes, kSmallSlots);
+  bt::Index first = bt::kNoIndex;
+  for (std::size_t k = 0U; k < kIn; ++k) {
+    const bt::Value<LD> x = tape.input(lanes_of(k + 2U));
+    first = (k == 0U) ? x.index() : first;
+  }
+  const bt::View x{first, static_cast<bt::Index>(kIn)};
+  BT_CHECK(t, tape.view_list_rows(x, 4U).slot == bt::kNoIndex);  // 6 is no multiple of 4
+  BT_CHECK(t, tape.status() == bt::Status::kInvalidArgument);
+  tape.reset();
+  for (std::size_t k = 0U; k < kIn; ++k) {
+    static_cast<void>(tape.input(lanes_of(k + 2U)));
+  }
+  BT_CHECK(t, tape.view_list_rows(bt::View{first, 7U}, 7U).slot == bt::kNoIndex);  // past the end
+  BT_CHECK(t, tape.status() == bt::Status::kInvalidHandle);
+  tape.reset();
+  for (std::size_t k = 0U; k < kIn; ++k) {
+    static_cast<void>(tape.input(lanes_of(k + 2U)));
+  }
+  const bt::ViewList list = tape.view_list_rows(x, 2U);
+  BT_CHECK(t, list.total == kIn);
+  BT_CHECK(t, tape.slot(list.slot) == (3U | 0x80000000U));  // three runs, all inputs
+  const bt::View y = tape.matvec_shared(p, 0U, static_cast<bt::Index>(kRows), list, bt::kNoIndex);
+  BT_CHECK(t, y.count == kRows);
+  BT_CHECK(t, tape.backward(tape.reduce_range(bt::Op::kSumR, y.first, y.count)) == bt::Status::kOk);
+  bool ok = true;
+  for (std::size_t l = 0U; l < kN; ++l) {
+    for (std::size_t o = 0U; o < kRows; ++o) {
+      double sum = 0.0;
+      for (std::size_t k = 0U; k < kIn; ++k) {
+        sum += g_pv[(o * kIn) + k] * lanes_of(k + 2U).lane[l];
+      }
+      ok = ok && (tape.value(y.first + static_cast<bt::Index>(o)).lane[l] == sum);
+    }
+    for (std::size_t k = 0U; k < kIn; ++k) {
+      ok = ok && (tape.grad(first + static_cast<bt::Index>(k)).lane[l] == 0.0);
+    }
+  }
+  for (std::size_t o = 0U; o < kRows; ++o) {
+    for (std::size_t k = 0U; k < kIn; ++k) {
+      double sum = 0.0;
+      for (std::size_t l = 0U; l < kN; ++l) {
+        sum += lanes_of(k + 2U).lane[l];
+      }
+      ok = ok && (g_pg[(o * kIn) + k] == sum);
+    }
+  }
+  BT_CHECK(t, ok);
+}
+
 // scale_shift_shared: y = x * s + b per element; root: the sum.
 void scale_shift_by_hand(bt_test::Context& t) {
   const bt::SharedParams<double> p = shared(8U);  // scale at 0..2, shift at 4..6
@@ -759,6 +1000,9 @@ const bt_test::TestCase kCases[] = {
     {"gather_by_hand", gather_by_hand},
     {"pick_by_hand", pick_by_hand},
     {"matvec_by_hand", matvec_by_hand},
+    {"shared_rows_by_hand", shared_rows_by_hand},
+    {"shared_rows_changed_table", shared_rows_changed_table},
+    {"matvec_over_inputs", matvec_over_inputs},
     {"scale_shift_by_hand", scale_shift_by_hand},
     {"misuse", misuse},
     {"float_functions", float_functions},

@@ -6,7 +6,10 @@ embedding 64, tanh hidden layer of width e, linear output; d = 1,755 +
 matmul per layer, fused F.cross_entropy, torch.optim.SGD, zero_grad with
 set_to_none. Same initialisation scheme as the C++ side (makemore's).
 
-Usage: mlp.py --hidden E --batch B [--steps N] [--warmup W] [--data FILE] [--lr X]
+Usage: mlp.py --hidden E --batch B [--steps N] [--warmup W] [--data FILE] [--lr X] [--contexts data|random]
+
+--contexts random: every context token drawn at random (as bench_mlp's
+flag; the targets still from the data).
 """
 import common  # noqa: F401 (first: one BLAS thread before torch loads the BLAS)
 import torch
@@ -43,6 +46,11 @@ def main():
     hidden = flag("--hidden", 64, int)
     batch, steps, warmup, lr, path = step_flags(0.1)
     X, Y = load(path)
+    contexts = flag("--contexts", "data", str)
+    if contexts not in ("data", "random"):
+        raise SystemExit("mlp.py: --contexts must be data or random")
+    if contexts == "random":
+        X = torch.randint(0, VOCAB, tuple(X.shape), generator=torch.Generator().manual_seed(3))
     g = torch.Generator().manual_seed(1)
     C = torch.randn((VOCAB, EMBED), generator=g)
     W1 = torch.randn((CONTEXT * EMBED, hidden), generator=g) * (5.0 / 3.0) / (CONTEXT * EMBED) ** 0.5
@@ -64,7 +72,7 @@ def main():
 
     run = Steps(T0, torch.optim.SGD(params, lr=lr), step_loss, warmup, steps)
     emit({"bench": "mlp", "e": hidden, "batch": batch, "params": n_params, "steps": steps, **run.fields(),
-          "data_samples": int(X.shape[0]), "samples": run.times})
+          "data_samples": int(X.shape[0]), "contexts": contexts, "samples": run.times})
 
 
 if __name__ == "__main__":

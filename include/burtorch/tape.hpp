@@ -425,6 +425,12 @@ class Tape {
   /// whose runs are all inputs (input()) is marked as such: the inner
   /// products over it compute no gradient for them.
   ViewList view_list(const View* parts, std::size_t count) noexcept;
+  /// The run x as x.count / width runs of `width` nodes each (1 + 2 *
+  /// x.count / width slots; x.count a multiple of width, else
+  /// kInvalidArgument): the same inputs as view_list(&x, 1), in rows a
+  /// layer can tell apart (a lane tape's layer reads a gathered row that
+  /// every lane shares as shared scalars: Tape::matvec_shared).
+  ViewList view_list_rows(View x, Index width) noexcept;
   /// sum(value[w_first + i] * x[i]) (+ bias) over the x.total elements of x.
   Value<T> dot_views(Index w_first, ViewList x, const Value<T>* bias) noexcept;
   /// A layer's outputs: `rows` consecutive nodes, row o = sum(value[w_first +
@@ -492,6 +498,14 @@ class Tape {
   /// bias), recorded after one head node whose backward computes the
   /// layer's gradients at once (rows + 1 nodes, kMatSharedSlots slots).
   /// Returns the rows (kNoView on error).
+  /// A run of x (one of the first 64) that is exactly one row of a
+  /// gather_shared whose lanes all read the same table row, its nodes still
+  /// holding that row's values, is the same vector in every lane: the layer
+  /// reads it as shared scalars (its inner products along the weights'
+  /// rows, its weights' gradient from the rows' gradients summed over the
+  /// lanes) and gives it its gradient summed over the lanes, in lane 0 (the
+  /// gather adds the lanes' sum to the table row either way). Losses and
+  /// the shared gradients are those of the lanes' path up to rounding.
   template <Op K = Op::kMatShared>
   View matvec_shared(const SharedParams<LaneScalar>& p, Index w_first, Index rows, ViewList x,
                      Index bias_first) noexcept;
@@ -548,6 +562,11 @@ class Tape {
   /// The same over the n consecutive nodes from `first` (reduce_range()).
   template <Op K>
   Value<T> record_reduce_range(Index first, Index n) noexcept;
+  /// On a tape of Lanes: the table row that the `count` nodes from `first`
+  /// hold in every lane, if they are one row of a gather_shared whose lanes
+  /// all read that row and still hold its values; else null
+  /// (matvec_shared reads such a run as shared scalars).
+  const LaneScalar* shared_row(Index first, Index count) const noexcept;
   /// For an op linked on use K, sets the hook of its family (the tape's
   /// linked_backward_[linked_family(K)]) to the backward of the family's
   /// ops, so that the sweep reaches it; nothing for a core op (whose code

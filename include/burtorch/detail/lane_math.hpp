@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "burtorch/detail/math.hpp"
 #include "burtorch/detail/vector.hpp"
 #include "burtorch/index.hpp"
 #include "burtorch/lanes.hpp"
@@ -77,7 +78,8 @@ constexpr Index kMsWidth = 1U;    ///< n: inputs per row
 constexpr Index kMsRows = 2U;     ///< rows
 constexpr Index kMsWeight = 3U;   ///< first weight (row-major rows x n)
 constexpr Index kMsBias = 4U;     ///< first bias, or kNoIndex
-constexpr Index kMsShared = 5U;   ///< the shared arrays (store_shared)
+constexpr Index kMsUniform = 5U;  ///< the runs every lane shares: two slots, bits 0-31 and 32-63 (below)
+constexpr Index kMsShared = 7U;   ///< the shared arrays (store_shared)
 constexpr Index kMsSlots = kMsShared + (2U * kPointerSlots);  ///< slots of the descriptor
 
 /// Bytes of one vector register of the target (kHardwareLanes floats; a
@@ -131,39 +133,180 @@ constexpr Index input_block() noexcept {
                                 : 1U);
 }
 
+// --- inputs every lane shares ------------------------------------------------
+// A run of a layer's input that is one embedding row every lane of the
+// sweep gathered from the same table row (a context position all the
+// samples share: mostly the padding before a word's start) holds the same
+// vector in every lane. The layer reads such a run as shared scalars: the
+// forward adds one inner product per row to every lane (the weights read
+// along the row instead of once per lane), the weights' gradient adds (the
+// row's gradient summed over the lanes) * x, and the run's gradient, which
+// the gather sums over the lanes anyway, is formed once as W^T (the lanes'
+// sums) and held in lane 0. The recorder marks such runs
+// (Tape::matvec_shared, bit r of the descriptor's mask: run r); the first
+// kUniformRuns runs of a list can be marked, the others take the lanes'
+// path.
+constexpr Index kUniformRuns = 64U;
+
+/// True if run r is marked in `uniform`.
+inline bool run_uniform(std::uint64_t uniform, Index r) noexcept {
+  return (r < kUniformRuns) && (((uniform >> r) & 1U) != 0U);
+}
+/// Stores the mask at slots [at, at + 2).
+inline void store_uniform(Index* slots, Index at, std::uint64_t uniform) noexcept {
+  slots[at] = static_cast<Index>(uniform & 0xFFFFFFFFU);
+  slots[at + 1U] = static_cast<Index>(uniform >> 32U);
+}
+/// The mask store_uniform stored at slot `at`.
+inline std::uint64_t load_uniform(const Index* slots, Index at) noexcept {
+  return static_cast<std::uint64_t>(slots[at]) | (static_cast<std::uint64_t>(slots[at + 1U]) << 32U);
+}
+
+/// A stretch of a layer's input: a marked run alone, or consecutive
+/// unmarked runs whose nodes follow one another, as one (the loops below
+/// tile it as one run).
+struct Segment {
+  Index first = 0U;      ///< first node
+  Index count = 0U;      ///< nodes
+  std::size_t k = 0U;    ///< its first column in the weights' rows
+  Index run = 0U;        ///< its (first) run in the list
+  bool uniform = false;  ///< a marked run
+};
+/// The segments of a view list (slots: runs, then a first/count pair per
+/// run) in order.
+class Segments {
+ public:
+  Segments(const Index* list, std::uint64_t uniform) noexcept : list_(list), uniform_(uniform) {}
+  /// The next segment in s; false after the last.
+  bool next(Segment& s) noexcept {
+    const Index runs = list_runs(list_);
+    if (r_ >= runs) {
+      return false;
+    }
+    s.first = first(r_);
+    s.count = count(r_);
+    s.k = k_;
+    s.run = r_;
+    s.uniform = run_uniform(uniform_, r_);
+    ++r_;
+    if (!s.uniform) {
+      while ((r_ < runs) && !run_uniform(uniform_, r_) && (first(r_) == (s.first + s.count))) {
+        s.count += count(r_);
+        ++r_;
+      }
+    }
+    k_ += s.count;
+    return true;
+  }
+
+ private:
+  Index first(Index r) const noexcept { return list_[1U + (2U * r)]; }
+  Index count(Index r) const noexcept { return list_[2U + (2U * r)]; }
+  const Index* list_;
+  std::uint64_t uniform_;
+  Index r_ = 0U;
+  std::size_t k_ = 0U;
+};
+
+/// Columns of one register of S.
+template <class S>
+constexpr Index register_columns() noexcept {
+  return static_cast<Index>(register_bytes<S>() / sizeof(S));
+}
+
+/// u[b] = sum over the marked runs of w[b * n + k + c] * x[c] for the kRows
+/// rows from w, x the table row row_of(run) returns: a register of columns
+/// per multiply-add, one horizontal sum per row.
+template <Index kRows, class S, class RowOf>
+inline void uniform_dots(const Index* list, std::uint64_t uniform, const RowOf& row_of, const S* w, std::size_t n,
+                         S (&u)[kRows]) noexcept {
+  constexpr Index kRegister = register_columns<S>();
+  using R = typename VectorOf<S, kRegister>::Type;
+  R acc[kRows] = {};
+  S tail[kRows] = {};
+  Segments walk(list, uniform);
+  Segment s;
+  while (walk.next(s)) {
+    if (s.uniform) {
+      const S* x = row_of(s.run);
+      Index c = 0U;
+      for (; (c + kRegister) <= s.count; c += kRegister) {
+        R xv;
+        load_vector(xv, &x[c]);
+        for (Index b = 0U; b < kRows; ++b) {
+          R wv;
+          load_vector(wv, &w[(static_cast<std::size_t>(b) * n) + s.k + c]);
+          acc[b] += wv * xv;
+        }
+      }
+      for (; c < s.count; ++c) {
+        for (Index b = 0U; b < kRows; ++b) {
+          tail[b] += w[(static_cast<std::size_t>(b) * n) + s.k + c] * x[c];
+        }
+      }
+    }
+  }
+  for (Index b = 0U; b < kRows; ++b) {
+    S part[kRegister];  // BT-DEV-013
+    store_vector(part, acc[b]);
+    S sum = tail[b];
+    for (Index i = 0U; i < kRegister; ++i) {
+      sum += part[i];
+    }
+    u[b] = sum;
+  }
+}
+
+/// acc[b] += sum_j w[b * n + j] x[j] for the kRows rows from w over the
+/// `count` lane values from x, in j order.
+template <Index kRows, class S, std::size_t N, class V, std::size_t kParts>
+inline void matvec_segment(const Lanes<S, N>* x, Index count, const S* w, std::size_t n,
+                           V (&acc)[kRows][kParts]) noexcept {
+  constexpr std::size_t kWidth = part_lanes<S, N>();
+  for (Index j = 0U; j < count; ++j) {
+    V xj[kParts];
+    for (std::size_t q = 0U; q < kParts; ++q) {
+      load_vector(xj[q], &x[j].lane[q * kWidth]);
+    }
+    for (Index b = 0U; b < kRows; ++b) {
+      const S wb = w[(static_cast<std::size_t>(b) * n) + j];
+      for (std::size_t q = 0U; q < kParts; ++q) {
+        acc[b][q] += wb * xj[q];
+      }
+    }
+  }
+}
+
 /// out[b] = sum_k w[b * n + k] x[k] (+ bias[b]) for the kRows rows from w,
 /// x the lane values of the runs of the view list `list` (slots: runs,
 /// then a first/count pair per run); kRows * parts accumulators in
 /// registers. In each lane the terms are added in k order and the bias
-/// last, as one sample's inner product adds them.
-template <Index kRows, class S, std::size_t N>
-inline void matvec_rows(const Lanes<S, N>* v, const Index* list, const S* w, std::size_t n, const S* bias,
-                        Lanes<S, N>* out) noexcept {
+/// last, as one sample's inner product adds them; the runs marked in
+/// `uniform` (table rows row_of(run)) add their inner products, computed
+/// along the rows, before the bias.
+template <Index kRows, class S, std::size_t N, class RowOf>
+inline void matvec_rows(const Lanes<S, N>* v, const Index* list, std::uint64_t uniform, const RowOf& row_of,
+                        const S* w, std::size_t n, const S* bias, Lanes<S, N>* out) noexcept {
   constexpr std::size_t kParts = registers_of<S, N>();
   constexpr std::size_t kWidth = part_lanes<S, N>();
   using V = typename VectorOf<S, kWidth>::Type;
+  S shared[kRows] = {};  // the marked runs' terms, the same in every lane
+  if (uniform != 0U) {
+    uniform_dots<kRows>(list, uniform, row_of, w, n, shared);
+  }
   V acc[kRows][kParts] = {};
-  const Index runs = list[0];
-  std::size_t k = 0U;
-  for (Index r = 0U; r < runs; ++r) {
-    const Lanes<S, N>* x = &v[list[1U + (2U * r)]];
-    const Index count = list[2U + (2U * r)];
-    for (Index j = 0U; j < count; ++j) {
-      V xj[kParts];
-      for (std::size_t q = 0U; q < kParts; ++q) {
-        load_vector(xj[q], &x[j].lane[q * kWidth]);
-      }
-      for (Index b = 0U; b < kRows; ++b) {
-        const S wb = w[(static_cast<std::size_t>(b) * n) + k + j];
-        for (std::size_t q = 0U; q < kParts; ++q) {
-          acc[b][q] += wb * xj[q];
-        }
-      }
+  Segments walk(list, uniform);
+  Segment s;
+  while (walk.next(s)) {
+    if (!s.uniform) {
+      matvec_segment<kRows>(&v[s.first], s.count, &w[s.k], n, acc);
     }
-    k += count;
   }
   for (Index b = 0U; b < kRows; ++b) {
     for (std::size_t q = 0U; q < kParts; ++q) {
+      if (uniform != 0U) {
+        acc[b][q] += shared[b];
+      }
       if (bias != nullptr) {
         acc[b][q] += bias[b];
       }
@@ -172,21 +315,22 @@ inline void matvec_rows(const Lanes<S, N>* v, const Index* list, const S* w, std
   }
 }
 
-/// A layer's outputs out[o], o < rows, over the n inputs of `list`:
+/// A layer's outputs out[o], o < rows, over the n inputs of `list` (the
+/// runs marked in `uniform` read from row_of(run)):
 /// matvec_rows in blocks of matvec_block() rows (the weights read once per
 /// N samples), then row by row.
-template <class S, std::size_t N>
-void lanes_matvec(const Lanes<S, N>* v, const Index* list, const S* w, const S* bias, Index rows, Index n,
-                  Lanes<S, N>* out) noexcept {
+template <class S, std::size_t N, class RowOf>
+void lanes_matvec(const Lanes<S, N>* v, const Index* list, std::uint64_t uniform, const RowOf& row_of, const S* w,
+                  const S* bias, Index rows, Index n, Lanes<S, N>* out) noexcept {
   constexpr Index kBlock = matvec_block<S, N>();
   Index o = 0U;
   for (; (o + kBlock) <= rows; o += kBlock) {
-    matvec_rows<kBlock>(v, list, &w[static_cast<std::size_t>(o) * n], n, (bias != nullptr) ? &bias[o] : nullptr,
-                        &out[o]);
+    matvec_rows<kBlock>(v, list, uniform, row_of, &w[static_cast<std::size_t>(o) * n], n,
+                        (bias != nullptr) ? &bias[o] : nullptr, &out[o]);
   }
   for (; o < rows; ++o) {
-    matvec_rows<1U>(v, list, &w[static_cast<std::size_t>(o) * n], n, (bias != nullptr) ? &bias[o] : nullptr,
-                    &out[o]);
+    matvec_rows<1U>(v, list, uniform, row_of, &w[static_cast<std::size_t>(o) * n], n,
+                    (bias != nullptr) ? &bias[o] : nullptr, &out[o]);
   }
 }
 
@@ -261,14 +405,10 @@ void lanes_matvec_input_grad(const Lanes<S, N>* g, const S* w, Index rows, Index
 /// multiply-adds (4 x 4 measured 81, 2 x 8 92 GMAC/s for a 1024 x 1024 layer
 /// with 16 float lanes on AVX-512).
 constexpr Index kWeightRows = 2U;
-/// Columns of one register of S, and of a tile (kWeightParts registers).
-template <class S>
-constexpr Index register_columns() noexcept {
-  return static_cast<Index>(register_bytes<S>() / sizeof(S));
-}
 /// Registers of columns in a tile: kWeightRows * this many accumulators
 /// (16 with 32 registers, 8 with 16, 4 on Helium).
 constexpr Index kWeightParts = static_cast<Index>(kVectorRegisters / 4U);
+/// Columns of a tile.
 template <class S>
 constexpr Index weight_tile() noexcept {
   return kWeightParts * register_columns<S>();
@@ -380,10 +520,111 @@ void lanes_matvec_weight_grad(const Lanes<S, N>* g, const Lanes<S, N>* x, Index 
   weight_columns<1U>(g, x, rows, n, gw, count, j);
 }
 
+/// The marked runs' share of the backward for kCols columns of one run
+/// (w and gw offset to them, x their values) over rows [lo, top), whose
+/// gradients summed over the lanes are s[0 .. top - lo): gw[o][c] += s[o]
+/// x[c], and sums[c] = sum_o w[o][c] s[o] (rows in descending order).
+template <Index kCols, class S>
+inline void uniform_columns(const S* s, const S* x, const S* w, Index lo, Index top, std::size_t n, S* gw,
+                            S* sums) noexcept {
+  constexpr std::size_t kRegister = (kCols < register_columns<S>()) ? kCols : register_columns<S>();
+  constexpr std::size_t kParts = kCols / kRegister;
+  using R = typename VectorOf<S, kRegister>::Type;
+  R xv[kParts];
+  R acc[kParts] = {};
+  for (std::size_t q = 0U; q < kParts; ++q) {
+    load_vector(xv[q], &x[q * kRegister]);
+  }
+  for (Index o = top; o-- > lo;) {
+    const S so = s[o - lo];
+    const S* wo = &w[static_cast<std::size_t>(o) * n];
+    S* go = &gw[static_cast<std::size_t>(o) * n];
+    for (std::size_t q = 0U; q < kParts; ++q) {
+      R wq;
+      load_vector(wq, &wo[q * kRegister]);
+      acc[q] += so * wq;
+      R gq;
+      load_vector(gq, &go[q * kRegister]);
+      gq += so * xv[q];
+      store_vector(&go[q * kRegister], gq);
+    }
+  }
+  for (std::size_t q = 0U; q < kParts; ++q) {
+    store_vector(&sums[q * kRegister], acc[q]);
+  }
+}
+
+/// The backward of the runs marked in `uniform` (w, gw: the layer's
+/// weights and their gradients; g: the rows' gradients): per block of
+/// kSharedRowBlock rows from the last, the rows' gradients summed over the
+/// lanes (in lane order), then per marked run, four registers of columns
+/// at a time (then one, then one column), the weights' gradient and the
+/// run's gradient, added to lane 0 of its nodes.
+/// Rows whose lane sums uniform_backward() keeps at a time: the input's
+/// gradient's block where there are vector registers, 16 on a core without
+/// (a small stack).
+constexpr Index kSharedRowBlock = (kHardwareLanes > 1U) ? kInputRowBlock : 16U;
+
+/// One marked run's share for rows [lo, top): four registers of columns at
+/// a time, then one, then one column (x: the run's values, from lane 0).
+template <class S, std::size_t N>
+inline void uniform_run_backward(const Lanes<S, N>* v, Lanes<S, N>* grads, const Segment& seg, const S* s,
+                                 const S* w, Index lo, Index top, std::size_t n, S* gw) noexcept {
+  constexpr Index kRegister = register_columns<S>();
+  constexpr Index kChunk = 4U * kRegister;
+  Index c = 0U;
+  while (c < seg.count) {
+    const Index left = seg.count - c;
+    const Index width = (left >= kChunk) ? kChunk : ((left >= kRegister) ? kRegister : 1U);
+    S x[kChunk];     // BT-DEV-013
+    S sums[kChunk];  // BT-DEV-013
+    for (Index i = 0U; i < width; ++i) {
+      x[i] = v[seg.first + c + i].lane[0];
+    }
+    const S* wc = &w[seg.k + c];
+    S* gc = &gw[seg.k + c];
+    if (width == kChunk) {
+      uniform_columns<kChunk>(s, x, wc, lo, top, n, gc, sums);
+    } else if (width == kRegister) {
+      uniform_columns<kRegister>(s, x, wc, lo, top, n, gc, sums);
+    } else {
+      uniform_columns<1U>(s, x, wc, lo, top, n, gc, sums);
+    }
+    for (Index i = 0U; i < width; ++i) {
+      grads[seg.first + c + i].lane[0] += sums[i];
+    }
+    c += width;
+  }
+}
+
+template <class S, std::size_t N>
+void uniform_backward(const Lanes<S, N>* v, Lanes<S, N>* grads, const Index* list, std::uint64_t uniform,
+                      const Lanes<S, N>* g, const S* w, Index rows, std::size_t n, S* gw) noexcept {
+  for (Index top = rows; top > 0U;) {
+    const Index lo = (top > kSharedRowBlock) ? (top - kSharedRowBlock) : 0U;
+    S s[kSharedRowBlock];  // BT-DEV-013
+    for (Index o = lo; o < top; ++o) {
+      S sum = g[o].lane[0];
+      for (std::size_t l = 1U; l < N; ++l) {
+        sum += g[o].lane[l];
+      }
+      s[o - lo] = sum;
+    }
+    Segments walk(list, uniform);
+    Segment seg;
+    while (walk.next(seg)) {
+      if (seg.uniform) {
+        uniform_run_backward(v, grads, seg, s, w, lo, top, n, gw);
+      }
+    }
+    top = lo;
+  }
+}
+
 /// The whole backward of a layer over shared weights (descriptor at slot
 /// d; the rows' gradients are those of the `rows` nodes after `head`): the
 /// biases' gradients (each lane's term in lane order), the input's and the
-/// weights' gradients, run by run.
+/// weights' gradients, segment by segment, then those of the marked runs.
 template <class S, std::size_t N>
 void lanes_matvec_backward(const Lanes<S, N>* v, Lanes<S, N>* grads, const Index* slots, Index d,
                            Index head) noexcept {
@@ -404,14 +645,21 @@ void lanes_matvec_backward(const Lanes<S, N>* v, Lanes<S, N>* grads, const Index
     }
   }
   const std::size_t weight = slots[d + kMsWeight];
-  const Index runs = list[0];
-  Index k = 0U;
-  for (Index r = 0U; r < runs; ++r) {
-    const Index first = list[1U + (2U * r)];
-    const Index count = list[2U + (2U * r)];
-    lanes_matvec_input_grad(g, &p.values[weight + k], rows, n, &grads[first], count);
-    lanes_matvec_weight_grad(g, &v[first], rows, n, &p.grads[weight + k], count);
-    k += count;
+  const std::uint64_t uniform = load_uniform(slots, d + kMsUniform);
+  Segments walk(list, uniform);
+  Segment s;
+  // A list of inputs (Tape::input) gets no gradient (see view_list).
+  const bool inputs = list_of_inputs(list);
+  while (walk.next(s)) {
+    if (!s.uniform) {
+      if (!inputs) {
+        lanes_matvec_input_grad(g, &p.values[weight + s.k], rows, n, &grads[s.first], s.count);
+      }
+      lanes_matvec_weight_grad(g, &v[s.first], rows, n, &p.grads[weight + s.k], s.count);
+    }
+  }
+  if (uniform != 0U) {
+    uniform_backward(v, grads, list, uniform, g, &p.values[weight], rows, n, &p.grads[weight]);
   }
 }
 

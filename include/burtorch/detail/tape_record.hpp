@@ -243,6 +243,40 @@ ViewList Tape<T>::view_list(const View* parts, std::size_t count) noexcept {
 }
 
 template <class T>
+ViewList Tape<T>::view_list_rows(View x, Index width) noexcept {
+  if ((width == 0U) || (x.count == 0U) || ((x.count % width) != 0U)) {
+    static_cast<void>(fail(Status::kInvalidArgument));
+    return ViewList{};
+  }
+  if ((x.first >= size_) || (x.count > (size_ - x.first))) {
+    static_cast<void>(fail(Status::kInvalidHandle));
+    return ViewList{};
+  }
+  const Index runs = x.count / width;
+  if (runs >= (kNoIndex / 4U)) {
+    static_cast<void>(fail(Status::kInvalidArgument));
+    return ViewList{};
+  }
+  const Index slot = take_slots(1U + (2U * runs));
+  if (slot == kNoIndex) {
+    return ViewList{};
+  }
+  Index inputs = detail::kListOfInputs;  // as view_list()
+  for (Index i = x.first; (inputs != 0U) && (i < (x.first + x.count)); ++i) {
+    inputs = ((i >= param_region_) && (ops_[i - param_region_] == Op::kInput)) ? inputs : 0U;
+  }
+  args_[slot] = runs | inputs;
+  for (Index r = 0U; r < runs; ++r) {
+    args_[slot + 1U + (2U * r)] = x.first + (r * width);
+    args_[slot + 2U + (2U * r)] = width;
+  }
+  ViewList out;
+  out.slot = slot;
+  out.total = x.count;
+  return out;
+}
+
+template <class T>
 bool Tape<T>::list_valid(ViewList x) noexcept {
   if ((x.slot == kNoIndex) || (x.total == 0U) || (x.slot >= slots_used_)) {
     static_cast<void>(fail(Status::kInvalidArgument));

@@ -29,6 +29,38 @@ inline bool shared_range(const SharedParams<S>& p, std::uint64_t first, std::uin
 }  // namespace detail
 
 template <class T>
+inline const typename Tape<T>::LaneScalar* Tape<T>::shared_row(Index first, Index count) const noexcept {
+  // One row of a gather (Tape::gather_shared) whose lanes all read the same
+  // table row, and its nodes still hold that row's values. (A tape of plain
+  // scalars records no gathers.)
+  const LaneScalar* row = nullptr;
+  if constexpr (LaneTraits<T>::kIsLanes) {
+    constexpr std::size_t kLanes = LaneTraits<T>::kLanes;
+    const bool gathered = (first >= param_region_) && (ops_[first - param_region_] == Op::kGatherShared);
+    const std::uint64_t link = gathered ? links_[first - param_region_] : 0U;
+    const Index g = first_of(link);
+    const Index element = second_of(link);
+    const Index width = gathered ? args_[g + detail::kGsWidth] : 0U;
+    if (gathered && (width == count) && ((element % width) == 0U)) {
+      const Index* offsets = &args_[g + detail::kGsRows + ((element / width) * static_cast<Index>(kLanes))];
+      bool same = true;
+      for (std::size_t l = 1U; l < kLanes; ++l) {
+        same = same && (offsets[l] == offsets[0]);
+      }
+      const LaneScalar* at = &detail::load_shared<LaneScalar>(args_, g + detail::kGsShared).values[offsets[0]];
+      for (Index c = 0U; same && (c < count); ++c) {
+        same = values_[first + c].lane[0] == at[c];  // BT-DEV-004: exact test, the gathered value itself
+      }
+      row = same ? at : nullptr;
+    }
+  } else {
+    static_cast<void>(first);
+    static_cast<void>(count);
+  }
+  return row;
+}
+
+template <class T>
 template <Op K>
 inline View Tape<T>::matvec_shared(const SharedParams<LaneScalar>& p, Index w_first, Index rows, ViewList x,
                                    Index bias_first) noexcept {
@@ -51,11 +83,25 @@ inline View Tape<T>::matvec_shared(const SharedParams<LaneScalar>& p, Index w_fi
   if (d == kNoIndex) {
     return kNoView;
   }
+  // The runs every lane shares (see "inputs every lane shares" in
+  // detail/lane_math.hpp): row_of(r) is the table row run r holds in every
+  // lane (shared_row), or null.
+  const Index* list = &args_[x.slot];
+  const auto row_of = [this, list](Index r) noexcept -> const LaneScalar* {
+    return shared_row(list[1U + (2U * r)], list[2U + (2U * r)]);
+  };
+  std::uint64_t uniform = 0U;
+  if constexpr (LaneTraits<T>::kLanes > 1U) {
+    for (Index r = 0U; (r < detail::list_runs(list)) && (r < detail::kUniformRuns); ++r) {
+      uniform |= (row_of(r) != nullptr) ? (static_cast<std::uint64_t>(1U) << r) : 0U;
+    }
+  }
   args_[d + detail::kMsList] = x.slot;
   args_[d + detail::kMsWidth] = x.total;
   args_[d + detail::kMsRows] = rows;
   args_[d + detail::kMsWeight] = w_first;
   args_[d + detail::kMsBias] = bias_first;
+  detail::store_uniform(args_, d + detail::kMsUniform, uniform);
   detail::store_shared(args_, d + detail::kMsShared, p.values, p.grads);
   link<K>(linked_backward_);
   static_cast<void>(append(K, T(0), d, rows));  // the head: fits, room checked above
@@ -63,7 +109,7 @@ inline View Tape<T>::matvec_shared(const SharedParams<LaneScalar>& p, Index w_fi
   for (Index o = 0U; o < rows; ++o) {
     static_cast<void>(append(Op::kMatRowShared, T(0), d, o));
   }
-  detail::lanes_matvec(values_, &args_[x.slot], &p.values[w_first],
+  detail::lanes_matvec(values_, list, uniform, row_of, &p.values[w_first],
                        (bias_first != kNoIndex) ? &p.values[bias_first] : nullptr, rows, x.total, &values_[first]);
   return View{first, rows};
 }

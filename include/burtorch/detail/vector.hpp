@@ -45,6 +45,12 @@ struct VectorOf {
       return *this;
     }
     friend Type operator+(Type x, const Type& y) noexcept { return x += y; }
+    friend Type operator*(Type x, const Type& y) noexcept {
+      for (std::size_t i = 0U; i < N; ++i) {
+        x.e[i] *= y.e[i];
+      }
+      return x;
+    }
     friend Type operator*(S a, Type x) noexcept {
       for (std::size_t i = 0U; i < N; ++i) {
         x.e[i] = a * x.e[i];

@@ -252,7 +252,8 @@ class MakemoreMlp {
   /// Argument slots of lane_sample_nodes()'s sample on a tape of N lanes.
   template <std::size_t N>
   static constexpr std::size_t lane_sample_slots(const MlpConfig& c) noexcept {
-    return (static_cast<std::size_t>(c.context) * Tape<Lanes<T, N>>::gather_slots(1U)) + 3U +
+    return (static_cast<std::size_t>(c.context) * Tape<Lanes<T, N>>::gather_slots(1U)) +
+           (1U + (2U * static_cast<std::size_t>(c.context))) +
            Linear<T>::lane_slots(hidden_options(c)) + Linear<T>::lane_view_slots(output_options(c)) +
            Tape<Lanes<T, N>>::kPickSlots;
   }
@@ -273,8 +274,10 @@ class MakemoreMlp {
       return Value<Lanes<T, N>>(&tape, kNoIndex);
     }
     Index ids[N];  // BT-DEV-013
-    // One gather per context position: the rows follow one another, so the
-    // whole context is one run of nodes.
+    // One gather per context position: the rows follow one another. The
+    // hidden layer takes them as one run per position, so that a position
+    // whose token every lane shares (the padding before a word's start) is
+    // read as shared scalars (see Tape::matvec_shared).
     Index first = kNoIndex;
     for (Index q = 0U; q < config_.context; ++q) {
       for (std::size_t l = 0U; l < N; ++l) {
@@ -287,7 +290,7 @@ class MakemoreMlp {
       return Value<Lanes<T, N>>(&tape, kNoIndex);
     }
     const View x{first, config_.context * config_.embed};
-    const View logits = output_.forward(tape, p, hidden_.forward(tape, p, tape.view_list(&x, 1U)));
+    const View logits = output_.forward(tape, p, hidden_.forward(tape, p, tape.view_list_rows(x, config_.embed)));
     for (std::size_t l = 0U; l < N; ++l) {
       ids[l] = targets[l];
     }
