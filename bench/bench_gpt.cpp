@@ -6,9 +6,12 @@
 // cross-entropy over its 8 positions; a step's loss is the batch mean.
 //
 // Usage: bench_gpt --batch B [--steps N] [--warmup W] [--data FILE]
-//                  [--lr X] [--seed S] [--lanes L]
+//                  [--lr X] [--seed S] [--lanes L] [--checkpoint on|off]
 // --lanes L: sequences per sweep (nn::lane_batch; 1: the per-sample serial
 // batch); by default the target's vector width when B > 1, else 1.
+// --checkpoint: lane batches with gradient checkpointing (Gpt::lane_sweep:
+// one block's graph on the lane tape, each block's forward run twice; the
+// default) or with every block's graph recorded (off).
 // Prints READY once data and model are initialised, then one JSON line.
 #include <burtorch/burtorch.hpp>
 #include <burtorch/nn/nn.hpp>
@@ -102,10 +105,18 @@ struct Corpus {
 int main(int argc, char** argv) {
   const bench::Flags flags(argc, argv);
   bench::StepOptions o;
-  if (!bench::parse_step_options(flags, "bench_gpt",
-                                 "bench_gpt --batch B [--steps N] [--warmup W] [--data FILE] [--lr X]", {}, 0.01, o)) {
+  const char* const usage =
+      "bench_gpt --batch B [--steps N] [--warmup W] [--data FILE] [--lr X] [--seed S] [--lanes L] "
+      "[--checkpoint on|off]";
+  if (!bench::parse_step_options(flags, "bench_gpt", usage, {"--checkpoint"}, 0.01, o)) {
     return 2;
   }
+  const std::string checkpoint_flag = flags.get("--checkpoint", "on");
+  if ((checkpoint_flag != "on") && (checkpoint_flag != "off")) {
+    std::fprintf(stderr, "bench_gpt: --checkpoint must be on or off\nusage: %s\n", usage);
+    return 2;
+  }
+  const bool checkpoint = (checkpoint_flag == "on") && (o.lanes > 1);
   const double t_start = bench::now_seconds();
 
   // The text. A file is not loaded: one pass finds its alphabet, then each
@@ -128,36 +139,52 @@ int main(int argc, char** argv) {
   const std::uint32_t windows = static_cast<std::uint32_t>(corpus.size - block - 1U);
   std::vector<std::uint8_t> window(static_cast<std::size_t>(o.batch) * (block + 1U));
   bench::StepRun run;
-  const int failed = bench::time_steps(
-      "bench_gpt", model, config, o, t_start,
-      [&](std::size_t i) {
-        if (!corpus.read(sampler.below(windows), block + 1U, &window[i * (block + 1U)])) {
-          std::fprintf(stderr, "bench_gpt: read failed\n");
-          return false;
-        }
-        return true;
-      },
-      [&](bt::Tape<float>& tp, std::size_t i) {
-        const std::uint8_t* at = &window[i * (block + 1U)];
-        return model.loss(tp, at, at + 1, config.block);
-      },
-      [&](auto& lanes, const bt::SharedParams<float>& p, std::size_t first, std::size_t active) {
-        // Lane l: sequence first + l; the lanes past the batch's end repeat its first sequence.
-        const std::uint8_t* in[bench::kMaxLanes];
-        const std::uint8_t* out[bench::kMaxLanes];
-        for (std::size_t l = 0U; l < bench::kMaxLanes; ++l) {
-          const std::size_t i = first + ((l < active) ? l : 0U);
-          in[l] = &window[i * (block + 1U)];
-          out[l] = in[l] + 1;
-        }
-        return model.loss(lanes, p, in, out, config.block);
-      },
-      run);
+  const auto draw = [&](std::size_t i) {
+    if (!corpus.read(sampler.below(windows), block + 1U, &window[i * (block + 1U)])) {
+      std::fprintf(stderr, "bench_gpt: read failed\n");
+      return false;
+    }
+    return true;
+  };
+  const auto loss = [&](bt::Tape<float>& tp, std::size_t i) {
+    const std::uint8_t* at = &window[i * (block + 1U)];
+    return model.loss(tp, at, at + 1, config.block);
+  };
+  // Lane l: sequence first + l; the lanes past the batch's end repeat its first sequence.
+  const auto lane_windows = [&](std::size_t first, std::size_t active, const std::uint8_t** in,
+                                const std::uint8_t** out) {
+    for (std::size_t l = 0U; l < bench::kMaxLanes; ++l) {
+      const std::size_t i = first + ((l < active) ? l : 0U);
+      in[l] = &window[i * (block + 1U)];
+      out[l] = in[l] + 1;
+    }
+  };
+  const int failed =
+      checkpoint
+          ? bench::time_steps("bench_gpt", model, config, o, t_start, draw, loss,
+                              [&](auto& lanes, const bt::SharedParams<float>& p, std::size_t first,
+                                  std::size_t active, const auto& mask, auto* losses) {
+                                const std::uint8_t* in[bench::kMaxLanes];
+                                const std::uint8_t* out[bench::kMaxLanes];
+                                lane_windows(first, active, in, out);
+                                return model.lane_sweep(lanes, p, in, out, config.block, mask, losses);
+                              },
+                              run)
+          : bench::time_steps("bench_gpt", model, config, o, t_start, draw, loss,
+                              [&](auto& lanes, const bt::SharedParams<float>& p, std::size_t first,
+                                  std::size_t active) {
+                                const std::uint8_t* in[bench::kMaxLanes];
+                                const std::uint8_t* out[bench::kMaxLanes];
+                                lane_windows(first, active, in, out);
+                                return model.loss(lanes, p, in, out, config.block);
+                              },
+                              run);
   if (failed != 0) {
     return failed;
   }
-  std::printf("{\"bench\":\"gpt\",\"impl\":\"burtorch\",\"batch\":%ld,\"lanes\":%ld,\"params\":%zu,\"vocab\":%u,\"steps\":%ld,",
-              o.batch, o.lanes, run.params, vocab, o.steps);
+  std::printf("{\"bench\":\"gpt\",\"impl\":\"burtorch\",\"batch\":%ld,\"lanes\":%ld,\"checkpoint\":%s,\"params\":%zu,"
+              "\"vocab\":%u,\"steps\":%ld,",
+              o.batch, o.lanes, checkpoint ? "true" : "false", run.params, vocab, o.steps);
   bench::print_step_fields(run);
   std::printf(",\"sample_nodes\":%zu,\"first_loss\":%.5f,\"last_loss\":%.5f", run.plan.sample_nodes, run.first_loss,
               run.last_loss);

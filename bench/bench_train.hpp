@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "bench_util.hpp"
@@ -163,13 +164,25 @@ int time_sgd_steps(const char* program, Model& model, const Config& config, cons
 // The same with lane batches of N samples per sweep (nn::lane_batch): the
 // parameters on a tape of their own, N samples' graph on a tape of lanes
 // (both sized by the model's lane plan). lane_loss(lanes, p, first, active)
-// records the losses of samples first .. first + active - 1.
+// records the losses of samples first .. first + active - 1. A lane_loss
+// that also takes the mask and the losses' address (lanes, p, first,
+// active, mask, &losses) is a sweep that runs its own backward
+// (nn::lane_batch_sweeps): gradient checkpointing, the lane tape sized by
+// the model's checkpoint_plan.
 template <std::size_t N, class Model, class Config, class Draw, class LaneLoss>
 int time_lane_steps(const char* program, Model& model, const Config& config, const StepOptions& o, double t_start,
                     Draw draw, LaneLoss lane_loss, StepRun& run) {
   namespace bt = burtorch;
   namespace nn = burtorch::nn;
-  const nn::LanePlan plan = Model::template lane_plan<N>(config, nn::OptimizerKind::kSgd);
+  using U = bt::Lanes<float, N>;
+  constexpr bool kSweeps = std::is_invocable_v<LaneLoss&, bt::Tape<U>&, const bt::SharedParams<float>&, std::size_t,
+                                               std::size_t, const U&, U*>;
+  nn::LanePlan plan;
+  if constexpr (kSweeps) {
+    plan = Model::template checkpoint_plan<N>(config, nn::OptimizerKind::kSgd);
+  } else {
+    plan = Model::template lane_plan<N>(config, nn::OptimizerKind::kSgd);
+  }
   run.plan = plan.params;
   run.plan.sample_nodes = plan.sample_nodes;
   run.plan.slots = plan.slots;
@@ -201,7 +214,11 @@ int time_lane_steps(const char* program, Model& model, const Config& config, con
         return false;
       }
     }
-    l = nn::lane_batch(tape, params, lanes, batch, lane_loss, opt);  // the step, 1/B folded into it
+    if constexpr (kSweeps) {
+      l = nn::lane_batch_sweeps(tape, params, lanes, batch, lane_loss, opt);  // the step, 1/B folded into it
+    } else {
+      l = nn::lane_batch(tape, params, lanes, batch, lane_loss, opt);
+    }
     if (!std::isfinite(l)) {
       std::fprintf(stderr, "%s: lane batch failed at step %ld (%s / %s)\n", program, step, bt::status_name(tape.status()),
                    bt::status_name(lanes.status()));

@@ -80,6 +80,8 @@ alignas(64) unsigned char g_serial[kSerialBytes];
 alignas(64) unsigned char g_lanes[kLaneBytes + 64U];  // + guard bytes (plans_exact)
 constexpr std::size_t kMaxParams = max_of(nn::MakemoreMlp<double>::parameters(kMlp), gpt_or_zero(nn::Gpt<double>::parameters(kGpt)));
 double g_grads[kMaxParams];  // the serial batch's gradients
+double g_start[kMaxParams];    // gpt_checkpointed's saved parameters
+double g_stepped[kMaxParams];  // and their values after a step
 
 // Deterministic sample i: context/tokens and targets from the index.
 std::uint8_t token(std::size_t i, std::size_t k, std::uint32_t vocab) {
@@ -237,12 +239,144 @@ void gpt_matches_serial(bt_test::Context& t, std::size_t batch) {
   compare(t, loss_serial, loss_lanes, params, kPlan.params.parameters);
 }
 
+// Gradient checkpointing (Gpt::lane_sweep through nn::lane_batch_sweeps)
+// against lane_batch on the same lanes: bitwise the same loss, gradients
+// and step (the same nodes in the same order, each block's gradient handed
+// on exactly); its plan is exact (one node or slot less fails cleanly,
+// nothing written past the buffer) and smaller; bad arguments are refused.
+template <class T>
+void gpt_checkpointed(bt_test::Context& t, std::size_t batch) {
+  using Model = nn::Gpt<T>;
+  constexpr nn::LanePlan kPlan = Model::template lane_plan<kN>(kGpt, nn::OptimizerKind::kSgd);
+  constexpr nn::LanePlan kCheck = Model::template checkpoint_plan<kN>(kGpt, nn::OptimizerKind::kSgd);
+  static_assert(kCheck.lane_tape_bytes < kPlan.lane_tape_bytes, "checkpointing saves memory");
+  const bt::Index steps = kGpt.block;
+  make_samples(kGpt.vocab, steps);
+  bt::Tape<T> params(g_params, sizeof(g_params), kPlan.params.nodes, 0U, kPlan.params.parameters);
+  static Model model;
+  nn::Rng rng(9U);
+  BT_CHECK(t, model.create(params, kGpt, rng));
+  const std::size_t n = kPlan.params.parameters;
+  // Saved as doubles (exact for float too, and one-to-one: equal bytes of
+  // the doubles mean bitwise equal values), the gradients in g_grads: the
+  // Cortex-M4's RAM holds no more.
+  double* const start = g_start;
+  double* const stepped = g_stepped;
+  double* const grads = g_grads;
+  const auto save = [n](const T* from, double* to) {
+    for (std::size_t i = 0U; i < n; ++i) {
+      to[i] = static_cast<double>(from[i]);
+    }
+  };
+  const auto same = [n](const T* now, const double* saved) {
+    bool equal = true;
+    for (std::size_t i = 0U; i < n; ++i) {
+      const double v = static_cast<double>(now[i]);
+      equal = equal && (std::memcmp(&v, &saved[i], sizeof(double)) == 0);
+    }
+    return equal;
+  };
+  const auto restore = [n, &params, start]() {
+    for (std::size_t i = 0U; i < n; ++i) {
+      params.values()[i] = static_cast<T>(start[i]);
+    }
+  };
+  save(params.values(), start);
+  const auto lanes_of = [](std::size_t first, std::size_t active, const std::uint8_t** in, const std::uint8_t** out) {
+    for (std::size_t l = 0U; l < kN; ++l) {
+      const std::size_t i = first + ((l < active) ? l : 0U);
+      in[l] = &g_tokens[i][0];
+      out[l] = &g_tokens[i][1];
+    }
+  };
+  const auto loss = [&](bt::Tape<L<T>>& tp, const bt::SharedParams<T>& p, std::size_t first, std::size_t active) {
+    const std::uint8_t* in[kN];
+    const std::uint8_t* out[kN];
+    lanes_of(first, active, in, out);
+    return model.loss(tp, p, in, out, steps);
+  };
+  bt::Index sweep_steps = steps;
+  const auto sweep = [&](bt::Tape<L<T>>& tp, const bt::SharedParams<T>& p, std::size_t first, std::size_t active,
+                         const L<T>& mask, L<T>* losses) {
+    const std::uint8_t* in[kN];
+    const std::uint8_t* out[kN];
+    lanes_of(first, active, in, out);
+    return model.lane_sweep(tp, p, in, out, sweep_steps, mask, losses);
+  };
+  // The reference: every block's graph on the lane tape.
+  T reference = T(0);
+  {
+    bt::Tape<L<T>> lanes(g_lanes, sizeof(g_lanes), kPlan.sample_nodes, kPlan.slots);
+    reference = nn::lane_batch(params, model.params(), lanes, batch, loss);
+    BT_CHECK(t, std::isfinite(reference));
+    save(params.grads(), grads);
+    nn::OptimizerConfig<T> oc;
+    oc.lr = T(0.1);
+    nn::Optimizer<T> opt(oc);
+    BT_CHECK(t, std::isfinite(nn::lane_batch(params, model.params(), lanes, batch, loss, opt)));
+    save(params.values(), stepped);
+    restore();
+  }
+  constexpr std::size_t kGuard = 64U;
+  for (int variant = 0; variant < 3; ++variant) {
+    const std::size_t nodes = kCheck.sample_nodes - ((variant == 1) ? 1U : 0U);
+    const std::size_t slots = kCheck.slots - ((variant == 2) ? 1U : 0U);
+    const std::size_t bytes = bt::Tape<L<T>>::bytes_required(nodes, slots);
+    BT_CHECK(t, bytes + kGuard <= sizeof(g_lanes));
+    std::memset(g_lanes, 0xA5, sizeof(g_lanes));
+    bt::Tape<L<T>> lanes(g_lanes, bytes, nodes, slots);
+    const T got = nn::lane_batch_sweeps(params, model.params(), lanes, batch, sweep);
+    if (variant == 0) {
+      BT_CHECK(t, lanes.status() == bt::Status::kOk);
+      BT_CHECK(t, std::memcmp(&got, &reference, sizeof(T)) == 0);
+      BT_CHECK(t, same(params.grads(), grads));
+      // The step: bitwise as lane_batch's.
+      nn::OptimizerConfig<T> oc;
+      oc.lr = T(0.1);
+      nn::Optimizer<T> opt(oc);
+      BT_CHECK(t, std::isfinite(nn::lane_batch_sweeps(params, model.params(), lanes, batch, sweep, opt)));
+      BT_CHECK(t, same(params.values(), stepped));
+      restore();
+      BT_CHECK(t, lanes.size() == 0U);  // every sweep rewound
+    } else {
+      BT_CHECK(t, std::isnan(got));
+      BT_CHECK(t, lanes.status() == bt::Status::kCapacityExceeded);
+    }
+    bool guard_intact = true;
+    for (std::size_t i = bytes; i < bytes + kGuard; ++i) {
+      guard_intact = guard_intact && (g_lanes[i] == 0xA5U);
+    }
+    BT_CHECK(t, guard_intact);
+  }
+  // Bad arguments: refused on the lane tape, the parameters untouched.
+  bt::Tape<L<T>> lanes(g_lanes, sizeof(g_lanes), kCheck.sample_nodes, kCheck.slots);
+  sweep_steps = 0U;
+  nn::OptimizerConfig<T> oc;
+  nn::Optimizer<T> opt(oc);
+  BT_CHECK(t, std::isnan(nn::lane_batch_sweeps(params, model.params(), lanes, batch, sweep, opt)));
+  BT_CHECK(t, lanes.status() == bt::Status::kInvalidArgument);
+  BT_CHECK(t, same(params.values(), start));
+  lanes.reset();
+  sweep_steps = steps;
+  const std::uint8_t* in[kN];
+  const std::uint8_t* out[kN];
+  lanes_of(0U, kN, in, out);
+  BT_CHECK(t, !model.template lane_sweep<kN>(lanes, bt::SharedParams<T>{}, in, out, steps, L<T>(T(1)), nullptr));
+  BT_CHECK(t, lanes.status() == bt::Status::kInvalidArgument);
+  BT_CHECK(t, lanes.size() == 0U);
+}
+
 #if !BURTORCH_TEST_SMALL_TARGET
 void gpt_fp64(bt_test::Context& t) {
   gpt_matches_serial<double>(t, kBatch);
   gpt_matches_serial<double>(t, 1U);
 }
 void gpt_fp32(bt_test::Context& t) { gpt_matches_serial<float>(t, kBatch); }
+void gpt_checkpoints(bt_test::Context& t) {
+  gpt_checkpointed<double>(t, kBatch);
+  gpt_checkpointed<double>(t, kN - 1U);
+  gpt_checkpointed<float>(t, kBatch);
+}
 #endif
 
 // --- the optimizer step with the batch's 1/B folded in ------------------------
@@ -1014,6 +1148,7 @@ const bt_test::TestCase kCases[] = {
 #if !BURTORCH_TEST_SMALL_TARGET
     {"gpt_fp64", gpt_fp64},
     {"gpt_fp32", gpt_fp32},
+    {"gpt_checkpoints", gpt_checkpoints},
 #endif
 };
 

@@ -51,6 +51,9 @@ constexpr const char* kUsage =
     "                     batches (one graph for L sequences in SIMD lanes, the weights\n"
     "                     read once per L sequences); default: the vector width of this\n"
     "                     build when --batch > 1, else 1\n"
+    "  --checkpoint on|off  lane batches with gradient checkpointing (default on): one\n"
+    "                     block's graph in memory instead of all six, each block's forward\n"
+    "                     computed twice; the same losses and gradients either way\n"
     "  --fp32             train in float (default double)\n"
     "  --help             this text\n";
 
@@ -152,19 +155,39 @@ int run(const trainer::Options& o) {
         return model.loss(tp, x, x + 1, block);
       });
     } else {
-      const nn::LanePlan lane_plan = nn::Gpt<T>::template lane_plan<kLanes>(config, o.optimizer);
+      const nn::LanePlan lane_plan = o.checkpoint
+                                         ? nn::Gpt<T>::template checkpoint_plan<kLanes>(config, o.optimizer)
+                                         : nn::Gpt<T>::template lane_plan<kLanes>(config, o.optimizer);
       trainer::print_lanes(static_cast<long>(kLanes), &lane_plan);
+      std::printf("  checkpoint %s: %s (--checkpoint)\n", o.checkpoint ? "on" : "off",
+                  o.checkpoint ? "one block's graph on the lane tape, each block's forward computed twice"
+                               : "every block's graph on the lane tape");
       trainer::LaneTape<T, kLanes> lane_tape(kProgram, lane_plan);
-      session.train_lanes(limit, lane_tape.tape(),
-                          [&](bt::Tape<bt::Lanes<T, kLanes>>& lt, const bt::SharedParams<T>& p, const std::uint32_t* k) {
-                            const std::uint8_t* in[kLanes];
-                            const std::uint8_t* out[kLanes];
-                            for (std::size_t l = 0U; l < kLanes; ++l) {
-                              in[l] = &corpus.train[k[l]];
-                              out[l] = in[l] + 1;
-                            }
-                            return model.loss(lt, p, in, out, block);
-                          });
+      const auto windows = [&](const std::uint32_t* k, const std::uint8_t** in, const std::uint8_t** out) {
+        for (std::size_t l = 0U; l < kLanes; ++l) {
+          in[l] = &corpus.train[k[l]];
+          out[l] = in[l] + 1;
+        }
+      };
+      if (o.checkpoint) {
+        session.train_lane_sweeps(limit, lane_tape.tape(),
+                                  [&](bt::Tape<bt::Lanes<T, kLanes>>& lt, const bt::SharedParams<T>& p,
+                                      const std::uint32_t* k, const bt::Lanes<T, kLanes>& mask,
+                                      bt::Lanes<T, kLanes>* losses) {
+                                    const std::uint8_t* in[kLanes];
+                                    const std::uint8_t* out[kLanes];
+                                    windows(k, in, out);
+                                    return model.lane_sweep(lt, p, in, out, block, mask, losses);
+                                  });
+      } else {
+        session.train_lanes(limit, lane_tape.tape(),
+                            [&](bt::Tape<bt::Lanes<T, kLanes>>& lt, const bt::SharedParams<T>& p, const std::uint32_t* k) {
+                              const std::uint8_t* in[kLanes];
+                              const std::uint8_t* out[kLanes];
+                              windows(k, in, out);
+                              return model.loss(lt, p, in, out, block);
+                            });
+      }
     }
   });
 
@@ -217,6 +240,7 @@ int main(int argc, char** argv) {
   o.print_every = 50;
   o.samples = 300;
   o.lanes_flag = true;
+  o.checkpoint_flag = true;
   trainer::parse(argc, argv, o, kProgram, kUsage, kHidden);
   trainer::check_files(kProgram, o, kDefaultCsv);
   try {

@@ -66,6 +66,10 @@ struct Options {
   // given (lane_count() chooses).
   bool lanes_flag = false;
   long lanes = 0;
+  // --checkpoint on|off (burtorch-gpt, which sets checkpoint_flag before
+  // parse()): lane batches with gradient checkpointing (the default).
+  bool checkpoint_flag = false;
+  bool checkpoint = true;
   // --export-header FILE (burtorch-cnn only: the program sets
   // export_header_flag before parse(); the others refuse the flag).
   bool export_header_flag = false;
@@ -226,6 +230,12 @@ inline void parse(int argc, char** argv, Options& o, const char* program, const 
       if (!known) {
         fail(program, std::string("bad value for --lanes: '") + v + "' (want 1, 2, 4, 8, 16 or 32)");
       }
+    } else if (o.checkpoint_flag && (flag == "--checkpoint")) {
+      const std::string value(v);
+      if ((value != "on") && (value != "off")) {
+        fail(program, "bad value for --checkpoint: '" + value + "' (want on or off)");
+      }
+      o.checkpoint = (value == "on");
     } else if (o.export_header_flag && (flag == "--export-header")) {
       o.export_header = v;
     } else {
@@ -894,6 +904,30 @@ class Session {
                                       }
                                       return lane_loss_of(lt, p, indices);
                                     });
+      if (lanes.status() != bt::Status::kOk) {
+        progress_.erase();
+        fail(program_, "training failed at step " + std::to_string(step_ + 1) + ": " + bt::status_name(lanes.status()));
+      }
+      return loss;
+    });
+  }
+
+  // The same with sweeps that run their own backward (nn::lane_batch_sweeps,
+  // gradient checkpointing): lane_sweep_of(lanes, p, indices, mask, losses)
+  // as Gpt::lane_sweep.
+  template <std::size_t N, class LaneSweepOf>
+  void train_lane_sweeps(std::uint32_t limit, bt::Tape<bt::Lanes<T, N>>& lanes, LaneSweepOf lane_sweep_of) {
+    train_batches(limit, [&](const std::vector<std::uint32_t>& batch) {
+      const T loss = nn::lane_batch_sweeps(
+          tape_, params_, lanes, batch.size(),
+          [&](bt::Tape<bt::Lanes<T, N>>& lt, const bt::SharedParams<T>& p, std::size_t first, std::size_t active,
+              const bt::Lanes<T, N>& mask, bt::Lanes<T, N>* losses) {
+            std::uint32_t indices[N];
+            for (std::size_t l = 0U; l < N; ++l) {
+              indices[l] = batch[first + ((l < active) ? l : 0U)];
+            }
+            return lane_sweep_of(lt, p, indices, mask, losses);
+          });
       if (lanes.status() != bt::Status::kOk) {
         progress_.erase();
         fail(program_, "training failed at step " + std::to_string(step_ + 1) + ": " + bt::status_name(lanes.status()));

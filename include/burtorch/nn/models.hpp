@@ -102,19 +102,19 @@ struct LanePlan {
 };
 
 /// The plan of lane batches of N lanes for a model of `parameters`
-/// parameters whose sweep records `sample_nodes` nodes and `slots` argument
-/// slots (one more node and its constant's slots for nn::lane_batch's mask
-/// are added here). Checked as make_plan is: kTooLarge, never a wrap.
+/// parameters whose sweep records at most `sample_nodes` nodes and `slots`
+/// argument slots, its root included (nn::lane_batch_sweeps: the sweep
+/// records its own root). Checked as make_plan is: kTooLarge, never a wrap.
 template <class T, std::size_t N>
-constexpr LanePlan make_lane_plan(std::size_t parameters, std::size_t sample_nodes, std::size_t slots,
+constexpr LanePlan size_lane_plan(std::size_t parameters, std::size_t sample_nodes, std::size_t slots,
                                   OptimizerKind optimizer) noexcept {
   using Lane = Tape<Lanes<T, N>>;
   constexpr std::size_t kTooLarge = Tape<T>::kTooLarge;
   LanePlan p;
   p.lanes = N;
   p.params = make_plan<T>(parameters, 0U, 0U, optimizer);
-  p.sample_nodes = (sample_nodes < kTooLarge) ? (sample_nodes + 1U) : kTooLarge;
-  p.slots = (slots <= (kTooLarge - Lane::kConstantSlots)) ? (slots + Lane::kConstantSlots) : kTooLarge;
+  p.sample_nodes = sample_nodes;
+  p.slots = slots;
   p.lane_tape_bytes = ((p.sample_nodes != kTooLarge) && (p.slots != kTooLarge))
                           ? Lane::bytes_required(p.sample_nodes, p.slots)
                           : kTooLarge;
@@ -122,6 +122,17 @@ constexpr LanePlan make_lane_plan(std::size_t parameters, std::size_t sample_nod
                 ? (p.params.bytes + p.lane_tape_bytes)
                 : kTooLarge;
   return p;
+}
+/// The same for nn::lane_batch, whose sweep records `sample_nodes` nodes and
+/// `slots` slots: one more node and its constant's slots for the mask are
+/// added here.
+template <class T, std::size_t N>
+constexpr LanePlan make_lane_plan(std::size_t parameters, std::size_t sample_nodes, std::size_t slots,
+                                  OptimizerKind optimizer) noexcept {
+  constexpr std::size_t kTooLarge = Tape<T>::kTooLarge;
+  constexpr std::size_t kMaskSlots = Tape<Lanes<T, N>>::kConstantSlots;
+  return size_lane_plan<T, N>(parameters, (sample_nodes < kTooLarge) ? (sample_nodes + 1U) : kTooLarge,
+                              (slots <= (kTooLarge - kMaskSlots)) ? (slots + kMaskSlots) : kTooLarge, optimizer);
 }
 
 // ---------------------------------------------------------------------------
@@ -523,27 +534,12 @@ class Gpt {
   /// A lane batch's sequence of `block` positions (nn::lane_batch): the
   /// embeddings gathered per lane, every layer over the shared weights.
   static constexpr std::size_t lane_sample_nodes(const GptConfig& c) noexcept {
-    const std::size_t steps = c.block;
-    const std::size_t d = c.width;
-    const std::size_t norm = LayerNorm<T>::nodes(norm_options(c, nullptr, nullptr));
-    const std::size_t per_block = (steps * norm) + CausalSelfAttention<T>::lane_nodes(attention_options(c), steps) +
-                                  (steps * d) + (steps * norm) + (steps * Linear<T>::lane_nodes(ff1_options(c))) +
-                                  (steps * Linear<T>::lane_nodes(ff2_options(c))) + (steps * d);
-    return (steps * 3U * d) + (c.layers * per_block) + (steps * norm) +
-           (steps * Linear<T>::lane_nodes(head_options(c))) + (steps * kLaneCrossEntropyNodes) + 1U;
+    return embed_nodes(c) + (c.layers * block_lane_nodes(c)) + head_lane_nodes(c);
   }
   /// Argument slots of lane_sample_nodes()'s sequence on a tape of N lanes.
   template <std::size_t N>
   static constexpr std::size_t lane_sample_slots(const GptConfig& c) noexcept {
-    using Lane = Tape<Lanes<T, N>>;
-    const std::size_t steps = c.block;
-    const std::size_t norm = Lane::kScaleShiftSharedSlots;
-    const std::size_t per_block = (steps * norm) +
-                                  CausalSelfAttention<T>::template lane_slots<N>(attention_options(c), steps) +
-                                  (steps * norm) + (steps * Linear<T>::lane_view_slots(ff1_options(c))) +
-                                  (steps * Linear<T>::lane_view_slots(ff2_options(c)));
-    return (steps * 2U * Lane::gather_slots(1U)) + (c.layers * per_block) + (steps * norm) +
-           (steps * Linear<T>::lane_view_slots(head_options(c))) + (steps * Lane::kPickSlots) + steps;
+    return embed_lane_slots<N>(c) + (c.layers * block_lane_slots<N>(c)) + head_lane_slots<N>(c);
   }
   /// The memory plan of lane batches of N lanes (exact: tests/test_lanes.cpp).
   template <std::size_t N>
@@ -558,13 +554,159 @@ class Gpt {
   Value<Lanes<T, N>> loss(Tape<Lanes<T, N>>& tape, const SharedParams<T>& p, const std::uint8_t* const* tokens,
                           const std::uint8_t* const* targets, Index steps) const noexcept {
     using U = Lanes<T, N>;
-    if ((tokens == nullptr) || (targets == nullptr) || (steps == 0U) || (steps > config_.block)) {
-      static_cast<void>(tape.report(Status::kInvalidArgument));
+    View x[kMaxSteps];
+    if (!lane_arguments(tape, tokens, targets, steps) || !lane_embed(tape, p, tokens, steps, x)) {
       return Value<U>(&tape, kNoIndex);
     }
-    Index ids[N];  // BT-DEV-013
+    for (Index l = 0U; l < config_.layers; ++l) {
+      if (!lane_block(tape, p, l, x, steps)) {
+        return Value<U>(&tape, kNoIndex);
+      }
+    }
+    return lane_head(tape, p, x, targets, steps);
+  }
+
+  /// Gradient checkpointing (recomputation) for lane batches: the nodes of
+  /// one checkpointed sweep (lane_sweep) of N sequences of `block`
+  /// positions. The layers' inputs are kept as leaves, (layers + 1) x block
+  /// x width of them, and one phase is recorded at a time on top: the
+  /// embeddings, one block, or the final norm, head and losses.
+  static constexpr std::size_t checkpoint_sample_nodes(const GptConfig& c) noexcept {
+    const std::size_t seeds = (static_cast<std::size_t>(c.block) * c.width) + 1U;  // y * g terms and their sum
+    const std::size_t embed = embed_nodes(c) + seeds;
+    const std::size_t block = block_lane_nodes(c) + seeds;
+    const std::size_t head = head_lane_nodes(c) + 1U;  // and the mask's node
+    const std::size_t phase = (embed > block) ? ((embed > head) ? embed : head) : ((block > head) ? block : head);
+    return (static_cast<std::size_t>(c.layers + 1U) * c.block * c.width) + phase;
+  }
+  /// Argument slots of checkpoint_sample_nodes()'s sweep on a tape of N lanes.
+  template <std::size_t N>
+  static constexpr std::size_t checkpoint_sample_slots(const GptConfig& c) noexcept {
+    using Lane = Tape<Lanes<T, N>>;
+    const std::size_t seeds = static_cast<std::size_t>(c.block) * c.width * Lane::kConstantSlots;
+    const std::size_t embed = embed_lane_slots<N>(c) + seeds;
+    const std::size_t block = block_lane_slots<N>(c) + seeds;
+    const std::size_t head = head_lane_slots<N>(c) + Lane::kConstantSlots;  // and the mask's constant
+    return (embed > block) ? ((embed > head) ? embed : head) : ((block > head) ? block : head);
+  }
+  /// The memory plan of checkpointed lane batches of N lanes
+  /// (nn::lane_batch_sweeps with lane_sweep; exact: tests/test_lanes.cpp):
+  /// the lane tape holds one block's graph instead of every block's.
+  template <std::size_t N>
+  static constexpr LanePlan checkpoint_plan(const GptConfig& c, OptimizerKind optimizer) noexcept {
+    return size_lane_plan<T, N>(parameters(c), checkpoint_sample_nodes(c), checkpoint_sample_slots<N>(c), optimizer);
+  }
+
+  /// One checkpointed sweep of N sequences (nn::lane_batch_sweeps): the
+  /// same losses and parameter gradients as loss() followed by backward of
+  /// loss * mask, computed bitwise the same (the same nodes in the same
+  /// order, each block's gradient sum handed on exactly), in the memory of
+  /// one block's graph. The forward pass records one phase at a time and
+  /// keeps only each block's input (as leaves); backward then re-records
+  /// each block from its kept input, last block first, and seeds its
+  /// outputs with the gradients the later blocks left in the next input's
+  /// leaves (a root sum(y * g) gives each output y exactly g). Costs a
+  /// second forward pass of every block. Lane l's loss goes to
+  /// losses->lane[l]; the gradients are added to p.grads. False on error
+  /// (the tape's status says why); the caller rewinds the tape.
+  template <std::size_t N>
+  bool lane_sweep(Tape<Lanes<T, N>>& tape, const SharedParams<T>& p, const std::uint8_t* const* tokens,
+                  const std::uint8_t* const* targets, Index steps, const Lanes<T, N>& mask,
+                  Lanes<T, N>* losses) const noexcept {
+    using U = Lanes<T, N>;
+    if ((losses == nullptr) || !lane_arguments(tape, tokens, targets, steps)) {
+      static_cast<void>(tape.report(Status::kInvalidArgument));
+      return false;
+    }
+    const Index d = config_.width;
+    const Index span = steps * d;  // one layer's input, position after position
+    // The kept inputs: leaves first, so no backward sweep passes over them.
+    const Index kept = static_cast<Index>(tape.size());
+    for (Index i = 0U; i < ((config_.layers + 1U) * span); ++i) {
+      static_cast<void>(tape.leaf(U(T(0))));
+    }
+    if (tape.status() != Status::kOk) {
+      return false;
+    }
+    const Mark phase = tape.mark();
     View x[kMaxSteps];
-    View y[kMaxSteps];
+    // Forward: each phase's outputs become the next one's kept input.
+    bool ok = lane_embed(tape, p, tokens, steps, x) && keep(tape, x, steps, kept) && (tape.rewind(phase) == Status::kOk);
+    for (Index l = 0U; ok && (l < config_.layers); ++l) {
+      kept_views(kept + (l * span), steps, x);
+      ok = lane_block(tape, p, l, x, steps) && keep(tape, x, steps, kept + ((l + 1U) * span)) &&
+           (tape.rewind(phase) == Status::kOk);
+    }
+    // The head and the losses, backward from loss * mask as lane_batch does.
+    if (ok) {
+      kept_views(kept + (config_.layers * span), steps, x);
+      const Value<U> loss = lane_head(tape, p, x, targets, steps);
+      const Value<U> root = loss * mask;
+      ok = (tape.status() == Status::kOk) && (tape.backward(root) == Status::kOk);
+      *losses = loss.value();
+      ok = ok && (tape.rewind(phase) == Status::kOk);
+    }
+    // Backward: each block again from its kept input, then the embeddings.
+    for (Index l = config_.layers; ok && (l > 0U); --l) {
+      kept_views(kept + ((l - 1U) * span), steps, x);
+      ok = lane_block(tape, p, l - 1U, x, steps) && seeded_backward(tape, x, steps, kept + (l * span)) &&
+           (tape.rewind(phase) == Status::kOk);
+    }
+    return ok && lane_embed(tape, p, tokens, steps, x) && seeded_backward(tape, x, steps, kept) &&
+           (tape.rewind(phase) == Status::kOk);
+  }
+
+ private:
+  // --- the lane sweep's parts (loss() and lane_sweep() share them) ---------
+  static constexpr std::size_t embed_nodes(const GptConfig& c) noexcept {
+    return static_cast<std::size_t>(c.block) * 3U * c.width;
+  }
+  static constexpr std::size_t block_lane_nodes(const GptConfig& c) noexcept {
+    const std::size_t steps = c.block;
+    const std::size_t d = c.width;
+    const std::size_t norm = LayerNorm<T>::nodes(norm_options(c, nullptr, nullptr));
+    return (steps * norm) + CausalSelfAttention<T>::lane_nodes(attention_options(c), steps) + (steps * d) +
+           (steps * norm) + (steps * Linear<T>::lane_nodes(ff1_options(c))) +
+           (steps * Linear<T>::lane_nodes(ff2_options(c))) + (steps * d);
+  }
+  static constexpr std::size_t head_lane_nodes(const GptConfig& c) noexcept {
+    const std::size_t steps = c.block;
+    const std::size_t norm = LayerNorm<T>::nodes(norm_options(c, nullptr, nullptr));
+    return (steps * norm) + (steps * Linear<T>::lane_nodes(head_options(c))) + (steps * kLaneCrossEntropyNodes) + 1U;
+  }
+  template <std::size_t N>
+  static constexpr std::size_t embed_lane_slots(const GptConfig& c) noexcept {
+    return static_cast<std::size_t>(c.block) * 2U * Tape<Lanes<T, N>>::gather_slots(1U);
+  }
+  template <std::size_t N>
+  static constexpr std::size_t block_lane_slots(const GptConfig& c) noexcept {
+    const std::size_t steps = c.block;
+    const std::size_t norm = Tape<Lanes<T, N>>::kScaleShiftSharedSlots;
+    return (steps * norm) + CausalSelfAttention<T>::template lane_slots<N>(attention_options(c), steps) +
+           (steps * norm) + (steps * Linear<T>::lane_view_slots(ff1_options(c))) +
+           (steps * Linear<T>::lane_view_slots(ff2_options(c)));
+  }
+  template <std::size_t N>
+  static constexpr std::size_t head_lane_slots(const GptConfig& c) noexcept {
+    const std::size_t steps = c.block;
+    return (steps * Tape<Lanes<T, N>>::kScaleShiftSharedSlots) + (steps * Linear<T>::lane_view_slots(head_options(c))) +
+           (steps * Tape<Lanes<T, N>>::kPickSlots) + steps;
+  }
+
+  template <class U>
+  bool lane_arguments(Tape<U>& tape, const std::uint8_t* const* tokens, const std::uint8_t* const* targets,
+                      Index steps) const noexcept {
+    if ((tokens == nullptr) || (targets == nullptr) || (steps == 0U) || (steps > config_.block)) {
+      static_cast<void>(tape.report(Status::kInvalidArgument));
+      return false;
+    }
+    return true;
+  }
+  // x[t] = the token's row + the position's row, gathered per lane.
+  template <std::size_t N>
+  bool lane_embed(Tape<Lanes<T, N>>& tape, const SharedParams<T>& p, const std::uint8_t* const* tokens, Index steps,
+                  View* x) const noexcept {
+    Index ids[N];  // BT-DEV-013
     for (Index t = 0U; t < steps; ++t) {
       for (std::size_t l = 0U; l < N; ++l) {
         ids[l] = (tokens[l] != nullptr) ? tokens[l][t] : kNoIndex;
@@ -575,23 +717,34 @@ class Gpt {
       }
       x[t] = add(tape, token, position_.gather(tape, p, ids, 1U));
     }
-    for (Index l = 0U; l < config_.layers; ++l) {
-      const Block& b = blocks_[l];
-      for (Index t = 0U; t < steps; ++t) {
-        y[t] = b.ln1.forward(tape, p, x[t]);
-      }
-      if (!b.attn.forward(tape, p, y, steps, y)) {
-        return Value<U>(&tape, kNoIndex);
-      }
-      for (Index t = 0U; t < steps; ++t) {
-        x[t] = add(tape, x[t], y[t]);
-      }
-      for (Index t = 0U; t < steps; ++t) {
-        const View h = b.ff1.forward(tape, p, b.ln2.forward(tape, p, x[t]));
-        x[t] = add(tape, x[t], b.ff2.forward(tape, p, h));
-      }
+    return tape.status() == Status::kOk;
+  }
+  // Block l over x[0 .. steps), in place.
+  template <std::size_t N>
+  bool lane_block(Tape<Lanes<T, N>>& tape, const SharedParams<T>& p, Index l, View* x, Index steps) const noexcept {
+    const Block& b = blocks_[l];
+    View y[kMaxSteps];
+    for (Index t = 0U; t < steps; ++t) {
+      y[t] = b.ln1.forward(tape, p, x[t]);
     }
-    Value<U> losses[kMaxSteps];
+    if (!b.attn.forward(tape, p, y, steps, y)) {
+      return false;
+    }
+    for (Index t = 0U; t < steps; ++t) {
+      x[t] = add(tape, x[t], y[t]);
+    }
+    for (Index t = 0U; t < steps; ++t) {
+      const View h = b.ff1.forward(tape, p, b.ln2.forward(tape, p, x[t]));
+      x[t] = add(tape, x[t], b.ff2.forward(tape, p, h));
+    }
+    return tape.status() == Status::kOk;
+  }
+  // The final norm, the head and the mean cross-entropy over the positions.
+  template <std::size_t N>
+  Value<Lanes<T, N>> lane_head(Tape<Lanes<T, N>>& tape, const SharedParams<T>& p, const View* x,
+                               const std::uint8_t* const* targets, Index steps) const noexcept {
+    Index ids[N];  // BT-DEV-013
+    Value<Lanes<T, N>> losses[kMaxSteps];
     for (Index t = 0U; t < steps; ++t) {
       const View z = head_.forward(tape, p, final_norm_.forward(tape, p, x[t]));
       for (std::size_t l = 0U; l < N; ++l) {
@@ -601,8 +754,42 @@ class Gpt {
     }
     return reduce_mean(losses, steps);
   }
+  // x[t] = the kept leaves of position t from `first`.
+  void kept_views(Index first, Index steps, View* x) const noexcept {
+    for (Index t = 0U; t < steps; ++t) {
+      x[t] = View{first + (t * config_.width), config_.width};
+    }
+  }
+  // Copies the values of x[0 .. steps) into the kept leaves from `first`.
+  template <class U>
+  bool keep(Tape<U>& tape, const View* x, Index steps, Index first) const noexcept {
+    if (tape.status() != Status::kOk) {
+      return false;
+    }
+    U* const v = tape.values();
+    for (Index t = 0U; t < steps; ++t) {
+      for (Index j = 0U; j < config_.width; ++j) {
+        v[first + (t * config_.width) + j] = v[x[t].first + j];
+      }
+    }
+    return true;
+  }
+  // Backward from sum(x * g) over the outputs x[0 .. steps), g the
+  // gradients of the kept leaves from `first`: each output's gradient is
+  // exactly its g (one times g, added to zero).
+  template <class U>
+  bool seeded_backward(Tape<U>& tape, const View* x, Index steps, Index first) const noexcept {
+    const U* const g = tape.grads();
+    const Index terms = static_cast<Index>(tape.size());
+    for (Index t = 0U; t < steps; ++t) {
+      for (Index j = 0U; j < config_.width; ++j) {
+        static_cast<void>(Value<U>(&tape, x[t].first + j) * g[first + (t * config_.width) + j]);
+      }
+    }
+    const Value<U> root = tape.reduce_range(Op::kSumR, terms, steps * config_.width);
+    return (tape.status() == Status::kOk) && (tape.backward(root) == Status::kOk);
+  }
 
- private:
   struct Block {
     LayerNorm<T> ln1;
     CausalSelfAttention<T> attn;
@@ -732,13 +919,15 @@ inline SharedParams<T> shared_params(Tape<T>& tape) noexcept {
 
 namespace detail {
 /// The sweeps of a lane batch: zeroes the gradients of `params`, then per
-/// sweep of up to N samples records their losses on `lanes`, masks the
-/// lanes past the batch's end, runs backward and rewinds; *total = the
-/// lanes' losses added in sample order (the gradients hold the sum of the
-/// samples'); false on error (see lane_batch).
-template <class T, std::size_t N, class SampleLoss>
-bool lane_sum(Tape<T>& tape, View params, Tape<Lanes<T, N>>& lanes, std::size_t count, SampleLoss& sample_loss,
-              T* total) noexcept {
+/// sweep of up to N samples calls sweep(lanes, p, first, active, mask,
+/// &losses), which records the sweep, runs its backward (the mask's ones
+/// and zeros on the lanes past the batch's end) and leaves lane l's loss in
+/// losses.lane[l], then rewinds; *total = the lanes' losses added in sample
+/// order (the gradients hold the sum of the samples'); false on error (see
+/// lane_batch).
+template <class T, std::size_t N, class Sweep>
+bool lane_sweeps(Tape<T>& tape, View params, Tape<Lanes<T, N>>& lanes, std::size_t count, Sweep& sweep,
+                 T* total) noexcept {
   using U = Lanes<T, N>;
   if (BURTORCH_UNLIKELY((count == 0U) || !is_recorded(tape, params))) {
     static_cast<void>(tape.report(Status::kInvalidArgument));
@@ -750,24 +939,54 @@ bool lane_sum(Tape<T>& tape, View params, Tape<Lanes<T, N>>& lanes, std::size_t 
   T sum = T(0);
   for (std::size_t first = 0U; first < count; first += N) {
     const std::size_t active = ((count - first) < N) ? (count - first) : N;
-    const Value<U> loss = sample_loss(lanes, shared, first, active);
     U mask(T(0));
     for (std::size_t l = 0U; l < active; ++l) {
       mask.lane[l] = T(1);
     }
-    const Value<U> root = loss * mask;
-    if ((lanes.status() != Status::kOk) || (lanes.backward(root) != Status::kOk)) {
-      static_cast<void>(lanes.rewind(start));
+    U losses(T(0));
+    const bool swept = sweep(lanes, shared, first, active, mask, &losses) && (lanes.status() == Status::kOk);
+    static_cast<void>(lanes.rewind(start));
+    if (!swept) {
       return false;
     }
-    const U values = loss.value();
     for (std::size_t l = 0U; l < active; ++l) {
-      sum += values.lane[l];
+      sum += losses.lane[l];
     }
-    static_cast<void>(lanes.rewind(start));
   }
   *total = sum;
   return true;
+}
+/// lane_sweeps with sweeps that record sample_loss's node, times the mask,
+/// and run backward from it (nn::lane_batch).
+template <class T, std::size_t N, class SampleLoss>
+bool lane_sum(Tape<T>& tape, View params, Tape<Lanes<T, N>>& lanes, std::size_t count, SampleLoss& sample_loss,
+              T* total) noexcept {
+  using U = Lanes<T, N>;
+  auto sweep = [&sample_loss](Tape<U>& t, const SharedParams<T>& p, std::size_t first, std::size_t active,
+                              const U& mask, U* losses) noexcept {
+    const Value<U> loss = sample_loss(t, p, first, active);
+    const Value<U> root = loss * mask;
+    if ((t.status() != Status::kOk) || (t.backward(root) != Status::kOk)) {
+      return false;
+    }
+    *losses = loss.value();
+    return true;
+  };
+  return lane_sweeps(tape, params, lanes, count, sweep, total);
+}
+/// The mean loss and the step after a lane batch's sums (lane_batch with
+/// an optimizer, lane_batch_sweeps).
+template <class T>
+T lane_step(Tape<T>& tape, View params, std::size_t count, bool summed, T total, Optimizer<T>& opt) noexcept {
+  if (!summed) {
+    return std::numeric_limits<T>::quiet_NaN();
+  }
+  const Status stepped = opt.step(tape, params, T(1) / static_cast<T>(count));
+  if (stepped != Status::kOk) {
+    static_cast<void>(tape.report(stepped));
+    return std::numeric_limits<T>::quiet_NaN();
+  }
+  return total / static_cast<T>(count);
 }
 }  // namespace detail
 
@@ -808,14 +1027,38 @@ template <class T, std::size_t N, class SampleLoss>
 T lane_batch(Tape<T>& tape, View params, Tape<Lanes<T, N>>& lanes, std::size_t count, SampleLoss&& sample_loss,
              Optimizer<T>& opt) noexcept {
   T total = T(0);
-  if (!detail::lane_sum(tape, params, lanes, count, sample_loss, &total)) {
+  const bool summed = detail::lane_sum(tape, params, lanes, count, sample_loss, &total);
+  return detail::lane_step(tape, params, count, summed, total, opt);
+}
+
+/// A lane batch whose sweeps run their own backward, e.g. gradient
+/// checkpointing (Gpt::lane_sweep: one block's graph in memory instead of
+/// every block's). For each sweep of up to N samples, sweep(lanes, p,
+/// first, active, mask, &losses) records samples first .. first + active
+/// - 1 in lanes 0 .. active - 1 (the other lanes compute some valid sample),
+/// adds the gradients of the lanes' losses times `mask` (ones on the active
+/// lanes, zeros after) to the shared parameters p.grads, leaves lane l's
+/// loss in losses->lane[l] and returns true, or false on error; the lane
+/// tape is then rewound. Then the optimizer's step with the batch's 1/count
+/// folded in, as lane_batch(..., opt). Returns the mean loss; NaN on error
+/// (the status of the tape at fault says why; nothing updated).
+template <class T, std::size_t N, class Sweep>
+T lane_batch_sweeps(Tape<T>& tape, View params, Tape<Lanes<T, N>>& lanes, std::size_t count, Sweep&& sweep,
+                    Optimizer<T>& opt) noexcept {
+  T total = T(0);
+  const bool summed = detail::lane_sweeps(tape, params, lanes, count, sweep, &total);
+  return detail::lane_step(tape, params, count, summed, total, opt);
+}
+/// The same without the step: the gradients of `params` end as the batch's
+/// mean (as lane_batch without an optimizer). Returns the mean loss; NaN on
+/// error.
+template <class T, std::size_t N, class Sweep>
+T lane_batch_sweeps(Tape<T>& tape, View params, Tape<Lanes<T, N>>& lanes, std::size_t count, Sweep&& sweep) noexcept {
+  T total = T(0);
+  if (!detail::lane_sweeps(tape, params, lanes, count, sweep, &total)) {
     return std::numeric_limits<T>::quiet_NaN();
   }
-  const Status stepped = opt.step(tape, params, T(1) / static_cast<T>(count));
-  if (stepped != Status::kOk) {
-    static_cast<void>(tape.report(stepped));
-    return std::numeric_limits<T>::quiet_NaN();
-  }
+  scale_gradients(tape.grads() + params.first, params.count, T(1) / static_cast<T>(count));
   return total / static_cast<T>(count);
 }
 
