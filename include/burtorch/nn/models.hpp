@@ -568,26 +568,24 @@ class Gpt {
 
   /// Gradient checkpointing (recomputation) for lane batches: the nodes of
   /// one checkpointed sweep (lane_sweep) of N sequences of `block`
-  /// positions. The layers' inputs are kept as leaves, (layers + 1) x block
-  /// x width of them, and one phase is recorded at a time on top: the
-  /// embeddings, one block, or the final norm, head and losses.
+  /// positions. The inputs of each block's two halves (attention,
+  /// feed-forward) and the final norm's are kept as leaves, (2 x layers + 1)
+  /// x block x width of them, and one phase is recorded at a time on top:
+  /// the embeddings, one half of a block, or the final norm, head and losses.
   static constexpr std::size_t checkpoint_sample_nodes(const GptConfig& c) noexcept {
     const std::size_t seeds = (static_cast<std::size_t>(c.block) * c.width) + 1U;  // y * g terms and their sum
-    const std::size_t embed = embed_nodes(c) + seeds;
-    const std::size_t block = block_lane_nodes(c) + seeds;
-    const std::size_t head = head_lane_nodes(c) + 1U;  // and the mask's node
-    const std::size_t phase = (embed > block) ? ((embed > head) ? embed : head) : ((block > head) ? block : head);
-    return (static_cast<std::size_t>(c.layers + 1U) * c.block * c.width) + phase;
+    const std::size_t phase = max_of(max_of(embed_nodes(c) + seeds, attention_half_nodes(c) + seeds),
+                                     max_of(feed_forward_half_nodes(c) + seeds, head_lane_nodes(c) + 1U));  // + mask
+    return (((2U * static_cast<std::size_t>(c.layers)) + 1U) * c.block * c.width) + phase;
   }
   /// Argument slots of checkpoint_sample_nodes()'s sweep on a tape of N lanes.
   template <std::size_t N>
   static constexpr std::size_t checkpoint_sample_slots(const GptConfig& c) noexcept {
     using Lane = Tape<Lanes<T, N>>;
     const std::size_t seeds = static_cast<std::size_t>(c.block) * c.width * Lane::kConstantSlots;
-    const std::size_t embed = embed_lane_slots<N>(c) + seeds;
-    const std::size_t block = block_lane_slots<N>(c) + seeds;
-    const std::size_t head = head_lane_slots<N>(c) + Lane::kConstantSlots;  // and the mask's constant
-    return (embed > block) ? ((embed > head) ? embed : head) : ((block > head) ? block : head);
+    return max_of(max_of(embed_lane_slots<N>(c) + seeds, attention_half_slots<N>(c) + seeds),
+                  max_of(feed_forward_half_slots<N>(c) + seeds,
+                         head_lane_slots<N>(c) + Lane::kConstantSlots));  // and the mask's constant
   }
   /// The memory plan of checkpointed lane batches of N lanes
   /// (nn::lane_batch_sweeps with lane_sweep; exact: tests/test_lanes.cpp):
@@ -600,13 +598,13 @@ class Gpt {
   /// One checkpointed sweep of N sequences (nn::lane_batch_sweeps): the
   /// same losses and parameter gradients as loss() followed by backward of
   /// loss * mask, computed bitwise the same (the same nodes in the same
-  /// order, each block's gradient sum handed on exactly), in the memory of
-  /// one block's graph. The forward pass records one phase at a time and
-  /// keeps only each block's input (as leaves); backward then re-records
-  /// each block from its kept input, last block first, and seeds its
-  /// outputs with the gradients the later blocks left in the next input's
-  /// leaves (a root sum(y * g) gives each output y exactly g). Costs a
-  /// second forward pass of every block. Lane l's loss goes to
+  /// order, each phase's gradient sum handed on exactly), in the memory of
+  /// half a block's graph. The forward pass records one phase at a time (a
+  /// block's attention half, its feed-forward half) and keeps only each
+  /// phase's input (as leaves); backward then re-records each half from its
+  /// kept input, last first, and seeds its outputs with the gradients the
+  /// later phases left in the next input's leaves (a root sum(y * g) gives
+  /// each output y exactly g). Costs a second forward pass of every block. Lane l's loss goes to
   /// losses->lane[l]; the gradients are added to p.grads. False on error
   /// (the tape's status says why); the caller rewinds the tape.
   template <std::size_t N>
@@ -618,11 +616,11 @@ class Gpt {
       static_cast<void>(tape.report(Status::kInvalidArgument));
       return false;
     }
-    const Index d = config_.width;
-    const Index span = steps * d;  // one layer's input, position after position
+    const Index span = steps * config_.width;  // one half's input, position after position
+    const Index halves = 2U * config_.layers;
     // The kept inputs: leaves first, so no backward sweep passes over them.
     const Index kept = static_cast<Index>(tape.size());
-    for (Index i = 0U; i < ((config_.layers + 1U) * span); ++i) {
+    for (Index i = 0U; i < ((halves + 1U) * span); ++i) {
       static_cast<void>(tape.leaf(U(T(0))));
     }
     if (tape.status() != Status::kOk) {
@@ -632,24 +630,24 @@ class Gpt {
     View x[kMaxSteps];
     // Forward: each phase's outputs become the next one's kept input.
     bool ok = lane_embed(tape, p, tokens, steps, x) && keep(tape, x, steps, kept) && (tape.rewind(phase) == Status::kOk);
-    for (Index l = 0U; ok && (l < config_.layers); ++l) {
-      kept_views(kept + (l * span), steps, x);
-      ok = lane_block(tape, p, l, x, steps) && keep(tape, x, steps, kept + ((l + 1U) * span)) &&
+    for (Index h = 0U; ok && (h < halves); ++h) {
+      kept_views(kept + (h * span), steps, x);
+      ok = lane_half(tape, p, h, x, steps) && keep(tape, x, steps, kept + ((h + 1U) * span)) &&
            (tape.rewind(phase) == Status::kOk);
     }
     // The head and the losses, backward from loss * mask as lane_batch does.
     if (ok) {
-      kept_views(kept + (config_.layers * span), steps, x);
+      kept_views(kept + (halves * span), steps, x);
       const Value<U> loss = lane_head(tape, p, x, targets, steps);
       const Value<U> root = loss * mask;
       ok = (tape.status() == Status::kOk) && (tape.backward(root) == Status::kOk);
       *losses = loss.value();
       ok = ok && (tape.rewind(phase) == Status::kOk);
     }
-    // Backward: each block again from its kept input, then the embeddings.
-    for (Index l = config_.layers; ok && (l > 0U); --l) {
-      kept_views(kept + ((l - 1U) * span), steps, x);
-      ok = lane_block(tape, p, l - 1U, x, steps) && seeded_backward(tape, x, steps, kept + (l * span)) &&
+    // Backward: each half again from its kept input, then the embeddings.
+    for (Index h = halves; ok && (h > 0U); --h) {
+      kept_views(kept + ((h - 1U) * span), steps, x);
+      ok = lane_half(tape, p, h - 1U, x, steps) && seeded_backward(tape, x, steps, kept + (h * span)) &&
            (tape.rewind(phase) == Status::kOk);
     }
     return ok && lane_embed(tape, p, tokens, steps, x) && seeded_backward(tape, x, steps, kept) &&
@@ -658,16 +656,25 @@ class Gpt {
 
  private:
   // --- the lane sweep's parts (loss() and lane_sweep() share them) ---------
+  static constexpr std::size_t max_of(std::size_t a, std::size_t b) noexcept { return (a > b) ? a : b; }
   static constexpr std::size_t embed_nodes(const GptConfig& c) noexcept {
     return static_cast<std::size_t>(c.block) * 3U * c.width;
   }
-  static constexpr std::size_t block_lane_nodes(const GptConfig& c) noexcept {
+  // A block's two halves: the attention (its norm, the attention, the
+  // residual) and the feed-forward (its norm, the two layers, the residual).
+  static constexpr std::size_t attention_half_nodes(const GptConfig& c) noexcept {
     const std::size_t steps = c.block;
-    const std::size_t d = c.width;
     const std::size_t norm = LayerNorm<T>::nodes(norm_options(c, nullptr, nullptr));
-    return (steps * norm) + CausalSelfAttention<T>::lane_nodes(attention_options(c), steps) + (steps * d) +
-           (steps * norm) + (steps * Linear<T>::lane_nodes(ff1_options(c))) +
-           (steps * Linear<T>::lane_nodes(ff2_options(c))) + (steps * d);
+    return (steps * norm) + CausalSelfAttention<T>::lane_nodes(attention_options(c), steps) + (steps * c.width);
+  }
+  static constexpr std::size_t feed_forward_half_nodes(const GptConfig& c) noexcept {
+    const std::size_t steps = c.block;
+    const std::size_t norm = LayerNorm<T>::nodes(norm_options(c, nullptr, nullptr));
+    return (steps * norm) + (steps * Linear<T>::lane_nodes(ff1_options(c))) +
+           (steps * Linear<T>::lane_nodes(ff2_options(c))) + (steps * c.width);
+  }
+  static constexpr std::size_t block_lane_nodes(const GptConfig& c) noexcept {
+    return attention_half_nodes(c) + feed_forward_half_nodes(c);
   }
   static constexpr std::size_t head_lane_nodes(const GptConfig& c) noexcept {
     const std::size_t steps = c.block;
@@ -679,12 +686,20 @@ class Gpt {
     return static_cast<std::size_t>(c.block) * 2U * Tape<Lanes<T, N>>::gather_slots(1U);
   }
   template <std::size_t N>
-  static constexpr std::size_t block_lane_slots(const GptConfig& c) noexcept {
+  static constexpr std::size_t attention_half_slots(const GptConfig& c) noexcept {
     const std::size_t steps = c.block;
-    const std::size_t norm = Tape<Lanes<T, N>>::kScaleShiftSharedSlots;
-    return (steps * norm) + CausalSelfAttention<T>::template lane_slots<N>(attention_options(c), steps) +
-           (steps * norm) + (steps * Linear<T>::lane_view_slots(ff1_options(c))) +
-           (steps * Linear<T>::lane_view_slots(ff2_options(c)));
+    return (steps * Tape<Lanes<T, N>>::kScaleShiftSharedSlots) +
+           CausalSelfAttention<T>::template lane_slots<N>(attention_options(c), steps);
+  }
+  template <std::size_t N>
+  static constexpr std::size_t feed_forward_half_slots(const GptConfig& c) noexcept {
+    const std::size_t steps = c.block;
+    return (steps * Tape<Lanes<T, N>>::kScaleShiftSharedSlots) +
+           (steps * Linear<T>::lane_view_slots(ff1_options(c))) + (steps * Linear<T>::lane_view_slots(ff2_options(c)));
+  }
+  template <std::size_t N>
+  static constexpr std::size_t block_lane_slots(const GptConfig& c) noexcept {
+    return attention_half_slots<N>(c) + feed_forward_half_slots<N>(c);
   }
   template <std::size_t N>
   static constexpr std::size_t head_lane_slots(const GptConfig& c) noexcept {
@@ -719,23 +734,33 @@ class Gpt {
     }
     return tape.status() == Status::kOk;
   }
-  // Block l over x[0 .. steps), in place.
+  // Block l over x[0 .. steps), in place: its two halves.
   template <std::size_t N>
   bool lane_block(Tape<Lanes<T, N>>& tape, const SharedParams<T>& p, Index l, View* x, Index steps) const noexcept {
-    const Block& b = blocks_[l];
-    View y[kMaxSteps];
-    for (Index t = 0U; t < steps; ++t) {
-      y[t] = b.ln1.forward(tape, p, x[t]);
-    }
-    if (!b.attn.forward(tape, p, y, steps, y)) {
-      return false;
-    }
-    for (Index t = 0U; t < steps; ++t) {
-      x[t] = add(tape, x[t], y[t]);
-    }
-    for (Index t = 0U; t < steps; ++t) {
-      const View h = b.ff1.forward(tape, p, b.ln2.forward(tape, p, x[t]));
-      x[t] = add(tape, x[t], b.ff2.forward(tape, p, h));
+    return lane_half(tape, p, 2U * l, x, steps) && lane_half(tape, p, (2U * l) + 1U, x, steps);
+  }
+  // Half h of the blocks over x[0 .. steps), in place: block h / 2's
+  // attention (h even) or feed-forward (h odd), each with its norm and
+  // residual.
+  template <std::size_t N>
+  bool lane_half(Tape<Lanes<T, N>>& tape, const SharedParams<T>& p, Index h, View* x, Index steps) const noexcept {
+    const Block& b = blocks_[h / 2U];
+    if ((h % 2U) == 0U) {
+      View y[kMaxSteps];
+      for (Index t = 0U; t < steps; ++t) {
+        y[t] = b.ln1.forward(tape, p, x[t]);
+      }
+      if (!b.attn.forward(tape, p, y, steps, y)) {
+        return false;
+      }
+      for (Index t = 0U; t < steps; ++t) {
+        x[t] = add(tape, x[t], y[t]);
+      }
+    } else {
+      for (Index t = 0U; t < steps; ++t) {
+        const View hidden = b.ff1.forward(tape, p, b.ln2.forward(tape, p, x[t]));
+        x[t] = add(tape, x[t], b.ff2.forward(tape, p, hidden));
+      }
     }
     return tape.status() == Status::kOk;
   }
