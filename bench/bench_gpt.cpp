@@ -10,7 +10,7 @@
 // --lanes L: sequences per sweep (nn::lane_batch; 1: the per-sample serial
 // batch); by default the target's vector width when B > 1, else 1.
 // --checkpoint: lane batches with gradient checkpointing (Gpt::lane_sweep:
-// one block's graph on the lane tape, each block's forward run twice; the
+// half a block's graph on the lane tape, each block's forward run twice; the
 // default) or with every block's graph recorded (off).
 // Prints READY once data and model are initialised, then one JSON line.
 #include <burtorch/burtorch.hpp>

@@ -51,9 +51,9 @@ constexpr const char* kUsage =
     "                     batches (one graph for L sequences in SIMD lanes, the weights\n"
     "                     read once per L sequences); default: the vector width of this\n"
     "                     build when --batch > 1, else 1\n"
-    "  --checkpoint on|off  lane batches with gradient checkpointing (default on): one\n"
-    "                     block's graph in memory instead of all six, each block's forward\n"
-    "                     computed twice; the same losses and gradients either way\n"
+    "  --checkpoint on|off  lane batches with gradient checkpointing (default on): half a\n"
+    "                     block's graph in memory instead of every block's, each block's\n"
+    "                     forward computed twice; the same losses and gradients either way\n"
     "  --fp32             train in float (default double)\n"
     "  --help             this text\n";
 
@@ -160,7 +160,7 @@ int run(const trainer::Options& o) {
                                          : nn::Gpt<T>::template lane_plan<kLanes>(config, o.optimizer);
       trainer::print_lanes(static_cast<long>(kLanes), &lane_plan);
       std::printf("  checkpoint %s: %s (--checkpoint)\n", o.checkpoint ? "on" : "off",
-                  o.checkpoint ? "one block's graph on the lane tape, each block's forward computed twice"
+                  o.checkpoint ? "half a block's graph on the lane tape, each block's forward computed twice"
                                : "every block's graph on the lane tape");
       trainer::LaneTape<T, kLanes> lane_tape(kProgram, lane_plan);
       const auto windows = [&](const std::uint32_t* k, const std::uint8_t** in, const std::uint8_t** out) {

@@ -589,7 +589,7 @@ class Gpt {
   }
   /// The memory plan of checkpointed lane batches of N lanes
   /// (nn::lane_batch_sweeps with lane_sweep; exact: tests/test_lanes.cpp):
-  /// the lane tape holds one block's graph instead of every block's.
+  /// the lane tape holds half a block's graph instead of every block's.
   template <std::size_t N>
   static constexpr LanePlan checkpoint_plan(const GptConfig& c, OptimizerKind optimizer) noexcept {
     return size_lane_plan<T, N>(parameters(c), checkpoint_sample_nodes(c), checkpoint_sample_slots<N>(c), optimizer);
@@ -1057,7 +1057,7 @@ T lane_batch(Tape<T>& tape, View params, Tape<Lanes<T, N>>& lanes, std::size_t c
 }
 
 /// A lane batch whose sweeps run their own backward, e.g. gradient
-/// checkpointing (Gpt::lane_sweep: one block's graph in memory instead of
+/// checkpointing (Gpt::lane_sweep: half a block's graph in memory instead of
 /// every block's). For each sweep of up to N samples, sweep(lanes, p,
 /// first, active, mask, &losses) records samples first .. first + active
 /// - 1 in lanes 0 .. active - 1 (the other lanes compute some valid sample),
