@@ -115,29 +115,24 @@ inline void* aligned_buffer(std::unique_ptr<std::uint64_t[]>& storage, std::size
   return reinterpret_cast<void*>((reinterpret_cast<std::uintptr_t>(storage.get()) + 31U) & ~std::uintptr_t{31U});
 }
 
-// Creates `model` on a tape of exactly its memory plan for SGD (one buffer,
-// 32-byte aligned), prints READY, then runs o.warmup + o.steps SGD steps
-// and times the last o.steps. Timed, per step: draw(i) for each sample i of
-// the batch (picks it and reads its tokens; false after a message on
-// stderr ends the run), nn::serial_batch of loss(tape, i) (forward,
-// backward and rewind per sample) with the optimizer step (1/B folded in). Returns 0, or 1
-// after a message on stderr.
-template <class Model, class Config, class Draw, class Loss>
-int time_sgd_steps(const char* program, Model& model, const Config& config, const StepOptions& o, double t_start,
-                   Draw draw, Loss loss, StepRun& run) {
+// Creates `model` on `tape` (its parameters first), prints READY, then runs
+// o.warmup + o.steps steps and times the last o.steps. Timed, per step:
+// draw(i) for each sample i of the batch (picks it and reads its tokens;
+// false after a message on stderr ends the run), then batch_step(opt, step,
+// l): the batch's loss l, its gradients and the SGD step with 1/B folded in
+// (false after a message on stderr ends the run). Returns 0, or 1 after a
+// message on stderr.
+template <class Model, class Config, class Draw, class BatchStep>
+int create_and_time(const char* program, Model& model, const Config& config, burtorch::Tape<float>& tape,
+                    const StepOptions& o, double t_start, Draw& draw, BatchStep batch_step, StepRun& run) {
   namespace bt = burtorch;
   namespace nn = burtorch::nn;
-  run.plan = Model::plan(config, nn::OptimizerKind::kSgd);
-  std::unique_ptr<std::uint64_t[]> storage;
-  void* buffer = aligned_buffer(storage, run.plan.tape_bytes);
-  bt::Tape<float> tape(buffer, run.plan.tape_bytes, run.plan.nodes, run.plan.slots, run.plan.parameters);
   nn::Rng rng(o.seed);
   if (!model.create(tape, config, rng)) {
     std::fprintf(stderr, "%s: cannot create the model: %s\n", program, bt::status_name(tape.status()));
     return 1;
   }
-  const bt::View params = model.params();
-  run.params = params.count;
+  run.params = model.params().count;
   nn::OptimizerConfig<float> oc;
   oc.kind = nn::OptimizerKind::kSgd;
   oc.lr = o.lr;
@@ -151,7 +146,9 @@ int time_sgd_steps(const char* program, Model& model, const Config& config, cons
         return false;
       }
     }
-    l = nn::serial_batch(tape, params, batch, loss, opt);  // the step, 1/B folded into it
+    if (!batch_step(opt, step, l)) {
+      return false;
+    }
     const bt::Status stepped = tape.status();
     if (stepped != bt::Status::kOk) {
       std::fprintf(stderr, "%s: the optimizer step failed at step %ld (%s)\n", program, step, bt::status_name(stepped));
@@ -159,6 +156,28 @@ int time_sgd_steps(const char* program, Model& model, const Config& config, cons
     }
     return true;
   }, run);
+}
+
+// The model on a tape of exactly its memory plan for SGD (one buffer,
+// 32-byte aligned), each step nn::serial_batch of loss(tape, i) (forward,
+// backward and rewind per sample) with the optimizer step (1/B folded in);
+// see create_and_time.
+template <class Model, class Config, class Draw, class Loss>
+int time_sgd_steps(const char* program, Model& model, const Config& config, const StepOptions& o, double t_start,
+                   Draw draw, Loss loss, StepRun& run) {
+  namespace bt = burtorch;
+  namespace nn = burtorch::nn;
+  run.plan = Model::plan(config, nn::OptimizerKind::kSgd);
+  std::unique_ptr<std::uint64_t[]> storage;
+  void* buffer = aligned_buffer(storage, run.plan.tape_bytes);
+  bt::Tape<float> tape(buffer, run.plan.tape_bytes, run.plan.nodes, run.plan.slots, run.plan.parameters);
+  const std::size_t batch = static_cast<std::size_t>(o.batch);
+  return create_and_time(program, model, config, tape, o, t_start, draw,
+                         [&](nn::Optimizer<float>& opt, long /*step*/, float& l) {
+                           l = nn::serial_batch(tape, model.params(), batch, loss, opt);
+                           return true;
+                         },
+                         run);
 }
 
 // The same with lane batches of N samples per sweep (nn::lane_batch): the
@@ -193,44 +212,23 @@ int time_lane_steps(const char* program, Model& model, const Config& config, con
   void* params_buffer = aligned_buffer(params_storage, plan.params.tape_bytes);
   void* lane_buffer = aligned_buffer(lane_storage, plan.lane_tape_bytes);
   bt::Tape<float> tape(params_buffer, plan.params.tape_bytes, plan.params.nodes, 0U, plan.params.parameters);
-  bt::Tape<bt::Lanes<float, N>> lanes(lane_buffer, plan.lane_tape_bytes, plan.sample_nodes, plan.slots);
-  nn::Rng rng(o.seed);
-  if (!model.create(tape, config, rng)) {
-    std::fprintf(stderr, "%s: cannot create the model: %s\n", program, bt::status_name(tape.status()));
-    return 1;
-  }
-  const bt::View params = model.params();
-  run.params = params.count;
-  nn::OptimizerConfig<float> oc;
-  oc.kind = nn::OptimizerKind::kSgd;
-  oc.lr = o.lr;
-  nn::Optimizer<float> opt(oc);  // SGD: no state
-  run.init_ms = (now_seconds() - t_start) * 1e3;
-  ready();
+  bt::Tape<U> lanes(lane_buffer, plan.lane_tape_bytes, plan.sample_nodes, plan.slots);
   const std::size_t batch = static_cast<std::size_t>(o.batch);
-  return run_steps(program, o, [&](long step, float& l) {
-    for (std::size_t i = 0U; i < batch; ++i) {
-      if (!draw(i)) {
-        return false;
-      }
-    }
-    if constexpr (kSweeps) {
-      l = nn::lane_batch_sweeps(tape, params, lanes, batch, lane_loss, opt);  // the step, 1/B folded into it
-    } else {
-      l = nn::lane_batch(tape, params, lanes, batch, lane_loss, opt);
-    }
-    if (!std::isfinite(l)) {
-      std::fprintf(stderr, "%s: lane batch failed at step %ld (%s / %s)\n", program, step, bt::status_name(tape.status()),
-                   bt::status_name(lanes.status()));
-      return false;
-    }
-    const bt::Status stepped = tape.status();
-    if (stepped != bt::Status::kOk) {
-      std::fprintf(stderr, "%s: the optimizer step failed at step %ld (%s)\n", program, step, bt::status_name(stepped));
-      return false;
-    }
-    return true;
-  }, run);
+  return create_and_time(program, model, config, tape, o, t_start, draw,
+                         [&](nn::Optimizer<float>& opt, long step, float& l) {
+                           if constexpr (kSweeps) {
+                             l = nn::lane_batch_sweeps(tape, model.params(), lanes, batch, lane_loss, opt);
+                           } else {
+                             l = nn::lane_batch(tape, model.params(), lanes, batch, lane_loss, opt);
+                           }
+                           if (!std::isfinite(l)) {
+                             std::fprintf(stderr, "%s: lane batch failed at step %ld (%s / %s)\n", program, step,
+                                          bt::status_name(tape.status()), bt::status_name(lanes.status()));
+                             return false;
+                           }
+                           return true;
+                         },
+                         run);
 }
 
 // time_sgd_steps for o.lanes == 1, else time_lane_steps with o.lanes lanes.

@@ -129,46 +129,35 @@ void conv_check(bt_test::Context& t, const ConvCase& k, bt::WeightFormat format,
   for (double& v : want_gx) {
     v = 0.0;
   }
+  // Each tap of output (r, c, oc) inside the input: tap(input index, weight).
+  const auto taps = [&](bt::Index r, bt::Index c, bt::Index oc, auto tap) {
+    for (bt::Index i = 0U; i < (two_d ? k.kh : 1U); ++i) {
+      for (bt::Index j = 0U; j < k.kw; ++j) {
+        const long yy = two_d ? (static_cast<long>(r * k.stride) - static_cast<long>(k.pad) +
+                                 static_cast<long>(i * k.dilation))
+                              : 0L;
+        const long xx =
+            static_cast<long>(c * k.stride) - static_cast<long>(k.pad) + static_cast<long>(j * k.dilation);
+        if ((yy < 0) || (yy >= static_cast<long>(k.height)) || (xx < 0) || (xx >= static_cast<long>(k.width))) {
+          continue;
+        }
+        for (bt::Index ch = 0U; ch < k.cin; ++ch) {
+          const std::size_t xi = ((static_cast<std::size_t>(yy) * k.width) + static_cast<std::size_t>(xx)) * k.cin + ch;
+          tap(xi, fw.w[(static_cast<std::size_t>(oc) * cols) + ((i * k.kw + j) * k.cin) + ch]);
+        }
+      }
+    }
+  };
   for (bt::Index r = 0U; r < out.height; ++r) {
     for (bt::Index c = 0U; c < out.width; ++c) {
       for (bt::Index oc = 0U; oc < k.cout; ++oc) {
         const std::size_t at = ((static_cast<std::size_t>(r) * out.width) + c) * k.cout + oc;
         double sum = static_cast<double>(fw.bias[oc]);
-        for (bt::Index i = 0U; i < (two_d ? k.kh : 1U); ++i) {
-          for (bt::Index j = 0U; j < k.kw; ++j) {
-            const long yy = two_d ? (static_cast<long>(r * k.stride) - static_cast<long>(k.pad) +
-                                     static_cast<long>(i * k.dilation))
-                                  : 0L;
-            const long xx =
-                static_cast<long>(c * k.stride) - static_cast<long>(k.pad) + static_cast<long>(j * k.dilation);
-            if ((yy < 0) || (yy >= static_cast<long>(k.height)) || (xx < 0) || (xx >= static_cast<long>(k.width))) {
-              continue;
-            }
-            for (bt::Index ch = 0U; ch < k.cin; ++ch) {
-              const std::size_t xi = ((static_cast<std::size_t>(yy) * k.width) + static_cast<std::size_t>(xx)) * k.cin + ch;
-              sum += fw.w[(static_cast<std::size_t>(oc) * cols) + ((i * k.kw + j) * k.cin) + ch] * conv_value(xi, 2.0);
-            }
-          }
-        }
+        taps(r, c, oc, [&](std::size_t xi, double w) { sum += w * conv_value(xi, 2.0); });
         const bool on = (k.act != nn::Activation::kRelu) || (sum > 0.0);
         want_y[at] = on ? sum : 0.0;
         const double g = on ? conv_value(at, 1.0) : 0.0;
-        for (bt::Index i = 0U; i < (two_d ? k.kh : 1U); ++i) {
-          for (bt::Index j = 0U; j < k.kw; ++j) {
-            const long yy = two_d ? (static_cast<long>(r * k.stride) - static_cast<long>(k.pad) +
-                                     static_cast<long>(i * k.dilation))
-                                  : 0L;
-            const long xx =
-                static_cast<long>(c * k.stride) - static_cast<long>(k.pad) + static_cast<long>(j * k.dilation);
-            if ((yy < 0) || (yy >= static_cast<long>(k.height)) || (xx < 0) || (xx >= static_cast<long>(k.width))) {
-              continue;
-            }
-            for (bt::Index ch = 0U; ch < k.cin; ++ch) {
-              const std::size_t xi = ((static_cast<std::size_t>(yy) * k.width) + static_cast<std::size_t>(xx)) * k.cin + ch;
-              want_gx[xi] += g * fw.w[(static_cast<std::size_t>(oc) * cols) + ((i * k.kw + j) * k.cin) + ch];
-            }
-          }
-        }
+        taps(r, c, oc, [&](std::size_t xi, double w) { want_gx[xi] += g * w; });
       }
     }
   }

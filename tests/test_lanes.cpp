@@ -77,11 +77,39 @@ constexpr std::size_t kLaneBytes = max_of(nn::MakemoreMlp<double>::lane_plan<kN>
                                           gpt_or_zero(nn::Gpt<double>::lane_plan<kN>(kGpt, nn::OptimizerKind::kSgd).lane_tape_bytes));
 alignas(64) unsigned char g_params[kParamBytes];
 alignas(64) unsigned char g_serial[kSerialBytes];
-alignas(64) unsigned char g_lanes[kLaneBytes + 64U];  // + guard bytes (plans_exact)
+constexpr std::size_t kGuard = 64U;  // guard bytes after a lane tape (sized_tape)
+alignas(64) unsigned char g_lanes[kLaneBytes + kGuard];
 constexpr std::size_t kMaxParams = max_of(nn::MakemoreMlp<double>::parameters(kMlp), gpt_or_zero(nn::Gpt<double>::parameters(kGpt)));
 double g_grads[kMaxParams];  // the serial batch's gradients
 double g_start[kMaxParams];    // gpt_checkpointed's saved parameters
 double g_stepped[kMaxParams];  // and their values after a step
+
+// A lane tape of a plan's size (variant 0), one node less (1) or one slot
+// less (2), at the start of g_lanes; the rest of g_lanes is filled with
+// guard bytes (guard_intact).
+struct SizedTape {
+  std::size_t nodes = 0U;
+  std::size_t slots = 0U;
+  std::size_t bytes = 0U;
+};
+template <class T>
+SizedTape sized_tape(bt_test::Context& t, const nn::LanePlan& plan, int variant) {
+  SizedTape s;
+  s.nodes = plan.sample_nodes - ((variant == 1) ? 1U : 0U);
+  s.slots = plan.slots - ((variant == 2) ? 1U : 0U);
+  s.bytes = bt::Tape<L<T>>::bytes_required(s.nodes, s.slots);
+  BT_CHECK(t, s.bytes + kGuard <= sizeof(g_lanes));
+  std::memset(g_lanes, 0xA5, sizeof(g_lanes));
+  return s;
+}
+// Nothing written past the `bytes` a tape was given.
+bool guard_intact(std::size_t bytes) {
+  bool intact = true;
+  for (std::size_t i = bytes; i < bytes + kGuard; ++i) {
+    intact = intact && (g_lanes[i] == 0xA5U);
+  }
+  return intact;
+}
 
 // Deterministic sample i: context/tokens and targets from the index.
 std::uint8_t token(std::size_t i, std::size_t k, std::uint32_t vocab) {
@@ -317,14 +345,9 @@ void gpt_checkpointed(bt_test::Context& t, std::size_t batch) {
     save(params.values(), stepped);
     restore();
   }
-  constexpr std::size_t kGuard = 64U;
   for (int variant = 0; variant < 3; ++variant) {
-    const std::size_t nodes = kCheck.sample_nodes - ((variant == 1) ? 1U : 0U);
-    const std::size_t slots = kCheck.slots - ((variant == 2) ? 1U : 0U);
-    const std::size_t bytes = bt::Tape<L<T>>::bytes_required(nodes, slots);
-    BT_CHECK(t, bytes + kGuard <= sizeof(g_lanes));
-    std::memset(g_lanes, 0xA5, sizeof(g_lanes));
-    bt::Tape<L<T>> lanes(g_lanes, bytes, nodes, slots);
+    const SizedTape size = sized_tape<T>(t, kCheck, variant);
+    bt::Tape<L<T>> lanes(g_lanes, size.bytes, size.nodes, size.slots);
     const T got = nn::lane_batch_sweeps(params, model.params(), lanes, batch, sweep);
     if (variant == 0) {
       BT_CHECK(t, lanes.status() == bt::Status::kOk);
@@ -342,11 +365,7 @@ void gpt_checkpointed(bt_test::Context& t, std::size_t batch) {
       BT_CHECK(t, std::isnan(got));
       BT_CHECK(t, lanes.status() == bt::Status::kCapacityExceeded);
     }
-    bool guard_intact = true;
-    for (std::size_t i = bytes; i < bytes + kGuard; ++i) {
-      guard_intact = guard_intact && (g_lanes[i] == 0xA5U);
-    }
-    BT_CHECK(t, guard_intact);
+    BT_CHECK(t, guard_intact(size.bytes));
   }
   // Bad arguments: refused on the lane tape, the parameters untouched.
   bt::Tape<L<T>> lanes(g_lanes, sizeof(g_lanes), kCheck.sample_nodes, kCheck.slots);
@@ -362,6 +381,19 @@ void gpt_checkpointed(bt_test::Context& t, std::size_t batch) {
   const std::uint8_t* out[kN];
   lanes_of(0U, kN, in, out);
   BT_CHECK(t, !model.template lane_sweep<kN>(lanes, bt::SharedParams<T>{}, in, out, steps, L<T>(T(1)), nullptr));
+  BT_CHECK(t, lanes.status() == bt::Status::kInvalidArgument);
+  BT_CHECK(t, lanes.size() == 0U);
+  // A model whose create() failed (a width its heads do not divide): refused
+  // before anything is recorded, whatever sizes it was given.
+  lanes.reset();
+  static Model refused;
+  nn::GptConfig bad = kGpt;
+  bad.width = 0x7FFFFFFFU;
+  bt::Tape<T> scratch(g_serial, sizeof(g_serial), 4U, 0U, 4U);
+  nn::Rng rng3(1U);
+  BT_CHECK(t, !refused.create(scratch, bad, rng3));
+  L<T> got_losses(T(0));
+  BT_CHECK(t, !refused.template lane_sweep<kN>(lanes, bt::SharedParams<T>{}, in, out, steps, L<T>(T(1)), &got_losses));
   BT_CHECK(t, lanes.status() == bt::Status::kInvalidArgument);
   BT_CHECK(t, lanes.size() == 0U);
 }
@@ -461,19 +493,14 @@ void batch_step_fold(bt_test::Context& t) {
 template <class Model, class Config, class LaneLoss>
 void plan_exact(bt_test::Context& t, const Config& c, LaneLoss lane_loss) {
   using T = double;
-  constexpr std::size_t kGuard = 64U;
   const nn::LanePlan plan = Model::template lane_plan<kN>(c, nn::OptimizerKind::kSgd);
   bt::Tape<T> params(g_params, sizeof(g_params), plan.params.nodes, 0U, plan.params.parameters);
   static Model model;
   nn::Rng rng(4U);
   BT_CHECK(t, model.create(params, c, rng));
   for (int variant = 0; variant < 3; ++variant) {
-    const std::size_t nodes = plan.sample_nodes - ((variant == 1) ? 1U : 0U);
-    const std::size_t slots = plan.slots - ((variant == 2) ? 1U : 0U);
-    const std::size_t bytes = bt::Tape<L<T>>::bytes_required(nodes, slots);
-    BT_CHECK(t, bytes + kGuard <= sizeof(g_lanes));
-    std::memset(g_lanes, 0xA5, sizeof(g_lanes));
-    bt::Tape<L<T>> lanes(g_lanes, bytes, nodes, slots);
+    const SizedTape size = sized_tape<T>(t, plan, variant);
+    bt::Tape<L<T>> lanes(g_lanes, size.bytes, size.nodes, size.slots);
     std::size_t peak_nodes = 0U;
     std::size_t peak_slots = 0U;
     const T loss = nn::lane_batch(params, model.params(), lanes, kN + 1U,
@@ -492,12 +519,7 @@ void plan_exact(bt_test::Context& t, const Config& c, LaneLoss lane_loss) {
       BT_CHECK(t, std::isnan(loss));
       BT_CHECK(t, lanes.status() == bt::Status::kCapacityExceeded);
     }
-    // Nothing written past the buffer the tape was given.
-    bool guard_intact = true;
-    for (std::size_t i = bytes; i < bytes + kGuard; ++i) {
-      guard_intact = guard_intact && (g_lanes[i] == 0xA5U);
-    }
-    BT_CHECK(t, guard_intact);
+    BT_CHECK(t, guard_intact(size.bytes));
   }
 }
 

@@ -126,13 +126,7 @@ nn::AvgPool2d<float> g_pool{kPool};
 float g_x[kBatch][kInputs];
 std::uint32_t g_y[kBatch];
 
-void fail(const char* what) {
-  firmware::print(what);
-  firmware::print(": ");
-  firmware::print(bt::status_name(g_tape.status()));
-  firmware::print("\n");
-  bt::port::exit(1);
-}
+void fail(const char* what) { firmware::fail(what, g_tape); }
 
 // The head's pretrained weights and biases (FP32, from the header).
 void load_head() {
@@ -167,11 +161,7 @@ double accuracy(const Backbone& bb, const shapes_data::Style& style) {
     if (g_tape.status() != bt::Status::kOk) {
       fail("evaluation failed");
     }
-    std::uint32_t best = 0U;
-    for (std::uint32_t c = 1U; c < fm::kClasses; ++c) {
-      best = (g_tape.value(z.first + c) > g_tape.value(z.first + best)) ? c : best;
-    }
-    right += (best == label) ? 1U : 0U;
+    right += (firmware::argmax(g_tape, z) == label) ? 1U : 0U;
     static_cast<void>(g_tape.rewind(start));
   }
   return static_cast<double>(right) / kHeldOut;
@@ -218,11 +208,7 @@ bool finetune(const Backbone& bb, std::uint64_t* ticks) {
     if ((step % kPrintEvery) == 0) {
       last = since / kPrintEvery;
       since = 0.0;
-      firmware::print("  step ");
-      firmware::print_unsigned(static_cast<std::uint64_t>(step));
-      firmware::print(" loss ");
-      firmware::print_number(last);
-      firmware::print("\n");
+      firmware::print_step("  ", static_cast<std::uint64_t>(step), last);
     }
   }
   const double after = accuracy(bb, fm::kShifted);

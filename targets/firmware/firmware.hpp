@@ -89,6 +89,44 @@ void step(Optimizer& opt, Tape& tape, burtorch::View params) {
   }
 }
 
+// "<indent>step N loss X", the trainers' progress line.
+inline void print_step(const char* indent, std::uint64_t step, double loss) {
+  print(indent);
+  print("step ");
+  print_unsigned(step);
+  print(" loss ");
+  print_number(loss);
+  print("\n");
+}
+
+// "steps per second (emulated core clock): R" for `steps` steps in
+// `elapsed` seconds of the board's clock.
+inline void print_rate(int steps, double elapsed) {
+  print("steps per second (emulated core clock): ");
+  print_number(static_cast<double>(steps) / elapsed);
+  print("\n");
+}
+
+// "<what>: <the tape's status>", then exit code 1.
+template <class Tape>
+void fail(const char* what, const Tape& tape) {
+  print(what);
+  print(": ");
+  print(burtorch::status_name(tape.status()));
+  print("\n");
+  burtorch::port::exit(1);
+}
+
+// The class with the largest logit of z (the first of equals).
+template <class Tape>
+std::uint32_t argmax(const Tape& tape, burtorch::View z) {
+  std::uint32_t best = 0U;
+  for (std::uint32_t c = 1U; c < z.count; ++c) {
+    best = (tape.value(z.first + c) > tape.value(z.first + best)) ? c : best;
+  }
+  return best;
+}
+
 }  // namespace firmware
 
 #endif  // BURTORCH_TARGETS_FIRMWARE_HPP

@@ -75,23 +75,14 @@ int main() {
       return g_model.loss(tp, rows[i], rows[i] + 1, 8U);
     });
     if ((g_tape.status() != bt::Status::kOk) || !std::isfinite(loss)) {
-      print("training failed: ");
-      print(bt::status_name(g_tape.status()));
-      print("\n");
-      bt::port::exit(1);
+      firmware::fail("training failed", g_tape);
     }
     firmware::step(opt, g_tape, params);
     losses[step] = static_cast<double>(loss);
-    print("step ");
-    firmware::print_unsigned(static_cast<std::uint64_t>(step + 1));
-    print(" loss ");
-    firmware::print_number(losses[step]);
-    print("\n");
+    firmware::print_step("", static_cast<std::uint64_t>(step + 1), losses[step]);
   }
   const double elapsed = firmware::seconds() - t0;
-  print("steps per second (emulated core clock): ");
-  firmware::print_number(static_cast<double>(kSteps) / elapsed);
-  print("\n");
+  firmware::print_rate(kSteps, elapsed);
   const double early = (losses[0] + losses[1] + losses[2]) / 3.0;
   const double late = (losses[kSteps - 1] + losses[kSteps - 2] + losses[kSteps - 3]) / 3.0;
   const bool ok = late < early;

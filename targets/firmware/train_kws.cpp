@@ -159,24 +159,13 @@ void generate(nn::Rng& rng, std::uint32_t label, float* x) {
   }
 }
 
-void fail(const char* what) {
-  firmware::print(what);
-  firmware::print(": ");
-  firmware::print(bt::status_name(g_tape.status()));
-  firmware::print("\n");
-  bt::port::exit(1);
-}
+void fail(const char* what) { firmware::fail(what, g_tape); }
 
 bool create(Model& m, nn::Rng& rng) {
   const bool ok = m.conv1.create(g_tape, kConv1, rng) && m.conv2.create(g_tape, kConv2, rng) &&
                   m.head.create(g_tape, kHead, rng);
-  const bt::View first = m.conv1.params();
-  const bt::View last = m.head.params();
-  if (!ok || ((static_cast<std::size_t>(last.first) + last.count) != (first.first + kParameters))) {
-    return false;
-  }
-  m.params = bt::View{first.first, static_cast<bt::Index>(kParameters)};
-  return true;
+  m.params = nn::model_params(ok, m.conv1.params(), m.head.params(), kParameters);
+  return m.params.count != 0U;
 }
 
 // The logits of input x, recorded on the tape.
@@ -214,11 +203,7 @@ Score evaluate() {
       fail("evaluation failed");
     }
     s.loss += static_cast<double>(loss.value());
-    std::uint32_t best = 0U;
-    for (std::uint32_t c = 1U; c < kClasses; ++c) {
-      best = (g_tape.value(z.first + c) > g_tape.value(z.first + best)) ? c : best;
-    }
-    right += (best == label) ? 1U : 0U;
+    right += (firmware::argmax(g_tape, z) == label) ? 1U : 0U;
     static_cast<void>(g_tape.rewind(start));
   }
   s.loss /= kHeldOut;
@@ -301,17 +286,11 @@ int main() {
     if ((step % kPrintEvery) == 0) {
       last = since / kPrintEvery;
       since = 0.0;
-      print("step ");
-      firmware::print_unsigned(static_cast<std::uint64_t>(step));
-      print(" loss ");
-      firmware::print_number(last);
-      print("\n");
+      firmware::print_step("", static_cast<std::uint64_t>(step), last);
     }
   }
   const double elapsed = firmware::seconds() - t0;
-  print("steps per second (emulated core clock): ");
-  firmware::print_number(static_cast<double>(kSteps) / elapsed);
-  print("\n");
+  firmware::print_rate(kSteps, elapsed);
   print("board-timer ticks per training step (");
   firmware::print_unsigned(bt::port::ticks_per_second());
   print(" per second): ");

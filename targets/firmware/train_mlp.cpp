@@ -69,27 +69,18 @@ int main() {
       return g_model.loss(tp, ctx[i], y[i]);
     });
     if (g_tape.status() != bt::Status::kOk) {
-      print("training failed: ");
-      print(bt::status_name(g_tape.status()));
-      print("\n");
-      bt::port::exit(1);
+      firmware::fail("training failed", g_tape);
     }
     firmware::step(opt, g_tape, params);
     since += static_cast<double>(loss);
     if ((step % kPrintEvery) == 0) {
       last = since / kPrintEvery;
       since = 0.0;
-      print("step ");
-      firmware::print_unsigned(static_cast<std::uint64_t>(step));
-      print(" loss ");
-      firmware::print_number(last);
-      print("\n");
+      firmware::print_step("", static_cast<std::uint64_t>(step), last);
     }
   }
   const double elapsed = firmware::seconds() - t0;
-  print("steps per second (emulated core clock): ");
-  firmware::print_number(static_cast<double>(kSteps) / elapsed);
-  print("\n");
+  firmware::print_rate(kSteps, elapsed);
   const bool ok = last < kThreshold;
   print(ok ? "PASS: loss below " : "FAIL: loss not below ");
   firmware::print_number(kThreshold);

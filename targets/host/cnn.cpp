@@ -380,13 +380,10 @@ int run(const trainer::Options& o) {
   static Model model;
   trainer::create_model(kProgram, model, tape, config, o.seed);
 
-  const std::uint64_t model_id = 0x434E4E000000ULL + static_cast<std::uint64_t>(o.hidden) * 16U +
-                                 static_cast<std::uint64_t>(o.optimizer) + ((sizeof(T) == 8U) ? 0x100000000ULL : 0U) +
-                                 (static_cast<std::uint64_t>(config.classes) << 36U);
   // The classes are in the model id (they size the head), so the recorded
   // set of classes 0..classes-1 follows from it: a checkpoint without it
   // (TRNR layout 1) loses nothing.
-  trainer::Identity identity{model_id,
+  trainer::Identity identity{trainer::model_id<T>(0x434E4E000000ULL, o, config.classes),
                              {},
                              "--hidden, --optimizer, --seed or precision",
                              "--hidden, --optimizer, precision or number of classes in the data",

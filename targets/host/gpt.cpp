@@ -134,10 +134,7 @@ int run(const trainer::Options& o) {
   static nn::Gpt<T> model;
   trainer::create_model(kProgram, model, tape, config, o.seed);
 
-  const std::uint64_t model_id = 0x475054000000ULL + static_cast<std::uint64_t>(o.hidden) * 16U +
-                                 static_cast<std::uint64_t>(o.optimizer) + ((sizeof(T) == 8U) ? 0x100000000ULL : 0U) +
-                                 (static_cast<std::uint64_t>(config.vocab) << 36U);
-  trainer::Identity identity{model_id,
+  trainer::Identity identity{trainer::model_id<T>(0x475054000000ULL, o, config.vocab),
                              {},
                              "--hidden, --optimizer, --seed or precision",
                              "--hidden, --optimizer, precision or number of distinct characters in the data",

@@ -149,9 +149,7 @@ int run(const trainer::Options& o) {
   static nn::MakemoreMlp<T> model;
   trainer::create_model(kProgram, model, tape, config, o.seed);
 
-  const std::uint64_t model_id = 0x4D4C50000000ULL + static_cast<std::uint64_t>(o.hidden) * 16U +
-                                 static_cast<std::uint64_t>(o.optimizer) + ((sizeof(T) == 8U) ? 0x100000000ULL : 0U);
-  trainer::Identity identity{model_id,
+  trainer::Identity identity{trainer::model_id<T>(0x4D4C50000000ULL, o, 0U),
                              {},
                              "--hidden, --optimizer, --seed or precision",
                              "--hidden, --optimizer or precision",

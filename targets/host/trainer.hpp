@@ -627,6 +627,15 @@ static_assert(sizeof(CountersLayout1) == 64U, "TRNR layout 1 is 8 words");
 constexpr std::uint32_t kTagCounters = bt::make_tag('T', 'R', 'N', 'R');
 constexpr std::uint32_t kTagMoments = bt::make_tag('O', 'P', 'T', 'M');
 
+// A checkpoint's model id (Identity::model_id): the program's tag, the
+// width (--hidden), the update rule, the precision and, from bit 36 on, the
+// size of the data the model is shaped by (vocabulary or classes; 0: none).
+template <class T>
+std::uint64_t model_id(std::uint64_t tag, const Options& o, std::uint64_t data_size) {
+  return tag + (static_cast<std::uint64_t>(o.hidden) * 16U) + static_cast<std::uint64_t>(o.optimizer) +
+         ((sizeof(T) == 8U) ? 0x100000000ULL : 0U) + (data_size << 36U);
+}
+
 // What a checkpoint must match to be resumed by this run.
 struct Identity {
   std::uint64_t model_id;             // model, configuration, optimizer, precision

@@ -6,13 +6,9 @@
 # last bits). Skips (exit 0) without python3-torch. About 30 s.
 set -eu
 cd "$(dirname "$0")/../.."
-if ! /usr/bin/python3 -c "import torch" 2>/dev/null; then
-  echo "skipped: PyTorch (python3-torch) is not installed"
-  exit 0
-fi
-build=build/nn-golden
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DBURTORCH_BUILD_BENCH=OFF >/dev/null
-cmake --build "$build" -j2 --target test_nn_export
+. tools/check.d/lib/nn-golden.sh
+needs_torch
+nn_golden_build test_nn_export
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 export BURTORCH_GOLDEN_OUT="$out"

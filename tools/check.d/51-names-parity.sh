@@ -6,16 +6,12 @@
 # otherwise skips (exit 0). About 90 s.
 set -eu
 cd "$(dirname "$0")/../.."
+. tools/check.d/lib/nn-golden.sh
 names=../shared/data/names.txt
 if [ ! -f "$names" ]; then
   echo "skipped: $names not present"
   exit 0
 fi
-if ! /usr/bin/python3 -c "import torch" 2>/dev/null; then
-  echo "skipped: PyTorch (python3-torch) is not installed"
-  exit 0
-fi
-build=build/nn-golden
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DBURTORCH_BUILD_BENCH=OFF >/dev/null
-cmake --build "$build" -j2 --target burtorch-makemore
+needs_torch
+nn_golden_build burtorch-makemore
 /usr/bin/python3 tools/golden/nn/names_parity.py "$build/targets/host/burtorch-makemore" "$names" 10000

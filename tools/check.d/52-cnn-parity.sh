@@ -6,11 +6,7 @@
 # without python3-torch. About 10 s after stage 50's build.
 set -eu
 cd "$(dirname "$0")/../.."
-if ! /usr/bin/python3 -c "import torch" 2>/dev/null; then
-  echo "skipped: PyTorch (python3-torch) is not installed"
-  exit 0
-fi
-build=build/nn-golden
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DBURTORCH_BUILD_BENCH=OFF >/dev/null
-cmake --build "$build" -j2 --target burtorch-cnn
+. tools/check.d/lib/nn-golden.sh
+needs_torch
+nn_golden_build burtorch-cnn
 /usr/bin/python3 tools/golden/nn/cnn_parity.py "$build/targets/host/burtorch-cnn" 60

@@ -714,16 +714,24 @@ def deviation_ids() -> set[str]:
     return ids
 
 
-def site_deviation(site: str) -> str | None:
-    """The BT-DEV ID commented on the source line of `site` (file:line:col)."""
-    m = re.match(r"^(.*):(\d+):\d+$", site)
+def site_source(site: str):
+    """The lines of the file a report's `site` (file:line:col) names, the
+    line and the column; None if the site is not one or its file is gone."""
+    m = re.match(r"^(.*?):(\d+):(\d+)", site)
     if not m:
         return None
     path = ROOT / m.group(1)
     if not path.exists():
         return None
-    lines = path.read_text(errors="replace").splitlines()
-    n = int(m.group(2))
+    return path.read_text(errors="replace").splitlines(), int(m.group(2)), int(m.group(3))
+
+
+def site_deviation(site: str) -> str | None:
+    """The BT-DEV ID commented on the source line of `site` (file:line:col)."""
+    at = site_source(site)
+    if at is None:
+        return None
+    lines, n, _ = at
     for k in (n - 1, n - 2):  # the call's line, or a one-line comment just above it
         if 0 <= k < len(lines):
             found = re.search(r"//.*\b(BT-DEV-\d{3})\b", lines[k])
@@ -1162,15 +1170,11 @@ def template_comma_at(site: str) -> bool:
     argument lists (`Lanes<S, N>`); the compliance kit's own test
     (tools/burtorch-compliance, template_comma) tells them from comma
     operators, so the gate and the kit set aside the same reports."""
-    m = re.match(r"^(.*?):(\d+):(\d+)", site)
-    if not m:
+    at = site_source(site)
+    if at is None:
         return False
-    path = ROOT / m.group(1)
-    if not path.exists():
-        return False
-    lines = path.read_text(errors="replace").splitlines()
-    n = int(m.group(2))
-    return 0 < n <= len(lines) and kit_template_comma()(lines[n - 1], int(m.group(3)))
+    lines, n, col = at
+    return 0 < n <= len(lines) and kit_template_comma()(lines[n - 1], col)
 
 
 _KIT_TEMPLATE_COMMA = None

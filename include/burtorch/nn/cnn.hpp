@@ -146,13 +146,8 @@ class SmallCnn {
     pool_.options = pool_options(c);
     const bool ok = conv1_.create(tape, conv1_options(c), rng) && conv2_.create(tape, conv2_options(c), rng) &&
                     head_.create(tape, head_options(c), rng);
-    const View first = conv1_.params();
-    const View last = head_.params();
-    if (!ok || ((static_cast<std::size_t>(last.first) + last.count) != (first.first + parameters(c)))) {
-      return false;
-    }
-    params_ = View{first.first, static_cast<Index>(parameters(c))};
-    return true;
+    params_ = model_params(ok, conv1_.params(), head_.params(), parameters(c));
+    return params_.count != 0U;
   }
 
   /// Every parameter (kNoView before a successful create()).

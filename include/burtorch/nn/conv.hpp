@@ -251,6 +251,33 @@ inline bool has_room(const Tape<T>& tape, std::uint64_t leaves, std::uint64_t in
          (slots <= (tape.slot_capacity() - tape.slots_used()));
 }
 
+/// The output positions of a convolution, checked by its caller: records
+/// `zero_width` zero leaves (the padding's), then for each output position,
+/// row by row, its window's view list over x and the zeros and
+/// position(window), which records that position's outputs (a matvec) and
+/// returns them. Returns the first output node.
+template <class T, class Position>
+Index conv_positions(Tape<T>& tape, const ConvGeometry& g, std::uint64_t zero_width, View x,
+                     Position position) noexcept {
+  View zeros = kNoView;
+  if (zero_width != 0U) {
+    zeros = tape.record_view(static_cast<Index>(zero_width), [&tape](Index /*k*/) noexcept { return tape.leaf(T(0)); });
+  }
+  View runs[kMaxWindowRuns];
+  Index first = kNoIndex;
+  const Index rows = out_rows(g);
+  const Index cols = out_cols(g);
+  for (Index r = 0U; r < rows; ++r) {
+    for (Index c = 0U; c < cols; ++c) {
+      ViewSink sink{runs, 0U, zeros.first, x.first};
+      conv_window(g, r, c, sink);
+      const View y = position(tape.view_list(runs, sink.count));
+      first = (first == kNoIndex) ? y.first : first;
+    }
+  }
+  return first;
+}
+
 /// A convolution's forward pass over the channels-last input x of geometry
 /// g (see the file comment). Checks everything before recording anything:
 /// an uncreated layer, an input of another width, a geometry without
@@ -284,23 +311,9 @@ View conv_forward(Tape<T>& tape, const ConvGeometry& g, Index weight, Index out_
     static_cast<void>(tape.report(Status::kCapacityExceeded));
     return kNoView;
   }
-  View zeros = kNoView;
-  if (p.zero_width != 0U) {
-    zeros = tape.record_view(static_cast<Index>(p.zero_width),
-                             [&tape](Index /*k*/) noexcept { return tape.leaf(T(0)); });
-  }
-  View runs[kMaxWindowRuns];
-  Index first = kNoIndex;
-  const Index rows = out_rows(g);
-  const Index cols = out_cols(g);
-  for (Index r = 0U; r < rows; ++r) {
-    for (Index c = 0U; c < cols; ++c) {
-      ViewSink sink{runs, 0U, zeros.first, x.first};
-      conv_window(g, r, c, sink);
-      const View y = tape.matvec(weight, out_channels, tape.view_list(runs, sink.count), bias);
-      first = (first == kNoIndex) ? y.first : first;
-    }
-  }
+  const Index first = conv_positions(tape, g, p.zero_width, x, [&](ViewList window) noexcept {
+    return tape.matvec(weight, out_channels, window, bias);
+  });
   if (tape.status() != Status::kOk) {
     return kNoView;
   }

@@ -64,20 +64,21 @@ inline bool frozen_conv_valid(const ConvGeometry& g, Index out_channels, const F
 }
 
 /// A frozen convolution's forward pass over the channels-last input x of
-/// geometry g: conv_forward's windows and checks, each position one
-/// matvec_frozen. Everything is checked before anything is recorded:
-/// arrays that do not describe the layer (see frozen_conv_valid), an input
+/// geometry g to out_channels channels: conv_forward's windows and checks,
+/// each position one matvec_frozen. Everything is checked before anything
+/// is recorded: arrays that do not describe the layer (see
+/// frozen_conv_valid; also weights of another row count than
+/// out_channels), an input
 /// of another width, a geometry without windows or with windows of more
 /// than kMaxWindowRuns runs give kInvalidArgument; an input not recorded
 /// kInvalidHandle; too little room kCapacityExceeded. Returns the outputs
 /// (kNoView on error).
 template <class T>
 View frozen_conv_forward(Tape<T>& tape, const ConvGeometry& g, const FrozenMatrix& w, const FrozenVector& bias,
-                         Activation act, View x) noexcept {
+                         Index out_channels, Activation act, View x) noexcept {
   if (tape.status() != Status::kOk) {
     return kNoView;
   }
-  const Index out_channels = w.rows;
   const WindowPlan p = plan_windows(g);
   const std::uint64_t outputs = capped_product(p.windows, out_channels);
   if (!frozen_conv_valid(g, out_channels, w, bias) || (p.windows == 0U) || (p.max_runs > kMaxWindowRuns) ||
@@ -95,24 +96,10 @@ View frozen_conv_forward(Tape<T>& tape, const ConvGeometry& g, const FrozenMatri
     static_cast<void>(tape.report(Status::kCapacityExceeded));
     return kNoView;
   }
-  View zeros = kNoView;
-  if (p.zero_width != 0U) {
-    zeros = tape.record_view(static_cast<Index>(p.zero_width),
-                             [&tape](Index /*k*/) noexcept { return tape.leaf(T(0)); });
-  }
   const FrozenVector* b = (bias.size != 0U) ? &bias : nullptr;
-  View runs[kMaxWindowRuns];
-  Index first = kNoIndex;
-  const Index rows = out_rows(g);
-  const Index cols = out_cols(g);
-  for (Index r = 0U; r < rows; ++r) {
-    for (Index c = 0U; c < cols; ++c) {
-      ViewSink sink{runs, 0U, zeros.first, x.first};
-      conv_window(g, r, c, sink);
-      const View y = tape.matvec_frozen(w, tape.view_list(runs, sink.count), b);
-      first = (first == kNoIndex) ? y.first : first;
-    }
-  }
+  const Index first = conv_positions(tape, g, p.zero_width, x, [&](ViewList window) noexcept {
+    return tape.matvec_frozen(w, window, b);
+  });
   if (tape.status() != Status::kOk) {
     return kNoView;
   }
@@ -151,11 +138,7 @@ struct FrozenConv1d {
   /// detail::frozen_conv_forward (kInvalidArgument also when the arrays'
   /// sizes are not the options' or out_channels differs from weight.rows).
   View forward(Tape<T>& tape, View x, Index length) const noexcept {
-    if (options.out_channels != weight.rows) {
-      static_cast<void>(tape.report(Status::kInvalidArgument));
-      return kNoView;
-    }
-    return detail::frozen_conv_forward(tape, Conv1d<T>::geometry(options, length), weight, bias, options.act, x);
+    return detail::frozen_conv_forward(tape, Conv1d<T>::geometry(options, length), weight, bias, options.out_channels, options.act, x);
   }
 };
 
@@ -182,11 +165,7 @@ struct FrozenConv2d {
   /// nodes); returns output_size() positions of out_channels. Errors as
   /// FrozenConv1d::forward.
   View forward(Tape<T>& tape, View x, Size2d in) const noexcept {
-    if (options.out_channels != weight.rows) {
-      static_cast<void>(tape.report(Status::kInvalidArgument));
-      return kNoView;
-    }
-    return detail::frozen_conv_forward(tape, Conv2d<T>::geometry(options, in), weight, bias, options.act, x);
+    return detail::frozen_conv_forward(tape, Conv2d<T>::geometry(options, in), weight, bias, options.out_channels, options.act, x);
   }
 };
 

@@ -528,13 +528,25 @@ struct CausalSelfAttention {
     return (wq != kNoIndex) ? View{wq, (4U * width * width) + width} : kNoView;
   }
 
+  /// The head size of a forward pass over `steps` positions; 0 after
+  /// kInvalidArgument on the tape if create() never ran (or failed: heads 0,
+  /// no division by it) or steps or the sizes are out of range.
+  template <class S>
+  Index head_size(Tape<S>& tape, Index steps) const noexcept {
+    const Index hs = (heads != 0U) ? (width / heads) : 0U;
+    if ((heads == 0U) || (hs == 0U) || (steps == 0U) || (steps > kMaxSteps) || (hs > kMaxHeadSize) ||
+        (heads > kMaxHeads)) {
+      static_cast<void>(tape.report(Status::kInvalidArgument));
+      return 0U;
+    }
+    return hs;
+  }
+
   /// x[0..steps): views of `width` nodes; out[0..steps) receives the outputs.
   // NOLINTNEXTLINE(readability-function-cognitive-complexity): attention's loops, kept in one place
   bool forward(Tape<T>& tape, const View* x, Index steps, View* out) const noexcept {
-    // heads == 0: create() never ran (or failed); no division by it.
-    const Index hs = (heads != 0U) ? (width / heads) : 0U;
-    if ((heads == 0U) || (steps == 0U) || (steps > kMaxSteps) || (hs > kMaxHeadSize) || (heads > kMaxHeads)) {
-      static_cast<void>(tape.report(Status::kInvalidArgument));
+    const Index hs = head_size(tape, steps);
+    if (hs == 0U) {
       return false;
     }
     ViewList lists[kMaxSteps];
@@ -616,9 +628,8 @@ struct CausalSelfAttention {
   // NOLINTNEXTLINE(readability-function-cognitive-complexity): attention's loops, kept in one place
   bool forward(Tape<Lanes<T, N>>& tape, const SharedParams<T>& p, const View* x, Index steps, View* out) const noexcept {
     using U = Lanes<T, N>;
-    const Index hs = (heads != 0U) ? (width / heads) : 0U;
-    if ((heads == 0U) || (steps == 0U) || (steps > kMaxSteps) || (hs > kMaxHeadSize) || (heads > kMaxHeads)) {
-      static_cast<void>(tape.report(Status::kInvalidArgument));
+    const Index hs = head_size(tape, steps);
+    if (hs == 0U) {
       return false;
     }
     ViewList lists[kMaxSteps];

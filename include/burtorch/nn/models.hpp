@@ -135,6 +135,16 @@ constexpr LanePlan make_lane_plan(std::size_t parameters, std::size_t sample_nod
                               (slots <= (kTooLarge - kMaskSlots)) ? (slots + kMaskSlots) : kTooLarge, optimizer);
 }
 
+/// A model's parameters after its layers' create() calls: the run from the
+/// first layer's first parameter to the last layer's last, if every create()
+/// succeeded (ok) and that run holds exactly `count` parameters (the layers
+/// one after another on the tape); kNoView otherwise.
+inline View model_params(bool ok, View first, View last, std::size_t count) noexcept {
+  const bool contiguous = ok && (count != 0U) && (count < kNoIndex) &&
+                          ((static_cast<std::size_t>(last.first) + last.count) == (first.first + count));
+  return contiguous ? View{first.first, static_cast<Index>(count)} : kNoView;
+}
+
 // ---------------------------------------------------------------------------
 /// Sizes of a MakemoreMlp (the paper's defaults).
 struct MlpConfig {
@@ -223,13 +233,8 @@ class MakemoreMlp {
                     hidden_.create(tape, hidden_options(c), rng) && output_.create(tape, output_options(c), rng);
     // The layers' parameters must form one run, from the first layer's to
     // the end of the last one's.
-    const View first = embedding_.params();
-    const View last = output_.params();
-    if (!ok || ((static_cast<std::size_t>(last.first) + last.count) != (first.first + parameters(c)))) {
-      return false;
-    }
-    params_ = View{first.first, static_cast<Index>(parameters(c))};
-    return true;
+    params_ = model_params(ok, embedding_.params(), output_.params(), parameters(c));
+    return params_.count != 0U;
   }
 
   /// The parameters on the tape, in the order of the file comment (kNoView
@@ -469,13 +474,8 @@ class Gpt {
     }
     ok = ok && final_norm_.create(tape, norm_options(c, BURTORCH_NAME("lnf.g"), BURTORCH_NAME("lnf.b")), rng) &&
          head_.create(tape, head_options(c), rng);
-    const View first = token_.params();
-    const View last = head_.params();
-    if (!ok || ((static_cast<std::size_t>(last.first) + last.count) != (first.first + parameters(c)))) {
-      return false;
-    }
-    params_ = View{first.first, static_cast<Index>(parameters(c))};
-    return true;
+    params_ = model_params(ok, token_.params(), head_.params(), parameters(c));
+    return params_.count != 0U;
   }
 
   /// The parameters on the tape, in the order of the file comment (kNoView
@@ -605,8 +605,11 @@ class Gpt {
   /// kept input, last first, and seeds its outputs with the gradients the
   /// later phases left in the next input's leaves (a root sum(y * g) gives
   /// each output y exactly g). Costs a second forward pass of every block. Lane l's loss goes to
-  /// losses->lane[l]; the gradients are added to p.grads. False on error
-  /// (the tape's status says why); the caller rewinds the tape.
+  /// losses->lane[l]; the gradients are added to p.grads. False on error,
+  /// the tape's status says why (a model create() did not build, null
+  /// arrays, steps 0 or past the block: kInvalidArgument before anything is
+  /// recorded; a lane tape too small: kCapacityExceeded); the caller rewinds
+  /// the tape.
   template <std::size_t N>
   bool lane_sweep(Tape<Lanes<T, N>>& tape, const SharedParams<T>& p, const std::uint8_t* const* tokens,
                   const std::uint8_t* const* targets, Index steps, const Lanes<T, N>& mask,
@@ -619,8 +622,13 @@ class Gpt {
     const Index span = steps * config_.width;  // one half's input, position after position
     const Index halves = 2U * config_.layers;
     // The kept inputs: leaves first, so no backward sweep passes over them.
+    const std::uint64_t leaves = (static_cast<std::uint64_t>(halves) + 1U) * span;
+    if (leaves > (tape.capacity() - tape.size())) {
+      static_cast<void>(tape.report(Status::kCapacityExceeded));
+      return false;
+    }
     const Index kept = static_cast<Index>(tape.size());
-    for (Index i = 0U; i < ((halves + 1U) * span); ++i) {
+    for (std::uint64_t i = 0U; i < leaves; ++i) {
       static_cast<void>(tape.leaf(U(T(0))));
     }
     if (tape.status() != Status::kOk) {
@@ -711,7 +719,9 @@ class Gpt {
   template <class U>
   bool lane_arguments(Tape<U>& tape, const std::uint8_t* const* tokens, const std::uint8_t* const* targets,
                       Index steps) const noexcept {
-    if ((tokens == nullptr) || (targets == nullptr) || (steps == 0U) || (steps > config_.block)) {
+    // params_ is empty until create() succeeded (config_ may then hold sizes it refused).
+    if ((params_.count == 0U) || (tokens == nullptr) || (targets == nullptr) || (steps == 0U) ||
+        (steps > config_.block)) {
       static_cast<void>(tape.report(Status::kInvalidArgument));
       return false;
     }
@@ -999,6 +1009,16 @@ bool lane_sum(Tape<T>& tape, View params, Tape<Lanes<T, N>>& lanes, std::size_t 
   };
   return lane_sweeps(tape, params, lanes, count, sweep, total);
 }
+/// The mean loss after a lane batch's sums, its gradients divided by count
+/// (lane_batch, lane_batch_sweeps without an optimizer).
+template <class T>
+T lane_mean(Tape<T>& tape, View params, std::size_t count, bool summed, T total) noexcept {
+  if (!summed) {
+    return std::numeric_limits<T>::quiet_NaN();
+  }
+  scale_gradients(tape.grads() + params.first, params.count, T(1) / static_cast<T>(count));
+  return total / static_cast<T>(count);
+}
 /// The mean loss and the step after a lane batch's sums (lane_batch with
 /// an optimizer, lane_batch_sweeps).
 template <class T>
@@ -1036,11 +1056,8 @@ template <class T, std::size_t N, class SampleLoss>
 T lane_batch(Tape<T>& tape, View params, Tape<Lanes<T, N>>& lanes, std::size_t count,
              SampleLoss&& sample_loss) noexcept {
   T total = T(0);
-  if (!detail::lane_sum(tape, params, lanes, count, sample_loss, &total)) {
-    return std::numeric_limits<T>::quiet_NaN();
-  }
-  scale_gradients(tape.grads() + params.first, params.count, T(1) / static_cast<T>(count));
-  return total / static_cast<T>(count);
+  const bool summed = detail::lane_sum(tape, params, lanes, count, sample_loss, &total);
+  return detail::lane_mean(tape, params, count, summed, total);
 }
 
 /// lane_batch() and the optimizer step after it, the batch's 1/count folded
@@ -1080,11 +1097,8 @@ T lane_batch_sweeps(Tape<T>& tape, View params, Tape<Lanes<T, N>>& lanes, std::s
 template <class T, std::size_t N, class Sweep>
 T lane_batch_sweeps(Tape<T>& tape, View params, Tape<Lanes<T, N>>& lanes, std::size_t count, Sweep&& sweep) noexcept {
   T total = T(0);
-  if (!detail::lane_sweeps(tape, params, lanes, count, sweep, &total)) {
-    return std::numeric_limits<T>::quiet_NaN();
-  }
-  scale_gradients(tape.grads() + params.first, params.count, T(1) / static_cast<T>(count));
-  return total / static_cast<T>(count);
+  const bool summed = detail::lane_sweeps(tape, params, lanes, count, sweep, &total);
+  return detail::lane_mean(tape, params, count, summed, total);
 }
 
 }  // namespace nn
