@@ -63,10 +63,10 @@ std::vector<float> g_b1(kHidden);
 std::vector<float> g_b2(kHidden);
 
 bt::Value<float> sample_loss(bt::Tape<float>& tape, const Model& m, const float* x, bt::Index label) {
-  const bt::View in = tape.record_view(kIn, [&](bt::Index k) noexcept { return tape.leaf(x[k]); });
+  const bt::View in = bt::record_view(tape, kIn, [&](bt::Index k) noexcept { return tape.leaf(x[k]); });
   const bt::View h = m.flash ? m.f2.forward(tape, m.f1.forward(tape, in)) : m.l2.forward(tape, m.l1.forward(tape, in));
   if (m.stop) {
-    tape.stop_gradient();
+    bt::stop_gradient(tape);
   }
   return nn::cross_entropy(tape, m.head.forward(tape, h), label);
 }

@@ -65,24 +65,24 @@ void record_once(bool tiny_graph) {
   const bt::Mark start = g_tape.mark();
   if (tiny_graph) {
     g_tiny_rec = examples::tiny_graph(g_tape, 1.0, 1.0);
-    g_replay = g_tape.replayable(start, g_tiny_rec.g);
+    g_replay = bt::replayable(g_tape, start, g_tiny_rec.g);
   } else {
     g_small_rec = examples::small_graph(g_tape, 1.0, 1.0);
-    g_replay = g_tape.replayable(start, g_small_rec.g);
+    g_replay = bt::replayable(g_tape, start, g_small_rec.g);
   }
 }
 
 __attribute__((flatten)) double tiny_replay() {
-  static_cast<void>(g_tape.set(g_tiny_rec.a, -41.0));
-  static_cast<void>(g_tape.set(g_tiny_rec.b, 2.0));
-  static_cast<void>(g_tape.replay(g_replay));
+  static_cast<void>(bt::set_value(g_tape, g_tiny_rec.a, -41.0));
+  static_cast<void>(bt::set_value(g_tape, g_tiny_rec.b, 2.0));
+  static_cast<void>(bt::replay(g_tape, g_replay));
   return g_tiny_rec.a.grad();  // replay cleared the recording's gradients, its leaves' too
 }
 
 __attribute__((flatten)) double small_replay() {
-  static_cast<void>(g_tape.set(g_small_rec.a, -4.0));
-  static_cast<void>(g_tape.set(g_small_rec.b, 2.0));
-  static_cast<void>(g_tape.replay(g_replay));
+  static_cast<void>(bt::set_value(g_tape, g_small_rec.a, -4.0));
+  static_cast<void>(bt::set_value(g_tape, g_small_rec.b, 2.0));
+  static_cast<void>(bt::replay(g_tape, g_replay));
   return g_small_rec.a.grad();
 }
 
@@ -238,7 +238,7 @@ int main(int argc, char** argv) {
   if (want_small) {
     s = measure(runs, small_iterations, forward_only ? small_forward : small);
     small_nodes = (static_cast<void>(examples::small_graph(g_tape, 1.0, 2.0)), g_tape.size());
-    small_slots = g_tape.slots_used();
+    small_slots = g_tape.usage().slots;
     g_tape.reset();
   }
   // Bytes per node: values, grads, op, two argument indices (+ name pointer).

@@ -114,9 +114,9 @@ constexpr std::uint32_t kForeign = bit(Status::kForeignValue);
 constexpr std::uint32_t kInvHandle = bit(Status::kInvalidHandle);
 constexpr std::uint32_t kInvArg = bit(Status::kInvalidArgument);
 constexpr std::uint32_t kEmpty = bit(Status::kEmptyHandle);
-constexpr Index kMarkLevels = bt::Tape<float>::kMarkLevels;
-constexpr std::size_t kTooLarge = bt::Tape<float>::kTooLarge;
-static_assert(bt::Tape<double>::kTooLarge == kTooLarge, "one sentinel");
+constexpr Index kMarkLevels = bt::kMarkLevels;
+constexpr std::size_t kTooLarge = bt::kTooLarge;
+static_assert(bt::kTooLarge == kTooLarge, "one sentinel");
 
 // --- input ----------------------------------------------------------------------
 struct Input {
@@ -221,11 +221,11 @@ template <class T>
 const char* decode(const bt::Tape<T>& tape, Index i, Node* out) {
   Node& n = *out;
   n = Node();
-  n.op = tape.op(i);
-  n.name = tape.name(i);
-  const Index a = tape.arg_a(i);
-  const Index b = tape.arg_b(i);
-  auto slot = [&tape](Index k) { return tape.slot(k); };
+  n.op = bt::node_op(tape, i);
+  n.name = bt::param_name(tape, i);
+  const Index a = bt::node_operands(tape, i).a;
+  const Index b = bt::node_operands(tape, i).b;
+  auto slot = [&tape](Index k) { return bt::slot_at(tape, k); };
   auto run = [i](Index* list, Index* count, Index first, Index len) -> const char* {
     if ((first >= i) || (len > (i - first))) {
       return "operand run not older than the node";
@@ -255,7 +255,7 @@ const char* decode(const bt::Tape<T>& tape, Index i, Node* out) {
     n.kind = Kind::kUnary;
     n.a = a;
     if ((n.op == Op::kMulConst) || (n.op == Op::kDivConst)) {
-      n.c = static_cast<Wide>(tape.constant(i));
+      n.c = static_cast<Wide>(bt::node_constant(tape, i));
       n.has_c = true;
     }
     return older(a) ? nullptr : "unary operand not older than the node";
@@ -628,9 +628,9 @@ void check_value(const bt::Tape<T>& tape, Index i, const Node& n) {
                      (k < n.nw) ? static_cast<double>(tape.value(n.ws[k])) : 0.0, n.xs[k],
                      static_cast<double>(tape.value(n.xs[k])));
       }
-      std::fprintf(stderr, "  bias %u a %u b %u; slots:", n.bias, tape.arg_a(i), tape.arg_b(i));
-      for (Index k = 0U; k < tape.slots_used(); ++k) {
-        std::fprintf(stderr, " %u", tape.slot(k));
+      std::fprintf(stderr, "  bias %u a %u b %u; slots:", n.bias, bt::node_operands(tape, i).a, bt::node_operands(tape, i).b);
+      for (Index k = 0U; k < tape.usage().slots; ++k) {
+        std::fprintf(stderr, " %u", bt::slot_at(tape, k));
       }
       std::fprintf(stderr, "\n");
     }
@@ -901,13 +901,13 @@ struct Driver {
     for (Index i = 0U; i < kMaxNodes; ++i) {
       sd.gen[i] = 0U;
     }
-    if ((sd.tape->status() != sd.status) || (sd.tape->capacity() != sd.nodes) ||
-        (sd.tape->slot_capacity() != sd.slots) || (sd.tape->param_capacity() != sd.params)) {
+    if ((sd.tape->status() != sd.status) || (*sd.tape.usage().node_capacity != sd.nodes) ||
+        (sd.tape->usage().slot_capacity != sd.slots) || (sd.tape->usage().params != sd.params)) {
       broken("constructor", "tape %d (nodes %u slots %u params %u, %zu bytes at offset %zu, required %zu): status %s "
              "capacity %zu/%zu/%zu",
              s, b0 % (kMaxNodes + 1U), b1 % (kMaxSlots + 1U), sd.params, bytes, offset, required,
-             bt::status_name(sd.tape->status()), sd.tape->capacity(), sd.tape->slot_capacity(),
-             sd.tape->param_capacity());
+             bt::status_name(sd.tape->status()), *sd.tape.usage().node_capacity, sd.tape->usage().slot_capacity,
+             sd.tape->usage().params);
     }
     g_mem[s].check(s, "construction");
   }
@@ -962,7 +962,7 @@ struct Driver {
       }
       const Value<T> x = t.leaf(T(2));
       static_cast<void>(bt::exp(x) + x);
-    } else if (t.leaf(T(1)).valid() || (t.capacity() != 0U)) {
+    } else if (t.leaf(T(1)).valid() || (t.usage().node_capacity != 0U)) {
       broken("layout", "a refused tape records");
     }
     g_mem[2].check(2, call);
@@ -977,11 +977,11 @@ struct Driver {
       broken("status", "tape %d after %s: status %s, expected %s", s, call, bt::status_name(t.status()),
              bt::status_name(sd.status));
     }
-    if ((t.size() != sd.size) || (t.slots_used() != sd.slots_used)) {
-      broken("size", "tape %d after %s: size %zu slots %zu, expected %u and %u", s, call, t.size(), t.slots_used(),
+    if ((t.size() != sd.size) || (t.usage().slots != sd.slots_used)) {
+      broken("size", "tape %d after %s: size %zu slots %zu, expected %u and %u", s, call, t.size(), t.usage().slots,
              sd.size, sd.slots_used);
     }
-    if ((t.capacity() != sd.nodes) || (t.slot_capacity() != sd.slots)) {
+    if ((t.usage().node_capacity != sd.nodes) || (t.usage().slot_capacity != sd.slots)) {
       broken("size", "tape %d after %s: capacity changed", s, call);
     }
     for (Index i = 0U; i < sd.size; ++i) {
@@ -1006,7 +1006,7 @@ struct Driver {
       }
       if (why != nullptr) {
         broken("structure", "tape %d after %s: node %u (op %u) reads back wrong: %s", s, call, i,
-               static_cast<unsigned>(sd.tape->op(i)), why);
+               static_cast<unsigned>(bt::node_op(*sd.tape, i)), why);
       }
     }
   }
@@ -1116,7 +1116,7 @@ struct Driver {
     }
     if (why != nullptr) {
       broken("structure", "tape %d, %s: new node %u (op %u) reads back wrong: %s", s, call, i,
-             static_cast<unsigned>(sd.tape->op(i)), why);
+             static_cast<unsigned>(bt::node_op(*sd.tape, i)), why);
     }
     sd.shadow[i] = trust_tape ? got : want;
     check_value(*sd.tape, i, trust_tape ? got : want);
@@ -1167,9 +1167,9 @@ struct Driver {
       broken("status", "tape %d, %s: succeeded though it must fail (allowed mask %#x)", s, call, o.allowed);
     }
     if ((result.tape() != &t) || (result.index() != sd.size) || (t.size() != (sd.size + count)) ||
-        (t.slots_used() != (sd.slots_used + slots))) {
+        (t.usage().slots != (sd.slots_used + slots))) {
       broken("size", "tape %d, %s: result %u, size %zu slots %zu; expected result %u, size %u slots %u", s, call,
-             result.index(), t.size(), t.slots_used(), sd.size, sd.size + count, sd.slots_used + slots);
+             result.index(), t.size(), t.usage().slots, sd.size, sd.size + count, sd.slots_used + slots);
     }
     sd.slots_used += slots;
     for (Index k = 0U; k < count; ++k) {
@@ -1410,7 +1410,7 @@ struct Driver {
     call = direct ? "Tape::reduce" : "reduce_*";
     Value<T> r;
     if (direct) {
-      r = side[home].tape->reduce(op, list, count);
+      r = side[home].bt::reduce(*tape, op, list, count);
     } else {
       switch (f % 9U) {
         case 0U: r = bt::reduce_sum(vs, n); break;
@@ -1472,9 +1472,9 @@ struct Driver {
       const Status status_before = side[s].status;
       static_cast<void>(status_before);
       if ((side[s].tape->size() != (before_size + (r.mean_squares.valid() ? 2U : 1U))) ||
-          (side[s].tape->slots_used() !=
+          (side[s].tape->usage().slots !=
            (before_slots + ((range ? 0U : n) * (r.mean_squares.valid() ? 2U : 1U))))) {
-        broken("size", "tape %d, %s: size %zu slots %zu", s, call, side[s].tape->size(), side[s].tape->slots_used());
+        broken("size", "tape %d, %s: size %zu slots %zu", s, call, side[s].tape->size(), side[s].tape->usage().slots);
       }
       side[s].slots_used += range ? 0U : n;
       add_node(s, want[0], false);
@@ -1554,7 +1554,7 @@ struct Driver {
     call = direct ? "Tape::dot" : (with_bias ? "inner_product_with_bias" : "inner_product");
     Value<T> r;
     if (direct) {
-      r = side[home].tape->dot(wp, xp, n, with_bias ? &bias.v : nullptr);
+      r = side[home].bt::inner_product(*tape, wp, xp, n, with_bias ? &bias.v : nullptr);
     } else if (with_bias) {
       r = bt::inner_product_with_bias(wv, xv, n, bias.v);
     } else {
@@ -1598,7 +1598,7 @@ struct Driver {
       capacity(&o, s, 1U, range ? 0U : n);
     }
     call = direct ? "Tape::reduce(kLogSumExpR)" : "log_sum_exp";
-    const Value<T> r = direct ? side[home].tape->reduce(Op::kLogSumExpR, list, n) : bt::log_sum_exp(vs, n);
+    const Value<T> r = direct ? side[home].bt::reduce(*tape, Op::kLogSumExpR, list, n) : bt::log_sum_exp(vs, n);
     settle(s, o, r, 1U, range ? 0U : n, &want);
   }
 
@@ -1643,7 +1643,7 @@ struct Driver {
     }
     call = "Tape::view_list";
     Side& sd = side[s];
-    const bt::ViewList list = sd.tape->view_list(pp, count);
+    const bt::ViewList list = bt::view_list(*sd.tape, pp, count);
     const bool failed = list.slot == kNo;
     if (sd.status != Status::kOk || o.certain) {
       if (!failed) {
@@ -1703,9 +1703,9 @@ struct Driver {
   // (view_list() never stores one; a made-up, stale or foreign list may).
   bool zero_run(int s, bt::ViewList list) const {
     const bt::Tape<T>& t = *side[s].tape;
-    const Index runs = (t.slot(list.slot) == kNo) ? kNo : (t.slot(list.slot) & ~bt::detail::kListOfInputs);
+    const Index runs = (bt::slot_at(t, list.slot) == kNo) ? kNo : (bt::slot_at(t, list.slot) & ~bt::detail::kListOfInputs);
     for (Index r = 0U; (runs != kNo) && (r < runs) && (r < kMaxList); ++r) {
-      if (t.slot(list.slot + 2U + (2U * r)) == 0U) {
+      if (bt::slot_at(t, list.slot + 2U + (2U * r)) == 0U) {
         return true;
       }
     }
@@ -1770,7 +1770,7 @@ struct Driver {
     call = direct ? "Tape::dot_views" : (with_bias ? "inner_product_views_with_bias" : "inner_product_views");
     Value<T> r;
     if (direct) {
-      r = side[home].tape->dot_views(w_first, list, with_bias ? &bias.v : nullptr);
+      r = side[home].bt::inner_product(*tape, w_first, list, with_bias ? &bias.v : nullptr);
     } else if (with_bias) {
       r = bt::inner_product_views_with_bias(w.v, list, bias.v);
     } else {
@@ -1820,7 +1820,7 @@ struct Driver {
       n.bias = (bias_first == kNo) ? kNo : (bias_first + row);
     }
     call = "Tape::matvec";
-    const bt::View rv = side[s].tape->matvec(w_first, rows, list, bias_first);
+    const bt::View rv = side[s].bt::matvec(*tape, w_first, rows, list, bias_first);
     const Value<T> r(side[s].tape, rv.first);  // the first row; kNoView gives an invalid handle
     if ((rv.first != kNo) && (rv.count != rows)) {
       broken("view", "Tape::matvec returned %u nodes for %u rows", static_cast<unsigned>(rv.count), static_cast<unsigned>(rows));
@@ -1860,7 +1860,7 @@ struct Driver {
       }
       want[0].bias = with_bias ? bias.v.index() : kNo;
       call = "Tape::dot_ranges";
-      const Value<T> r = side[s].tape->dot_ranges(a, b, n, with_bias ? &bias.v : nullptr);
+      const Value<T> r = side[s].bt::inner_product(*tape, bt::View{a, n}, bt::View{b, n}, with_bias ? &bias.v : nullptr);
       settle(s, o, r, 1U, 3U, want);
     } else {  // scale_shift
       const Index c = index_arg(s, in.u8());
@@ -1879,7 +1879,7 @@ struct Driver {
         want[k].bias = c + k;
       }
       call = "Tape::scale_shift";
-      const bt::View rv = side[s].tape->scale_shift(a, b, c, n);
+      const bt::View rv = side[s].bt::scale_shift(*tape, a, b, c, n);
       const Value<T> r(side[s].tape, rv.first);  // the first output; kNoView gives an invalid handle
       if ((rv.first != kNo) && (rv.count != n)) {
         broken("view", "Tape::scale_shift returned %u nodes for %u", static_cast<unsigned>(rv.count), static_cast<unsigned>(n));
@@ -2037,7 +2037,7 @@ struct Driver {
     const Wide k_tol = (2048 + (64 * static_cast<Wide>(r))) * Limits<T>::eps;
     Partial parts[2U * kMaxList + 1U];
     for (Index i = r + 1U; i-- > 0U;) {
-      if (!reach[i] || (t.op(i) == Op::kLeaf)) {
+      if (!reach[i] || (bt::node_op(t, i) == Op::kLeaf)) {
         continue;
       }
       Node n;
@@ -2110,7 +2110,7 @@ struct Driver {
       unsure[i] = unsure[i] || !finite(adj[i]) || (mag[i] > Limits<T>::big_adj);
       const Wide got = static_cast<Wide>(t.grad(i));
       const Wide tol = (k_tol * mag[i]) + Limits<T>::tiny;
-      if (t.op(i) == Op::kLeaf) {
+      if (bt::node_op(t, i) == Op::kLeaf) {
         const Wide old = static_cast<Wide>(sd.grads[i]);
         if (!reach[i] || (mag[i] == 0 && !unsure[i])) {
           if (on(kFGradient) && !((got == old) || (std::isnan(got) && std::isnan(old)))) {
@@ -2136,12 +2136,12 @@ struct Driver {
       } else if (!reach[i]) {
         // (After backward from a leaf the library leaves interior gradients
         // of an earlier sweep in place: not compared then.)
-        if (on(kFGradient) && (t.op(r) != Op::kLeaf) && (got != 0)) {
+        if (on(kFGradient) && (bt::node_op(t, r) != Op::kLeaf) && (got != 0)) {
           broken("gradient", "tape %d, backward(%u): node %u the root does not reach has gradient %Lg", s, r, i, got);
         }
       } else if (!unsure[i] && on(kFGradient) && !(std::fabs(got - adj[i]) <= tol)) {
         broken("gradient", "tape %d, backward(%u): node %u (op %u) has gradient %.17Lg, expected %.17Lg (+- %Lg)", s,
-               r, i, static_cast<unsigned>(t.op(i)), got, adj[i], tol);
+               r, i, static_cast<unsigned>(bt::node_op(t, i)), got, adj[i], tol);
       }
     }
     for (Index i = 0U; i < sd.size; ++i) {

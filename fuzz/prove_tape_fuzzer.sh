@@ -69,9 +69,9 @@ prove() {
   fi
 }
 
-prove defect-stale-mark stale-mark include/burtorch/detail/tape_state.hpp \
+prove defect-stale-mark stale-mark include/burtorch/core/state.hpp \
   'if (generation_at(key) > m.generation) {' 'if (false) {'
-prove defect-zero-gradient gradient include/burtorch/detail/tape_backward.hpp \
+prove defect-zero-gradient gradient include/burtorch/core/sweep.hpp \
   'if (ScalarOps<T>::is_zero(g)) {' 'if (false) {'
 
 [ "$failures" -eq 0 ]

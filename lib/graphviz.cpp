@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "burtorch/graphviz.hpp"
 
+#include "burtorch/frozen.hpp"
+#include "burtorch/fused.hpp"
+#include "burtorch/inspect.hpp"
+
 namespace burtorch {
 namespace {
 
@@ -40,7 +44,7 @@ class Writer {
 template <class T>
 void operand_edges(Writer& out, const Tape<T>& tape, Index to, Index where, bool list, Index n) noexcept {
   for (Index k = 0U; k < n; ++k) {
-    out.edge(list ? tape.slot(where + k) : (where + k), to);
+    out.edge(list ? slot_at(tape, where + k) : (where + k), to);
   }
 }
 
@@ -59,7 +63,7 @@ Status write_graphviz(const Tape<T>& tape, Value<T> root, ByteSink sink) noexcep
   out.text("digraph burtorch {\n  rankdir=LR;\n  node [fontname=\"monospace\" fontsize=10];\n");
   const Index last = root.index();
   for (Index i = 0U; i <= last; ++i) {
-    const Op op = tape.op(i);
+    const Op op = node_op(tape, i);
     out.text("  n");
     out.index(i);
     out.text(" [shape=");
@@ -70,64 +74,65 @@ Status write_graphviz(const Tape<T>& tape, Value<T> root, ByteSink sink) noexcep
     out.text(" label=\"#");
     out.index(i);
     out.text(" ");
-    out.text(op_name(op));
-    if (op_kind(op) == OpKind::kConstant) {
+    const OpKind kind = node_kind(tape, i);
+    out.text(node_name(tape, i));
+    if (kind == OpKind::kConstant) {
       out.text(" ");
-      out.number(static_cast<double>(tape.constant(i)));
+      out.number(static_cast<double>(node_constant(tape, i)));
     }
     out.text("\\nvalue ");
     out.number(static_cast<double>(tape.value(i)));
     out.text("\\ngrad ");
     out.number(static_cast<double>(tape.grad(i)));
     out.text("\"];\n");
-    const Index a = tape.arg_a(i);
-    const Index b = tape.arg_b(i);
-    const OpKind kind = op_kind(op);
+    const Operands operands = node_operands(tape, i);
+    const Index a = operands.a;
+    const Index b = operands.b;
     if (kind == OpKind::kBinary) {
       out.edge(a, i);
       out.edge(b, i);
     } else if ((kind == OpKind::kUnary) || (kind == OpKind::kConstant)) {
       out.edge(a, i);
-    } else if ((kind == OpKind::kRangeReduce) || (kind == OpKind::kListReduce)) {
+    } else if ((kind == OpKind::kViewReduce) || (kind == OpKind::kListReduce)) {
       operand_edges(out, tape, i, a, kind == OpKind::kListReduce, b);
     } else if ((op == Op::kDotRR) || (op == Op::kDotRL) || (op == Op::kDotLL)) {
-      operand_edges(out, tape, i, tape.slot(a), op == Op::kDotLL, b);
-      operand_edges(out, tape, i, tape.slot(a + 1U), op != Op::kDotRR, b);
-      if (tape.slot(a + 2U) != kNoIndex) {
-        out.edge(tape.slot(a + 2U), i);
+      operand_edges(out, tape, i, slot_at(tape, a), op == Op::kDotLL, b);
+      operand_edges(out, tape, i, slot_at(tape, a + 1U), op != Op::kDotRR, b);
+      if (slot_at(tape, a + 2U) != kNoIndex) {
+        out.edge(slot_at(tape, a + 2U), i);
       }
     } else if (op == Op::kDotRV) {
-      operand_edges(out, tape, i, tape.slot(a), false, b);
-      const Index list = tape.slot(a + 1U);
-      const Index runs = (tape.slot(list) == kNoIndex) ? kNoIndex : (tape.slot(list) & ~detail::kListOfInputs);
+      operand_edges(out, tape, i, slot_at(tape, a), false, b);
+      const Index list = slot_at(tape, a + 1U);
+      const Index runs = (slot_at(tape, list) == kNoIndex) ? kNoIndex : (slot_at(tape, list) & ~detail::kListOfInputs);
       for (Index r = 0U; (runs != kNoIndex) && (r < runs); ++r) {
-        operand_edges(out, tape, i, tape.slot(list + 1U + (2U * r)), false, tape.slot(list + 2U + (2U * r)));
+        operand_edges(out, tape, i, slot_at(tape, list + 1U + (2U * r)), false, slot_at(tape, list + 2U + (2U * r)));
       }
-      if (tape.slot(a + 2U) != kNoIndex) {
-        out.edge(tape.slot(a + 2U), i);
+      if (slot_at(tape, a + 2U) != kNoIndex) {
+        out.edge(slot_at(tape, a + 2U), i);
       }
-    } else if ((op == Op::kMatRow) || (op == Op::kMatRowRelu) || (op == Op::kMatRowTanh) ||
-               (op == Op::kMatRowSigmoid)) {
-      const Index length = tape.slot(a + 3U);
-      operand_edges(out, tape, i, tape.slot(a) + (b * length), false, length);
-      const Index list = tape.slot(a + 1U);
-      const Index runs = (tape.slot(list) == kNoIndex) ? kNoIndex : (tape.slot(list) & ~detail::kListOfInputs);
+    } else if ((op == Op::kMatRow) || (op == FusedOps::op<rows::MatRowRelu>()) ||
+               (op == FusedOps::op<rows::MatRowTanh>()) || (op == FusedOps::op<rows::MatRowSigmoid>())) {
+      const Index length = slot_at(tape, a + 3U);
+      operand_edges(out, tape, i, slot_at(tape, a) + (b * length), false, length);
+      const Index list = slot_at(tape, a + 1U);
+      const Index runs = (slot_at(tape, list) == kNoIndex) ? kNoIndex : (slot_at(tape, list) & ~detail::kListOfInputs);
       for (Index r = 0U; (runs != kNoIndex) && (r < runs); ++r) {
-        operand_edges(out, tape, i, tape.slot(list + 1U + (2U * r)), false, tape.slot(list + 2U + (2U * r)));
+        operand_edges(out, tape, i, slot_at(tape, list + 1U + (2U * r)), false, slot_at(tape, list + 2U + (2U * r)));
       }
-      if (tape.slot(a + 2U) != kNoIndex) {
-        out.edge(tape.slot(a + 2U) + b, i);
+      if (slot_at(tape, a + 2U) != kNoIndex) {
+        out.edge(slot_at(tape, a + 2U) + b, i);
       }
     } else if (op == Op::kScaleShift) {
-      out.edge(tape.slot(a) + b, i);
-      out.edge(tape.slot(a + 1U) + b, i);
-      out.edge(tape.slot(a + 2U) + b, i);
-    } else if (op == Op::kMatRowFrozen) {
+      out.edge(slot_at(tape, a) + b, i);
+      out.edge(slot_at(tape, a + 1U) + b, i);
+      out.edge(slot_at(tape, a + 2U) + b, i);
+    } else if (op == FrozenOps::op<rows::MatRowFrozen>()) {
       // The weights are not on the tape: edges from the input's runs only.
-      const Index list = tape.slot(a);
-      const Index runs = (tape.slot(list) == kNoIndex) ? kNoIndex : (tape.slot(list) & ~detail::kListOfInputs);
+      const Index list = slot_at(tape, a);
+      const Index runs = (slot_at(tape, list) == kNoIndex) ? kNoIndex : (slot_at(tape, list) & ~detail::kListOfInputs);
       for (Index r = 0U; (runs != kNoIndex) && (r < runs); ++r) {
-        operand_edges(out, tape, i, tape.slot(list + 1U + (2U * r)), false, tape.slot(list + 2U + (2U * r)));
+        operand_edges(out, tape, i, slot_at(tape, list + 1U + (2U * r)), false, slot_at(tape, list + 2U + (2U * r)));
       }
     } else {
       // leaf: no incoming edges

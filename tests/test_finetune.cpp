@@ -101,10 +101,10 @@ struct Mlp {
 Mlp g_mlp;
 
 bt::View mlp_logits(bt::Tape<double>& tape, const Mlp& m, const Sample& s, bool stop) {
-  const bt::View x = tape.record_view(kIn, [&](bt::Index k) noexcept { return tape.leaf(s.x[k]); });
+  const bt::View x = bt::record_view(tape, kIn, [&](bt::Index k) noexcept { return tape.leaf(s.x[k]); });
   const bt::View h = m.l2.forward(tape, m.l1.forward(tape, x));
   if (stop) {
-    tape.stop_gradient();
+    bt::stop_gradient(tape);
   }
   return m.l3.forward(tape, h);
 }
@@ -235,9 +235,9 @@ bt::FixedTape<double, kTunePlan.nodes, kTunePlan.slots, kTunePlan.parameters> g_
 
 template <class T>
 bt::View tuned_logits(bt::Tape<T>& tape, const FrozenBody<T>& body, const nn::Linear<T>& head, const Sample& s) {
-  const bt::View x = tape.record_view(kIn, [&](bt::Index k) noexcept { return tape.leaf(static_cast<T>(s.x[k])); });
+  const bt::View x = bt::record_view(tape, kIn, [&](bt::Index k) noexcept { return tape.leaf(static_cast<T>(s.x[k])); });
   const bt::View h = body.l2.forward(tape, body.l1.forward(tape, x));
-  tape.stop_gradient();  // the backbone passes no gradient on
+  bt::stop_gradient(tape);  // the backbone passes no gradient on
   return head.forward(tape, h);
 }
 

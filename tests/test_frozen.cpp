@@ -465,23 +465,23 @@ void check_matvec_frozen(bt_test::Context& t, const char* name, double tol) {
       t.test_name = name;
       tape.reset();
       // x as two runs with a leaf between them: a view list of two runs.
-      const bt::View run0 = tape.record_view(kRun0, [&](bt::Index k) noexcept { return tape.leaf(static_cast<T>(x[k])); });
+      const bt::View run0 = bt::record_view(tape, kRun0, [&](bt::Index k) noexcept { return tape.leaf(static_cast<T>(x[k])); });
       const bt::Value<T> spacer = tape.leaf(T(9));
-      const bt::View run1 = tape.record_view(kCols - kRun0, [&](bt::Index k) noexcept {
+      const bt::View run1 = bt::record_view(tape, kCols - kRun0, [&](bt::Index k) noexcept {
         return tape.leaf(static_cast<T>(x[kRun0 + k]));
       });
       const bt::View parts[2] = {run0, run1};
-      const bt::ViewList list = tape.view_list(parts, 2U);
+      const bt::ViewList list = bt::view_list(tape, parts, 2U);
       const bt::FrozenMatrix m{weights_in(f), kRows, kCols};
       const bt::FrozenVector b = bias_for(f);
-      const std::size_t slots_before = tape.slots_used();
-      const bt::View y = tape.matvec_frozen(m, list, (with_bias != 0) ? &b : nullptr);
+      const std::size_t slots_before = tape.usage().slots;
+      const bt::View y = bt::matvec_frozen(tape, m, list, (with_bias != 0) ? &b : nullptr);
       BT_CHECK(t, (y.count == kRows) && (tape.status() == bt::Status::kOk));
-      BT_CHECK(t, tape.slots_used() == (slots_before + bt::Tape<T>::kFrozenSlots));
-      const bt::View terms = tape.record_view(kRows, [&](bt::Index o) noexcept {
+      BT_CHECK(t, tape.usage().slots == (slots_before + bt::kFrozenSlots));
+      const bt::View terms = bt::record_view(tape, kRows, [&](bt::Index o) noexcept {
         return bt::Value<T>(&tape, y.first + o) * static_cast<T>(c[o]);
       });
-      const bt::Value<T> loss = tape.reduce_range(bt::Op::kSumR, terms.first, terms.count);
+      const bt::Value<T> loss = bt::reduce(tape, bt::Op::kSumR, bt::View{terms.first, terms.count});
       BT_CHECK(t, tape.backward(loss) == bt::Status::kOk);
       for (bt::Index o = 0U; o < kRows; ++o) {
         double want = (with_bias != 0) ? ref_bias(f, o) : 0.0;
@@ -490,8 +490,8 @@ void check_matvec_frozen(bt_test::Context& t, const char* name, double tol) {
           want += ref_weight(f, (o * kCols) + k) * static_cast<double>(static_cast<T>(x[k]));
           size += std::fabs(ref_weight(f, (o * kCols) + k) * x[k]);
         }
-        BT_CHECK(t, tape.op(y.first + o) == bt::Op::kMatRowFrozen);
-        BT_CHECK(t, tape.arg_b(y.first + o) == o);
+        BT_CHECK(t, bt::node_op(tape, y.first + o) == bt::FrozenOps::op<bt::rows::MatRowFrozen>());
+        BT_CHECK(t, bt::node_operands(tape, y.first + o).b == o);
         BT_CHECK_CLOSE(t, static_cast<double>(tape.value(y.first + o)), want, 0.0, tol * size);
       }
       for (bt::Index k = 0U; k < kCols; ++k) {
@@ -520,8 +520,8 @@ void matvec_frozen_fp64(bt_test::Context& t) {
   static const std::uint16_t kSub[4] = {0x0001U, 0x03FFU, 0x8200U, 0x7BFFU};
   bt::Tape<double>& tape = g_tape64;
   tape.reset();
-  const bt::View x = tape.record_view(4U, [&](bt::Index k) noexcept { return tape.leaf(static_cast<double>(k + 1U)); });
-  const bt::View y = tape.matvec_frozen(bt::FrozenMatrix{bt::frozen_f16(kSub), 1U, 4U}, tape.view_list(&x, 1U), nullptr);
+  const bt::View x = bt::record_view(tape, 4U, [&](bt::Index k) noexcept { return tape.leaf(static_cast<double>(k + 1U)); });
+  const bt::View y = bt::matvec_frozen(tape, bt::FrozenMatrix{bt::frozen_f16(kSub), 1U, 4U}, bt::view_list(tape, &x, 1U), nullptr);
   BT_CHECK(t, y.count == 1U);
   const double want = (std::ldexp(1.0, -24) * 1.0) + (std::ldexp(1023.0, -24) * 2.0) - (std::ldexp(512.0, -24) * 3.0) +
                       (65504.0 * 4.0);
@@ -542,14 +542,14 @@ template <class Call>
 void expect_refused(bt_test::Context& t, bt::Status want, Call call) {
   bt::Tape<float>& tape = g_tape32;
   tape.reset();
-  const bt::View x = tape.record_view(3U, [&](bt::Index k) noexcept { return tape.leaf(static_cast<float>(k)); });
-  const bt::ViewList list = tape.view_list(&x, 1U);
+  const bt::View x = bt::record_view(tape, 3U, [&](bt::Index k) noexcept { return tape.leaf(static_cast<float>(k)); });
+  const bt::ViewList list = bt::view_list(tape, &x, 1U);
   const std::size_t nodes = tape.size();
-  const std::size_t slots = tape.slots_used();
+  const std::size_t slots = tape.usage().slots;
   const bt::View y = call(tape, list);
   BT_CHECK(t, (y.first == bt::kNoIndex) && (y.count == 0U));
   BT_CHECK(t, tape.status() == want);
-  BT_CHECK(t, (tape.size() == nodes) && (tape.slots_used() == slots));
+  BT_CHECK(t, (tape.size() == nodes) && (tape.usage().slots == slots));
 }
 
 void matvec_frozen_misuse(bt_test::Context& t) {
@@ -560,51 +560,51 @@ void matvec_frozen_misuse(bt_test::Context& t) {
   constexpr bt::Status kBad = bt::Status::kInvalidArgument;
   const bt::FrozenMatrix good{bt::frozen_f32(w), 2U, 3U};
   t.test_name = "misuse: null data";
-  expect_refused(t, kBad, [](TapeF& tape, bt::ViewList x) { return tape.matvec_frozen(bt::FrozenMatrix{bt::frozen_f16(nullptr), 2U, 3U}, x, nullptr); });
-  expect_refused(t, kBad, [](TapeF& tape, bt::ViewList x) { return tape.matvec_frozen(bt::FrozenMatrix{bt::FrozenArray{}, 2U, 3U}, x, nullptr); });
+  expect_refused(t, kBad, [](TapeF& tape, bt::ViewList x) { return bt::matvec_frozen(tape, bt::FrozenMatrix{bt::frozen_f16(nullptr), 2U, 3U}, x, nullptr); });
+  expect_refused(t, kBad, [](TapeF& tape, bt::ViewList x) { return bt::matvec_frozen(tape, bt::FrozenMatrix{bt::FrozenArray{}, 2U, 3U}, x, nullptr); });
   t.test_name = "misuse: zero rows or columns";
-  expect_refused(t, kBad, [](TapeF& tape, bt::ViewList x) { return tape.matvec_frozen(bt::FrozenMatrix{bt::frozen_f32(w), 0U, 3U}, x, nullptr); });
-  expect_refused(t, kBad, [](TapeF& tape, bt::ViewList x) { return tape.matvec_frozen(bt::FrozenMatrix{bt::frozen_f32(w), 2U, 0U}, x, nullptr); });
+  expect_refused(t, kBad, [](TapeF& tape, bt::ViewList x) { return bt::matvec_frozen(tape, bt::FrozenMatrix{bt::frozen_f32(w), 0U, 3U}, x, nullptr); });
+  expect_refused(t, kBad, [](TapeF& tape, bt::ViewList x) { return bt::matvec_frozen(tape, bt::FrozenMatrix{bt::frozen_f32(w), 2U, 0U}, x, nullptr); });
   t.test_name = "misuse: width";
-  expect_refused(t, kBad, [](TapeF& tape, bt::ViewList x) { return tape.matvec_frozen(bt::FrozenMatrix{bt::frozen_f32(w), 3U, 2U}, x, nullptr); });
-  expect_refused(t, kBad, [](TapeF& tape, bt::ViewList x) { return tape.matvec_frozen(bt::FrozenMatrix{bt::frozen_f32(w), 1U, 4U}, x, nullptr); });
+  expect_refused(t, kBad, [](TapeF& tape, bt::ViewList x) { return bt::matvec_frozen(tape, bt::FrozenMatrix{bt::frozen_f32(w), 3U, 2U}, x, nullptr); });
+  expect_refused(t, kBad, [](TapeF& tape, bt::ViewList x) { return bt::matvec_frozen(tape, bt::FrozenMatrix{bt::frozen_f32(w), 1U, 4U}, x, nullptr); });
   t.test_name = "misuse: rows * cols past an Index";
-  expect_refused(t, kBad, [](TapeF& tape, bt::ViewList x) { return tape.matvec_frozen(bt::FrozenMatrix{bt::frozen_f32(w), 0x60000000U, 3U}, x, nullptr); });
+  expect_refused(t, kBad, [](TapeF& tape, bt::ViewList x) { return bt::matvec_frozen(tape, bt::FrozenMatrix{bt::frozen_f32(w), 0x60000000U, 3U}, x, nullptr); });
   t.test_name = "misuse: unknown format";
   expect_refused(t, kBad, [](TapeF& tape, bt::ViewList x) {
     bt::FrozenArray a = bt::frozen_f32(w);
     a.format = static_cast<bt::WeightFormat>(7U);
-    return tape.matvec_frozen(bt::FrozenMatrix{a, 2U, 3U}, x, nullptr);
+    return bt::matvec_frozen(tape, bt::FrozenMatrix{a, 2U, 3U}, x, nullptr);
   });
   expect_refused(t, kBad, [](TapeF& tape, bt::ViewList x) {
     bt::FrozenArray a = bt::frozen_f32(w);
     a.format = bt::WeightFormat::kF16;  // its pointer (bits16) is null
-    return tape.matvec_frozen(bt::FrozenMatrix{a, 2U, 3U}, x, nullptr);
+    return bt::matvec_frozen(tape, bt::FrozenMatrix{a, 2U, 3U}, x, nullptr);
   });
   t.test_name = "misuse: int8 scale not finite";
   expect_refused(t, kBad, [](TapeF& tape, bt::ViewList x) {
-    return tape.matvec_frozen(bt::FrozenMatrix{bt::frozen_i8(q, std::numeric_limits<float>::infinity()), 2U, 3U}, x, nullptr);
+    return bt::matvec_frozen(tape, bt::FrozenMatrix{bt::frozen_i8(q, std::numeric_limits<float>::infinity()), 2U, 3U}, x, nullptr);
   });
   expect_refused(t, kBad, [](TapeF& tape, bt::ViewList x) {
-    return tape.matvec_frozen(bt::FrozenMatrix{bt::frozen_i8(q, std::numeric_limits<float>::quiet_NaN()), 2U, 3U}, x, nullptr);
+    return bt::matvec_frozen(tape, bt::FrozenMatrix{bt::frozen_i8(q, std::numeric_limits<float>::quiet_NaN()), 2U, 3U}, x, nullptr);
   });
   t.test_name = "misuse: bias";
   expect_refused(t, kBad, [&good](TapeF& tape, bt::ViewList x) {
     const bt::FrozenVector bias{bt::frozen_f32(b), 1U};  // 1 != 2 rows
-    return tape.matvec_frozen(good, x, &bias);
+    return bt::matvec_frozen(tape, good, x, &bias);
   });
   expect_refused(t, kBad, [&good](TapeF& tape, bt::ViewList x) {
     const bt::FrozenVector bias{bt::frozen_bf16(nullptr), 2U};
-    return tape.matvec_frozen(good, x, &bias);
+    return bt::matvec_frozen(tape, good, x, &bias);
   });
   t.test_name = "misuse: view list";
-  expect_refused(t, kBad, [&good](TapeF& tape, bt::ViewList /*x*/) { return tape.matvec_frozen(good, bt::ViewList{}, nullptr); });
+  expect_refused(t, kBad, [&good](TapeF& tape, bt::ViewList /*x*/) { return bt::matvec_frozen(tape, good, bt::ViewList{}, nullptr); });
   t.test_name = "misuse: the same call, well formed, records";
   bt::Tape<float>& tape = g_tape32;
   tape.reset();
-  const bt::View x = tape.record_view(3U, [&](bt::Index k) noexcept { return tape.leaf(static_cast<float>(k)); });
+  const bt::View x = bt::record_view(tape, 3U, [&](bt::Index k) noexcept { return tape.leaf(static_cast<float>(k)); });
   const bt::FrozenVector bias{bt::frozen_f32(b), 2U};
-  const bt::View y = tape.matvec_frozen(good, tape.view_list(&x, 1U), &bias);
+  const bt::View y = bt::matvec_frozen(tape, good, bt::view_list(tape, &x, 1U), &bias);
   // 0*1 + 1*2 + 2*3 + 0.5 = 8.5, 0*4 + 1*5 + 2*6 + 0.25 = 17.25.
   BT_CHECK(t, (y.count == 2U) && (tape.status() == bt::Status::kOk));
   BT_CHECK(t, (tape.value(y.first) == 8.5F) && (tape.value(y.first + 1U) == 17.25F));  // BT-DEV-004
@@ -615,28 +615,28 @@ void matvec_frozen_capacity(bt_test::Context& t) {
   static const float w[6] = {1.0F, 2.0F, 3.0F, 4.0F, 5.0F, 6.0F};
   const bt::FrozenMatrix m{bt::frozen_f32(w), 2U, 3U};
   constexpr std::size_t kListSlots = 3U;
-  constexpr std::size_t kSlots = kListSlots + bt::Tape<float>::kFrozenSlots;
+  constexpr std::size_t kSlots = kListSlots + bt::kFrozenSlots;
   {
     static bt::FixedTape<float, 5, kSlots> exact;
-    const bt::View x = exact.record_view(3U, [&](bt::Index k) noexcept { return exact.leaf(static_cast<float>(k)); });
-    BT_CHECK(t, exact.matvec_frozen(m, exact.view_list(&x, 1U), nullptr).count == 2U);
-    BT_CHECK(t, (exact.status() == bt::Status::kOk) && (exact.slots_used() == kSlots));
+    const bt::View x = bt::record_view(exact, 3U, [&](bt::Index k) noexcept { return exact.leaf(static_cast<float>(k)); });
+    BT_CHECK(t, bt::matvec_frozen(exact, m, bt::view_list(exact, &x, 1U), nullptr).count == 2U);
+    BT_CHECK(t, (exact.status() == bt::Status::kOk) && (exact.usage().slots == kSlots));
   }
   {
     static bt::FixedTape<float, 4, kSlots> short_nodes;
-    const bt::View x = short_nodes.record_view(3U, [&](bt::Index k) noexcept { return short_nodes.leaf(static_cast<float>(k)); });
-    const bt::ViewList list = short_nodes.view_list(&x, 1U);
-    BT_CHECK(t, short_nodes.matvec_frozen(m, list, nullptr).count == 0U);
+    const bt::View x = bt::record_view(short_nodes, 3U, [&](bt::Index k) noexcept { return short_nodes.leaf(static_cast<float>(k)); });
+    const bt::ViewList list = bt::view_list(short_nodes, &x, 1U);
+    BT_CHECK(t, bt::matvec_frozen(short_nodes, m, list, nullptr).count == 0U);
     BT_CHECK(t, short_nodes.status() == bt::Status::kCapacityExceeded);
-    BT_CHECK(t, (short_nodes.size() == 3U) && (short_nodes.slots_used() == kListSlots));
+    BT_CHECK(t, (short_nodes.size() == 3U) && (short_nodes.usage().slots == kListSlots));
   }
   {
     static bt::FixedTape<float, 5, kSlots - 1U> short_slots;
-    const bt::View x = short_slots.record_view(3U, [&](bt::Index k) noexcept { return short_slots.leaf(static_cast<float>(k)); });
-    const bt::ViewList list = short_slots.view_list(&x, 1U);
-    BT_CHECK(t, short_slots.matvec_frozen(m, list, nullptr).count == 0U);
+    const bt::View x = bt::record_view(short_slots, 3U, [&](bt::Index k) noexcept { return short_slots.leaf(static_cast<float>(k)); });
+    const bt::ViewList list = bt::view_list(short_slots, &x, 1U);
+    BT_CHECK(t, bt::matvec_frozen(short_slots, m, list, nullptr).count == 0U);
     BT_CHECK(t, short_slots.status() == bt::Status::kCapacityExceeded);
-    BT_CHECK(t, (short_slots.size() == 3U) && (short_slots.slots_used() == kListSlots));
+    BT_CHECK(t, (short_slots.size() == 3U) && (short_slots.usage().slots == kListSlots));
   }
 }
 
@@ -648,12 +648,12 @@ constexpr nn::FrozenLinear<double> kFlashLayer{
     {bt::frozen_i8(kFlashW, 0.25F), 2U, 3U}, {bt::frozen_f16(kFlashB), 2U}, nn::Activation::kRelu};
 static_assert(kFlashLayer.in() == 3U && kFlashLayer.out() == 2U, "a constant expression");
 static_assert(nn::FrozenLinear<double>::nodes(2U, nn::Activation::kRelu) == 4U, "rows and activations");
-static_assert(nn::FrozenLinear<float>::view_slots() == (3U + bt::Tape<float>::kFrozenSlots), "list + descriptor");
+static_assert(nn::FrozenLinear<float>::view_slots() == (3U + bt::kFrozenSlots), "list + descriptor");
 
 void frozen_linear_from_flash(bt_test::Context& t) {
   bt::Tape<double>& tape = g_tape64;
   tape.reset();
-  const bt::View x = tape.record_view(3U, [&](bt::Index k) noexcept { return tape.leaf(static_cast<double>(k) + 1.0); });
+  const bt::View x = bt::record_view(tape, 3U, [&](bt::Index k) noexcept { return tape.leaf(static_cast<double>(k) + 1.0); });
   const bt::View y = kFlashLayer.forward(tape, x);
   BT_CHECK(t, (y.count == 2U) && (tape.status() == bt::Status::kOk));
   // Row 0: 0.25 * (1 - 4 + 9) + 0.5 = 2; row 1: 0.25 * (4 + 0 - 3) - 1 = -0.75, relu 0.
@@ -673,8 +673,8 @@ void matvec_frozen_graphviz(bt_test::Context& t) {
   static const std::int8_t q[2] = {3, -1};
   bt::Tape<double>& tape = g_tape64;
   tape.reset();
-  const bt::View x = tape.record_view(2U, [&](bt::Index k) noexcept { return tape.leaf(static_cast<double>(k) + 1.0); });
-  const bt::View y = tape.matvec_frozen(bt::FrozenMatrix{bt::frozen_i8(q, 0.5F), 1U, 2U}, tape.view_list(&x, 1U), nullptr);
+  const bt::View x = bt::record_view(tape, 2U, [&](bt::Index k) noexcept { return tape.leaf(static_cast<double>(k) + 1.0); });
+  const bt::View y = bt::matvec_frozen(tape, bt::FrozenMatrix{bt::frozen_i8(q, 0.5F), 1U, 2U}, bt::view_list(tape, &x, 1U), nullptr);
   BT_CHECK(t, (y.count == 1U) && (tape.value(y.first) == 0.5));  // BT-DEV-004: 1.5 * 1 - 0.5 * 2
   static std::uint8_t text[1024];
   bt::MemoryStream stream{text, sizeof(text) - 1U, 0U, 0U};
@@ -708,10 +708,10 @@ Net make_net(bt::Tape<double>& tape) {
   return n;
 }
 bt::Value<double> net_loss(bt::Tape<double>& tape, const Net& n, bool stop) {
-  const bt::View x = tape.record_view(3U, [&](bt::Index k) noexcept { return tape.leaf(0.3 * static_cast<double>(k) - 0.4); });
+  const bt::View x = bt::record_view(tape, 3U, [&](bt::Index k) noexcept { return tape.leaf(0.3 * static_cast<double>(k) - 0.4); });
   const bt::View h = n.body.forward(tape, x);
   if (stop) {
-    tape.stop_gradient();
+    bt::stop_gradient(tape);
   }
   return nn::cross_entropy(tape, n.head.forward(tape, h), 1U);
 }
@@ -726,7 +726,7 @@ void stop_gradient_sweeps_the_head_only(bt_test::Context& t) {
   const bt::Mark mark = stopped.mark();
   const bt::Value<double> la = net_loss(full, a, false);
   const bt::Value<double> lb = net_loss(stopped, b, true);
-  const bt::Index stop = stopped.gradient_stop();
+  const bt::Index stop = bt::gradient_stop(stopped);
   BT_CHECK(t, (stop > mark.nodes) && (stop < stopped.size()));
   BT_CHECK(t, full.backward(la) == bt::Status::kOk);
   BT_CHECK(t, stopped.backward(lb) == bt::Status::kOk);
@@ -778,40 +778,40 @@ void stop_gradient_lifted_by_rewind_and_reset(bt_test::Context& t) {
   bt::Tape<double>& tape = g_tape64;
   tape.reset();
   const Net n = make_net(tape);
-  BT_CHECK(t, tape.gradient_stop() == 0U);
+  BT_CHECK(t, bt::gradient_stop(tape) == 0U);
   const bt::Mark before = tape.mark();
   static_cast<void>(net_loss(tape, n, true));
-  const bt::Index stop = tape.gradient_stop();
+  const bt::Index stop = bt::gradient_stop(tape);
   BT_CHECK(t, stop != 0U);
   // A rewind that discards nodes below the stop lifts it.
   BT_CHECK(t, tape.rewind(before) == bt::Status::kOk);
-  BT_CHECK(t, tape.gradient_stop() == 0U);
+  BT_CHECK(t, bt::gradient_stop(tape) == 0U);
   static_cast<void>(net_loss(tape, n, true));
-  const bt::Index again = tape.gradient_stop();
+  const bt::Index again = bt::gradient_stop(tape);
   BT_CHECK(t, again == stop);
   // A mark at the stop: rewinding there discards nothing below it.
   BT_CHECK(t, tape.rewind(before) == bt::Status::kOk);
-  const bt::View x = tape.record_view(3U, [&](bt::Index k) noexcept { return tape.leaf(static_cast<double>(k)); });
-  tape.stop_gradient();
+  const bt::View x = bt::record_view(tape, 3U, [&](bt::Index k) noexcept { return tape.leaf(static_cast<double>(k)); });
+  bt::stop_gradient(tape);
   const bt::Mark at_stop = tape.mark();
   static_cast<void>(n.head.forward(tape, n.body.forward(tape, x)));
   BT_CHECK(t, tape.rewind(at_stop) == bt::Status::kOk);
-  BT_CHECK(t, tape.gradient_stop() == at_stop.nodes);
+  BT_CHECK(t, bt::gradient_stop(tape) == at_stop.nodes);
   // Gradients through a stop lifted by rewind are complete again.
   BT_CHECK(t, tape.rewind(before) == bt::Status::kOk);
-  BT_CHECK(t, tape.gradient_stop() == 0U);
+  BT_CHECK(t, bt::gradient_stop(tape) == 0U);
   const bt::Value<double> loss = net_loss(tape, n, false);
   tape.zero_grad();
   BT_CHECK(t, tape.backward(loss) == bt::Status::kOk);
   BT_CHECK(t, tape.grad(n.body.params().first) != 0.0);  // BT-DEV-004
-  tape.stop_gradient();
-  BT_CHECK(t, tape.gradient_stop() == tape.size());
+  bt::stop_gradient(tape);
+  BT_CHECK(t, bt::gradient_stop(tape) == tape.size());
   tape.reset();
-  BT_CHECK(t, tape.gradient_stop() == 0U);
+  BT_CHECK(t, bt::gradient_stop(tape) == 0U);
 }
 
-static_assert(bt::linked_on_use(bt::Op::kMatRowFrozen), "the frozen rows are linked on use");
-static_assert(bt::op_kind(bt::Op::kMatRowFrozen) == bt::OpKind::kDescriptor, "one descriptor for all rows");
+static_assert(bt::is_extension(bt::FrozenOps::op<bt::rows::MatRowFrozen>()), "the frozen rows are an op family's");
+static_assert(bt::rows::MatRowFrozen::kKind == bt::OpKind::kDescriptor, "one descriptor for all rows");
 
 // The optimizer steps the head's view; its state holds the head only.
 void optimizer_state_for_the_head_only(bt_test::Context& t) {

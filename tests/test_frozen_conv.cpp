@@ -101,10 +101,10 @@ void conv_check(bt_test::Context& t, const ConvCase& k, bt::WeightFormat format,
   BT_CHECK(t, (n_in <= kConvMaxIn) && (n_out <= kConvMaxOut) && (n_w <= kConvMaxW) && (n_out > 0U));
 
   bt::Tape<double> tape(g_conv_arena, sizeof(g_conv_arena), kConvNodes, kConvSlots);
-  const bt::View x = tape.record_view(static_cast<bt::Index>(n_in),
+  const bt::View x = bt::record_view(tape, static_cast<bt::Index>(n_in),
                                       [&](bt::Index i) noexcept { return tape.leaf(conv_value(i, 2.0)); });
   const std::size_t nodes0 = tape.size();
-  const std::size_t slots0 = tape.slots_used();
+  const std::size_t slots0 = tape.usage().slots;
   const bt::View y = two_d ? c2.forward(tape, x, in) : c1.forward(tape, x, k.width);
   BT_CHECK(t, (tape.status() == bt::Status::kOk) && (y.count == n_out));
   const std::size_t plan_nodes = two_d ? nn::FrozenConv2d<double>::nodes(o2, in)
@@ -112,7 +112,7 @@ void conv_check(bt_test::Context& t, const ConvCase& k, bt::WeightFormat format,
   const std::size_t plan_slots = two_d ? nn::FrozenConv2d<double>::slots(o2, in)
                                        : nn::FrozenConv1d<double>::slots(o1, k.width);
   BT_CHECK(t, (tape.size() - nodes0) == plan_nodes);
-  BT_CHECK(t, (tape.slots_used() - slots0) == plan_slots);
+  BT_CHECK(t, (tape.usage().slots - slots0) == plan_slots);
   bt::Value<double> root(&tape, y.first);
   root = root * conv_value(0U, 1.0);
   for (bt::Index i = 1U; i < y.count; ++i) {
@@ -234,15 +234,15 @@ void frozen_conv_refuses(bt_test::Context& t) {
   };
   for (const Bad& k : bad) {
     bt::Tape<double> tape(g_conv_arena, sizeof(g_conv_arena), k.nodes, kConvSlots);
-    const bt::View x = tape.record_view(16U, [&](bt::Index i) noexcept { return tape.leaf(conv_value(i, 1.0)); });
+    const bt::View x = bt::record_view(tape, 16U, [&](bt::Index i) noexcept { return tape.leaf(conv_value(i, 1.0)); });
     const bt::View in = k.recorded ? bt::View{x.first, k.count} : bt::View{x.first + 8U, k.count};
     const bt::View y = k.layer.forward(tape, in, nn::Size2d{4U, 4U});
     BT_CHECK(t, (y.count == 0U) && (tape.status() == k.want));
-    BT_CHECK(t, (tape.size() == 16U) && (tape.slots_used() == 0U));
+    BT_CHECK(t, (tape.size() == 16U) && (tape.usage().slots == 0U));
   }
   // The good layer works on the same tape size (the refusals are the layer's).
   bt::Tape<double> tape(g_conv_arena, sizeof(g_conv_arena), 96U, kConvSlots);
-  const bt::View x = tape.record_view(16U, [&](bt::Index i) noexcept { return tape.leaf(conv_value(i, 1.0)); });
+  const bt::View x = bt::record_view(tape, 16U, [&](bt::Index i) noexcept { return tape.leaf(conv_value(i, 1.0)); });
   BT_CHECK(t, good.forward(tape, x, nn::Size2d{4U, 4U}).count == 32U);
   BT_CHECK(t, tape.status() == bt::Status::kOk);
 }

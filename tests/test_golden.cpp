@@ -177,7 +177,7 @@ void check_reduction_form(bt_test::Context& t, Stats& s, const bt::Tape<T>& tape
                           bt::Op range_op, const bt::Value<T>* xs, std::size_t n) {
   const bool range = consecutive(xs, n);
   const bt::Op want = range ? range_op : list_op_of(range_op);
-  BT_CHECK(t, tape.op(node.index()) == want);
+  BT_CHECK(t, bt::node_op(tape, node.index()) == want);
   if (range) {
     ++s.range_nodes;
   } else {
@@ -200,7 +200,7 @@ void check_dot_form(bt_test::Context& t, Stats& s, const bt::Tape<T>& tape, bt::
   } else {
     ++s.dot_ll;
   }
-  BT_CHECK(t, tape.op(node.index()) == want);
+  BT_CHECK(t, bt::node_op(tape, node.index()) == want);
 }
 
 // Replays graph k on `tape` (which may already hold older nodes), runs

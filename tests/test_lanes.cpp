@@ -507,7 +507,7 @@ void plan_exact(bt_test::Context& t, const Config& c, LaneLoss lane_loss) {
                                   [&](bt::Tape<L<T>>& tp, const bt::SharedParams<T>& p, std::size_t first, std::size_t active) {
                                     const bt::Value<L<T>> v = lane_loss(model, tp, p, first, active);
                                     peak_nodes = tp.size() + 1U;  // and the mask's node
-                                    peak_slots = tp.slots_used() + bt::Tape<L<T>>::kConstantSlots;
+                                    peak_slots = tp.usage().slots + bt::Recorder<L<T>>::kConstantSlots;
                                     return v;
                                   });
     if (variant == 0) {
@@ -593,7 +593,7 @@ void gather_by_hand(bt_test::Context& t) {
     ids[l] = static_cast<bt::Index>(l % 3U);
     ids[kN + l] = static_cast<bt::Index>((l + 1U) % 3U);
   }
-  const bt::View v = tape.gather_shared(p, 4U, 3U, 2U, ids, 2U);
+  const bt::View v = bt::gather_shared(tape, p, 4U, 3U, 2U, ids, 2U);
   BT_CHECK(t, v.count == 4U);
   bool values_ok = true;
   for (std::size_t q = 0U; q < 2U; ++q) {
@@ -605,7 +605,7 @@ void gather_by_hand(bt_test::Context& t) {
     }
   }
   BT_CHECK(t, values_ok);
-  BT_CHECK(t, tape.backward(tape.reduce_range(bt::Op::kSumR, v.first, v.count)) == bt::Status::kOk);
+  BT_CHECK(t, tape.backward(bt::reduce(tape, bt::Op::kSumR, bt::View{v.first, v.count})) == bt::Status::kOk);
   bool grads_ok = true;
   for (std::size_t r = 0U; r < 3U; ++r) {
     double uses = 0.0;  // lanes that gathered row r, over both gathered rows
@@ -629,7 +629,7 @@ void pick_by_hand(bt_test::Context& t) {
   for (std::size_t l = 0U; l < kN; ++l) {
     at[l] = static_cast<bt::Index>((l * 2U) % 3U);
   }
-  const bt::Value<LD> y = tape.pick(bt::View{x[0].index(), 3U}, at);
+  const bt::Value<LD> y = bt::pick(tape, bt::View{x[0].index(), 3U}, at);
   BT_CHECK(t, tape.backward(y) == bt::Status::kOk);
   bool ok = true;
   for (std::size_t l = 0U; l < kN; ++l) {
@@ -662,9 +662,9 @@ void matvec_by_hand(bt_test::Context& t) {
   }
   const bt::View runs[2] = {{first, static_cast<bt::Index>(kFirstRun)},
                             {first + static_cast<bt::Index>(kFirstRun), static_cast<bt::Index>(kIn - kFirstRun)}};
-  const bt::ViewList list = tape.view_list(runs, 2U);
+  const bt::ViewList list = bt::view_list(tape, runs, 2U);
   const bt::Index bias = static_cast<bt::Index>(kRows * kIn);
-  const bt::View y = tape.matvec_shared(p, 0U, static_cast<bt::Index>(kRows), list, bias);
+  const bt::View y = bt::matvec_shared(tape, p, 0U, static_cast<bt::Index>(kRows), list, bias);
   BT_CHECK(t, y.count == kRows);
   bt::Value<LD> weighted[kRows];
   for (std::size_t o = 0U; o < kRows; ++o) {
@@ -760,24 +760,24 @@ void shared_rows_by_hand(bt_test::Context& t) {
   }
   bt::View rows[4];
   for (std::size_t q = 0U; q < 4U; ++q) {
-    rows[q] = tape.gather_shared(p, 0U, 3U, static_cast<bt::Index>(kSharedWidth), ids[q], 1U);
+    rows[q] = bt::gather_shared(tape, p, 0U, 3U, static_cast<bt::Index>(kSharedWidth), ids[q], 1U);
   }
-  const bt::ViewList list = tape.view_list(rows, 4U);
-  const bt::View y = tape.matvec_shared(p, static_cast<bt::Index>(kSharedWeights),
+  const bt::ViewList list = bt::view_list(tape, rows, 4U);
+  const bt::View y = bt::matvec_shared(tape, p, static_cast<bt::Index>(kSharedWeights),
                                         static_cast<bt::Index>(kSharedRowsOut), list,
                                         static_cast<bt::Index>(kSharedBias));
   BT_CHECK(t, y.count == kSharedRowsOut);
   // A, C and D are marked shared (bits 0, 2, 3), B is not.
   const bt::Index head = y.first - 1U;
-  const bt::Index d = tape.arg_a(head);
-  BT_CHECK(t, tape.op(head) == bt::Op::kMatShared);
-  BT_CHECK(t, tape.slot(d + bt::detail::kMsUniform) == 0xDU);
-  BT_CHECK(t, tape.slot(d + bt::detail::kMsUniform + 1U) == 0U);
+  const bt::Index d = bt::node_operands(tape, head).a;
+  BT_CHECK(t, bt::node_op(tape, head) == bt::LaneOps::op<bt::rows::MatShared>());
+  BT_CHECK(t, bt::slot_at(tape, d + bt::detail::kMsUniform) == 0xDU);
+  BT_CHECK(t, bt::slot_at(tape, d + bt::detail::kMsUniform + 1U) == 0U);
   bt::Value<LD> terms[kSharedRowsOut + 1U];
   for (std::size_t o = 0U; o < kSharedRowsOut; ++o) {
     terms[o] = bt::Value<LD>(&tape, y.first + static_cast<bt::Index>(o)) * LD(static_cast<double>(o + 1U));
   }
-  terms[kSharedRowsOut] = tape.reduce_range(bt::Op::kSumR, rows[0].first, rows[0].count);
+  terms[kSharedRowsOut] = bt::reduce(tape, bt::Op::kSumR, bt::View{rows[0].first, rows[0].count});
   BT_CHECK(t, tape.backward(bt::reduce_sum(terms, kSharedRowsOut + 1U)) == bt::Status::kOk);
   BT_CHECK(t, tape.status() == bt::Status::kOk);
   // x[l][k]: lane l's input k.
@@ -845,18 +845,18 @@ void shared_rows_changed_table(bt_test::Context& t) {
   }
   bt::View rows[4];
   for (std::size_t q = 0U; q < 4U; ++q) {
-    rows[q] = tape.gather_shared(p, 0U, 3U, static_cast<bt::Index>(kSharedWidth), ids, 1U);
+    rows[q] = bt::gather_shared(tape, p, 0U, 3U, static_cast<bt::Index>(kSharedWidth), ids, 1U);
   }
   double gathered[kSharedWidth];
   for (std::size_t e = 0U; e < kSharedWidth; ++e) {
     gathered[e] = g_sv[kSharedWidth + e];
     g_sv[kSharedWidth + e] += 0.5;  // the table moves on (an optimizer step, a user's edit)
   }
-  const bt::View y = tape.matvec_shared(p, static_cast<bt::Index>(kSharedWeights),
-                                        static_cast<bt::Index>(kSharedRowsOut), tape.view_list(rows, 4U),
+  const bt::View y = bt::matvec_shared(tape, p, static_cast<bt::Index>(kSharedWeights),
+                                        static_cast<bt::Index>(kSharedRowsOut), bt::view_list(tape, rows, 4U),
                                         bt::kNoIndex);
   BT_CHECK(t, y.count == kSharedRowsOut);
-  BT_CHECK(t, tape.slot(tape.arg_a(y.first - 1U) + bt::detail::kMsUniform) == 0U);
+  BT_CHECK(t, bt::slot_at(tape, bt::node_operands(tape, y.first - 1U).a + bt::detail::kMsUniform) == 0U);
   bool ok = true;
   for (std::size_t o = 0U; o < kSharedRowsOut; ++o) {
     double sum = 0.0;
@@ -885,24 +885,24 @@ void matvec_over_inputs(bt_test::Context& t) {
     first = (k == 0U) ? x.index() : first;
   }
   const bt::View x{first, static_cast<bt::Index>(kIn)};
-  BT_CHECK(t, tape.view_list_rows(x, 4U).slot == bt::kNoIndex);  // 6 is no multiple of 4
+  BT_CHECK(t, bt::view_list_rows(tape, x, 4U).slot == bt::kNoIndex);  // 6 is no multiple of 4
   BT_CHECK(t, tape.status() == bt::Status::kInvalidArgument);
   tape.reset();
   for (std::size_t k = 0U; k < kIn; ++k) {
     static_cast<void>(tape.input(lanes_of(k + 2U)));
   }
-  BT_CHECK(t, tape.view_list_rows(bt::View{first, 7U}, 7U).slot == bt::kNoIndex);  // past the end
+  BT_CHECK(t, bt::view_list_rows(tape, bt::View{first, 7U}, 7U).slot == bt::kNoIndex);  // past the end
   BT_CHECK(t, tape.status() == bt::Status::kInvalidHandle);
   tape.reset();
   for (std::size_t k = 0U; k < kIn; ++k) {
     static_cast<void>(tape.input(lanes_of(k + 2U)));
   }
-  const bt::ViewList list = tape.view_list_rows(x, 2U);
+  const bt::ViewList list = bt::view_list_rows(tape, x, 2U);
   BT_CHECK(t, list.total == kIn);
-  BT_CHECK(t, tape.slot(list.slot) == (3U | 0x80000000U));  // three runs, all inputs
-  const bt::View y = tape.matvec_shared(p, 0U, static_cast<bt::Index>(kRows), list, bt::kNoIndex);
+  BT_CHECK(t, bt::slot_at(tape, list.slot) == (3U | 0x80000000U));  // three runs, all inputs
+  const bt::View y = bt::matvec_shared(tape, p, 0U, static_cast<bt::Index>(kRows), list, bt::kNoIndex);
   BT_CHECK(t, y.count == kRows);
-  BT_CHECK(t, tape.backward(tape.reduce_range(bt::Op::kSumR, y.first, y.count)) == bt::Status::kOk);
+  BT_CHECK(t, tape.backward(bt::reduce(tape, bt::Op::kSumR, bt::View{y.first, y.count})) == bt::Status::kOk);
   bool ok = true;
   for (std::size_t l = 0U; l < kN; ++l) {
     for (std::size_t o = 0U; o < kRows; ++o) {
@@ -936,8 +936,8 @@ void scale_shift_by_hand(bt_test::Context& t) {
   for (std::size_t k = 0U; k < 3U; ++k) {
     x[k] = tape.leaf(lanes_of(k + 7U));
   }
-  const bt::View y = tape.scale_shift_shared(p, 0U, x[0].index(), 4U, 3U);
-  BT_CHECK(t, tape.backward(tape.reduce_range(bt::Op::kSumR, y.first, y.count)) == bt::Status::kOk);
+  const bt::View y = bt::scale_shift_shared(tape, p, 0U, x[0].index(), 4U, 3U);
+  BT_CHECK(t, tape.backward(bt::reduce(tape, bt::Op::kSumR, bt::View{y.first, y.count})) == bt::Status::kOk);
   bool ok = true;
   for (std::size_t k = 0U; k < 3U; ++k) {
     double sum_x = 0.0;
@@ -958,53 +958,53 @@ void misuse(bt_test::Context& t) {
   const bt::Value<LD> x = tape.leaf(lanes_of(1U));
   static_cast<void>(tape.leaf(lanes_of(2U)));
   const std::size_t size = tape.size();
-  const std::size_t slots = tape.slots_used();
+  const std::size_t slots = tape.usage().slots;
   bt::Index ids[kN] = {};
   // An id past the table.
   ids[kN - 1U] = 3U;
-  BT_CHECK(t, tape.gather_shared(p, 0U, 3U, 4U, ids, 1U).count == 0U);
+  BT_CHECK(t, bt::gather_shared(tape, p, 0U, 3U, 4U, ids, 1U).count == 0U);
   BT_CHECK(t, tape.status() == bt::Status::kInvalidArgument);
   tape.clear_status();
   ids[kN - 1U] = 0U;
   // A table past the shared parameters; no ids; an empty SharedParams.
-  BT_CHECK(t, tape.gather_shared(p, 30U, 3U, 4U, ids, 1U).count == 0U);
-  BT_CHECK(t, tape.gather_shared(p, 0U, 3U, 4U, nullptr, 1U).count == 0U);
-  BT_CHECK(t, tape.gather_shared(bt::SharedParams<double>{}, 0U, 3U, 4U, ids, 1U).count == 0U);
+  BT_CHECK(t, bt::gather_shared(tape, p, 30U, 3U, 4U, ids, 1U).count == 0U);
+  BT_CHECK(t, bt::gather_shared(tape, p, 0U, 3U, 4U, nullptr, 1U).count == 0U);
+  BT_CHECK(t, bt::gather_shared(tape, bt::SharedParams<double>{}, 0U, 3U, 4U, ids, 1U).count == 0U);
   BT_CHECK(t, tape.status() == bt::Status::kInvalidArgument);
   tape.clear_status();
   // Weights or biases past the shared parameters, zero rows, a bad list.
   const bt::View two{x.index(), 2U};
-  const bt::ViewList list = tape.view_list(&two, 1U);
-  const std::size_t slots_with_list = tape.slots_used();
-  BT_CHECK(t, tape.matvec_shared(p, 30U, 6U, list, bt::kNoIndex).count == 0U);
-  BT_CHECK(t, tape.matvec_shared(p, 0U, 2U, list, 39U).count == 0U);
-  BT_CHECK(t, tape.matvec_shared(p, 0U, 0U, list, bt::kNoIndex).count == 0U);
-  BT_CHECK(t, tape.matvec_shared(p, 0xFFFFFFF0U, 2U, list, bt::kNoIndex).count == 0U);
+  const bt::ViewList list = bt::view_list(tape, &two, 1U);
+  const std::size_t slots_with_list = tape.usage().slots;
+  BT_CHECK(t, bt::matvec_shared(tape, p, 30U, 6U, list, bt::kNoIndex).count == 0U);
+  BT_CHECK(t, bt::matvec_shared(tape, p, 0U, 2U, list, 39U).count == 0U);
+  BT_CHECK(t, bt::matvec_shared(tape, p, 0U, 0U, list, bt::kNoIndex).count == 0U);
+  BT_CHECK(t, bt::matvec_shared(tape, p, 0xFFFFFFF0U, 2U, list, bt::kNoIndex).count == 0U);
   BT_CHECK(t, tape.status() == bt::Status::kInvalidArgument);
   tape.clear_status();
-  BT_CHECK(t, tape.matvec_shared(p, 0U, 2U, bt::ViewList{}, bt::kNoIndex).count == 0U);
+  BT_CHECK(t, bt::matvec_shared(tape, p, 0U, 2U, bt::ViewList{}, bt::kNoIndex).count == 0U);
   BT_CHECK(t, tape.status() != bt::Status::kOk);
   tape.clear_status();
   // pick: a position past the run, no positions, a run not recorded.
   bt::Index at[kN] = {};
   at[0] = 2U;
-  BT_CHECK(t, !tape.pick(two, at).valid());
-  BT_CHECK(t, !tape.pick(two, nullptr).valid());
+  BT_CHECK(t, !bt::pick(tape, two, at).valid());
+  BT_CHECK(t, !bt::pick(tape, two, nullptr).valid());
   BT_CHECK(t, tape.status() == bt::Status::kInvalidArgument);
   tape.clear_status();
   at[0] = 0U;
-  BT_CHECK(t, !tape.pick(bt::View{x.index(), 9U}, at).valid());
+  BT_CHECK(t, !bt::pick(tape, bt::View{x.index(), 9U}, at).valid());
   BT_CHECK(t, tape.status() == bt::Status::kInvalidHandle);
   tape.clear_status();
   // scale_shift_shared past the shared parameters, or over nodes not recorded.
-  BT_CHECK(t, tape.scale_shift_shared(p, 39U, x.index(), 0U, 2U).count == 0U);
+  BT_CHECK(t, bt::scale_shift_shared(tape, p, 39U, x.index(), 0U, 2U).count == 0U);
   BT_CHECK(t, tape.status() == bt::Status::kInvalidArgument);
   tape.clear_status();
-  BT_CHECK(t, tape.scale_shift_shared(p, 0U, x.index(), 4U, 3U).count == 0U);
+  BT_CHECK(t, bt::scale_shift_shared(tape, p, 0U, x.index(), 4U, 3U).count == 0U);
   BT_CHECK(t, tape.status() == bt::Status::kInvalidHandle);
   tape.clear_status();
   BT_CHECK(t, tape.size() == size);
-  BT_CHECK(t, tape.slots_used() == slots_with_list);
+  BT_CHECK(t, tape.usage().slots == slots_with_list);
   BT_CHECK(t, slots_with_list == slots + 3U);
   // lane_batch with parameters not on the parameter tape: refused up front.
   bt::Tape<double> params(g_serial, sizeof(g_serial), 8U, 0U, 4U);

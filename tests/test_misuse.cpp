@@ -60,7 +60,7 @@ void stale_mark_is_rejected(bt_test::Context& t) {
   const bt::Value<double> list1[3] = {b, p, a};
   auto s1 = bt::reduce_sum(list1, 3U);
   const bt::Mark late = tape.mark();  // after sample 1's nodes and slots
-  BT_CHECK(t, tape.slots_used() == 3U);
+  BT_CHECK(t, tape.usage().slots == 3U);
   static_cast<void>(s1 * 2.0);
   BT_CHECK(t, tape.rewind(base) == bt::Status::kOk);
   // Sample 2 grows past `late` with another slot pattern.
@@ -73,9 +73,9 @@ void stale_mark_is_rejected(bt_test::Context& t) {
   auto loss = s2 * 0.5;
   BT_CHECK(t, tape.size() > late.nodes);
   const std::size_t nodes = tape.size();
-  const std::size_t slots = tape.slots_used();
+  const std::size_t slots = tape.usage().slots;
   BT_CHECK(t, tape.rewind(late) == bt::Status::kInvalidArgument);
-  BT_CHECK(t, (tape.size() == nodes) && (tape.slots_used() == slots));
+  BT_CHECK(t, (tape.size() == nodes) && (tape.usage().slots == slots));
   BT_CHECK(t, tape.status() == bt::Status::kOk);  // rewind reports, not sticky
   // The tape is intact: loss = ((a + b) * a - b)^2 / 2 + a / 2.
   BT_CHECK(t, tape.backward(loss) == bt::Status::kOk);
@@ -136,7 +136,7 @@ void valid_marks_stay_valid(bt_test::Context& t) {
       const bt::Value<double> xs[3] = {x, h, x};
       static_cast<void>(bt::reduce_sum(xs, 3U));  // list operands: slots
       BT_CHECK(t, tape.rewind(inner) == bt::Status::kOk);
-      BT_CHECK(t, (tape.size() == inner.nodes) && (tape.slots_used() == inner.slots));
+      BT_CHECK(t, (tape.size() == inner.nodes) && (tape.usage().slots == inner.slots));
     }
     BT_CHECK(t, tape.rewind(outer) == bt::Status::kOk);
     BT_CHECK(t, tape.size() == 1U);
@@ -150,7 +150,7 @@ void valid_marks_stay_valid(bt_test::Context& t) {
 void deep_nesting_never_accepts_stale(bt_test::Context& t) {
   static bt::FixedTape<float, 48, 48> tape;
   tape.reset();
-  constexpr int kLevels = static_cast<int>(bt::Tape<float>::kMarkLevels) + 3;
+  constexpr int kLevels = static_cast<int>(bt::kMarkLevels) + 3;
   bt::Mark marks[kLevels + 1];
   auto x = tape.leaf(1.0F);
   for (int level = 0; level <= kLevels; ++level) {
@@ -228,7 +228,7 @@ void check_sizes(bt_test::Context& t) {
                                                             static_cast<std::size_t>(slots),
                                                             static_cast<std::size_t>(params));
         if ((want == UINT64_MAX) || (want > kSizeMax)) {
-          BT_CHECK(t, got == bt::Tape<T>::kTooLarge);
+          BT_CHECK(t, got == bt::kTooLarge);
         } else {
           BT_CHECK(t, static_cast<std::uint64_t>(got) == want);
         }
@@ -245,14 +245,14 @@ void size_arithmetic_is_checked(bt_test::Context& t) {
   constexpr std::size_t need = bt::Tape<float>::bytes_required(8U, kSlots);
   static_assert(need > 256U, "bytes_required never wraps to a small number");
   if (sizeof(std::size_t) == 4U) {
-    BT_CHECK(t, need == bt::Tape<float>::kTooLarge);
+    BT_CHECK(t, need == bt::kTooLarge);
   }
   // A tape over a 256-byte buffer with those counts is refused, and a list
   // reduction on it writes nothing (guard bytes intact).
   g_buffer.fill();
   bt::Tape<float> tape(g_buffer.body(), 256U, 8U, kSlots);
   BT_CHECK(t, tape.status() == bt::Status::kInvalidArgument);
-  BT_CHECK(t, tape.capacity() == 0U);
+  BT_CHECK(t, tape.usage().node_capacity == 0U);
   bt::Value<float> xs[200];
   for (auto& x : xs) {
     x = tape.leaf(1.0F);
@@ -335,10 +335,10 @@ void recorders_check_op_kind(bt_test::Context& t) {
     auto y = tape.leaf(2.5);
     const bt::Value<double> xs[2] = {y, x};
     const bt::Op op = wrong[which / 2U];
-    const bt::Value<double> out = ((which % 2U) == 0U) ? tape.reduce(op, xs, 2U) : tape.reduce_range(op, 0U, 2U);
+    const bt::Value<double> out = ((which % 2U) == 0U) ? bt::reduce(tape, op, xs, 2U) : bt::reduce(tape, op, bt::View{0U, 2U});
     BT_CHECK(t, !out.valid());
     BT_CHECK(t, tape.status() == bt::Status::kInvalidArgument);
-    BT_CHECK(t, (tape.size() == 2U) && (tape.slots_used() == 0U));
+    BT_CHECK(t, (tape.size() == 2U) && (tape.usage().slots == 0U));
     BT_CHECK(t, tape.backward(x) == bt::Status::kInvalidArgument);
   }
   // Every run reduction is accepted, and records its list variant for a list.
@@ -350,8 +350,8 @@ void recorders_check_op_kind(bt_test::Context& t) {
     auto x = tape.leaf(1.5);
     auto y = tape.leaf(2.5);
     const bt::Value<double> xs[2] = {y, x};
-    BT_CHECK(t, tape.op(tape.reduce(op, xs, 2U).index()) == bt::op_pair(op));
-    BT_CHECK(t, tape.op(tape.reduce_range(op, 0U, 2U).index()) == op);
+    BT_CHECK(t, bt::node_op(tape, bt::reduce(tape, op, xs, 2U).index()) == bt::op_pair(op));
+    BT_CHECK(t, bt::node_op(tape, bt::reduce(tape, op, bt::View{0U, 2U}).index()) == op);
     BT_CHECK(t, bt::op_pair(bt::op_pair(op)) == op);
     BT_CHECK(t, tape.status() == bt::Status::kOk);
   }
@@ -362,15 +362,15 @@ void null_pointers(bt_test::Context& t) {
   tape.reset();
   auto x = tape.leaf(1.0F);
   const bt::Value<float> xs[2] = {x, x};
-  BT_CHECK(t, !tape.reduce(bt::Op::kSumR, nullptr, 3U).valid());
+  BT_CHECK(t, !bt::reduce(tape, bt::Op::kSumR, nullptr, 3U).valid());
   BT_CHECK(t, tape.status() == bt::Status::kInvalidArgument);
   tape.reset();
   x = tape.leaf(1.0F);
-  BT_CHECK(t, !tape.dot(nullptr, xs, 2U, nullptr).valid());
+  BT_CHECK(t, !bt::inner_product(tape, nullptr, xs, 2U, nullptr).valid());
   BT_CHECK(t, tape.status() == bt::Status::kInvalidArgument);
   tape.reset();
   x = tape.leaf(1.0F);
-  BT_CHECK(t, !tape.dot(xs, nullptr, 2U, nullptr).valid());
+  BT_CHECK(t, !bt::inner_product(tape, xs, nullptr, 2U, nullptr).valid());
   BT_CHECK(t, tape.status() == bt::Status::kInvalidArgument);
   BT_CHECK(t, tape.size() == 1U);
   // The free functions have no tape to report to: an empty handle.
@@ -550,9 +550,9 @@ void fuzzer_findings(bt_test::Context& t) {
   bt::Tape<double> named(g_buffer.body(), need, 4U, 4U);
   auto w = named.param(1.0, BURTORCH_NAME("w"));
   auto y = w + w;
-  BT_CHECK(t, named.name(y.index()) == nullptr);
+  BT_CHECK(t, bt::param_name(named, y.index()) == nullptr);
 #if BURTORCH_CONFIG_PARAM_NAMES
-  BT_CHECK(t, (named.name(w.index()) != nullptr) && (named.name(w.index())[0] == 'w'));
+  BT_CHECK(t, (bt::param_name(named, w.index()) != nullptr) && (bt::param_name(named, w.index())[0] == 'w'));
 #endif
   // A made-up view list whose slots parse as runs {0, 1} and {1, 0}.
   static bt::FixedTape<double, 8, 8> tape;
@@ -564,7 +564,7 @@ void fuzzer_findings(bt_test::Context& t) {
   made_up.slot = 0U;
   made_up.total = 1U;
   const std::size_t before = tape.size();
-  BT_CHECK(t, !tape.dot_views(3U, made_up, nullptr).valid());
+  BT_CHECK(t, !bt::inner_product(tape, 3U, made_up, nullptr).valid());
   BT_CHECK(t, tape.status() == bt::Status::kInvalidHandle);
   BT_CHECK(t, tape.size() == before);
   // backward(y), then backward(z) of a newer leaf: y's interior gradient
@@ -596,11 +596,11 @@ void reduce_range_matches_handles(bt_test::Context& t) {
       xs[i] = tape.leaf(in[i]);
       ys[i] = twin.leaf(in[i]);
     }
-    const bt::Value<double> by_range = tape.reduce_range(op, xs[0].index(), 5U);
-    const bt::Value<double> by_handles = twin.reduce(op, ys, 5U);
-    BT_CHECK(t, by_range.valid() && (tape.op(by_range.index()) == op));
+    const bt::Value<double> by_range = bt::reduce(tape, op, bt::View{xs[0].index(), 5U});
+    const bt::Value<double> by_handles = bt::reduce(twin, op, ys, 5U);
+    BT_CHECK(t, by_range.valid() && (bt::node_op(tape, by_range.index()) == op));
     BT_CHECK(t, by_range.value() == by_handles.value());
-    BT_CHECK(t, tape.slots_used() == 0U);
+    BT_CHECK(t, tape.usage().slots == 0U);
     BT_CHECK(t, tape.backward(bt::tanh(by_range)) == bt::Status::kOk);
     BT_CHECK(t, twin.backward(bt::tanh(by_handles)) == bt::Status::kOk);
     for (int i = 0; i < 5; ++i) {
@@ -609,17 +609,17 @@ void reduce_range_matches_handles(bt_test::Context& t) {
   }
   tape.reset();
   const bt::Value<double> zs[3] = {tape.leaf(1.0), tape.leaf(2.0), tape.leaf(3.0)};
-  const bt::Value<double> lse = tape.reduce_range(bt::Op::kLogSumExpR, zs[0].index(), 3U);
+  const bt::Value<double> lse = bt::reduce(tape, bt::Op::kLogSumExpR, bt::View{zs[0].index(), 3U});
   BT_CHECK(t, lse.value() == bt::log_sum_exp(zs, 3U).value());
   // Errors: another op, no operands, nodes not recorded; nothing recorded.
   const std::size_t size = tape.size();
-  BT_CHECK(t, !tape.reduce_range(bt::Op::kSumL, 0U, 3U).valid());
+  BT_CHECK(t, !bt::reduce(tape, bt::Op::kSumL, bt::View{0U, 3U}).valid());
   BT_CHECK(t, tape.status() == bt::Status::kInvalidArgument);
   tape.clear_status();
-  BT_CHECK(t, !tape.reduce_range(bt::Op::kSumR, 0U, 0U).valid());
+  BT_CHECK(t, !bt::reduce(tape, bt::Op::kSumR, bt::View{0U, 0U}).valid());
   BT_CHECK(t, tape.status() == bt::Status::kInvalidArgument);
   tape.clear_status();
-  BT_CHECK(t, !tape.reduce_range(bt::Op::kSumR, 2U, 9U).valid());
+  BT_CHECK(t, !bt::reduce(tape, bt::Op::kSumR, bt::View{2U, 9U}).valid());
   BT_CHECK(t, tape.status() == bt::Status::kInvalidHandle);
   BT_CHECK(t, tape.size() == size);
 }
@@ -647,7 +647,63 @@ void report_records_a_callers_error(bt_test::Context& t) {
   BT_CHECK(t, g_buffer.intact(need));
 }
 
+// Op families (extension.hpp): a tape holds kTapeFamilies of them; the
+// recorder of one more is refused with kCapacityExceeded and records
+// nothing, a family whose id another holds with kInvalidArgument; reset()
+// frees them. Their backward still runs for the families it holds.
+namespace families {
+struct Twice {  // 2 x: a row of a program's own
+  static constexpr bt::OpKind kKind = bt::OpKind::kUnary;
+  static constexpr const char* kName = "twice";
+  template <class T>
+  static T forward(T x) noexcept {
+    return x + x;
+  }
+  template <class T>
+  static void backward(T g, T /*x*/, T /*out*/, T& dx) noexcept {
+    dx += g + g;
+  }
+};
+using Mine = bt::OpFamily<bt::family::kFirstUser, Twice>;
+using Squatter = bt::OpFamily<bt::family::kPiecewise, Twice>;  // the id of functions.hpp's piecewise family
+}  // namespace families
+
+void op_families_per_tape(bt_test::Context& t) {
+  g_buffer.fill();
+  const std::size_t need = bt::Tape<float>::bytes_required(8U, 8U);
+  BT_CHECK(t, need <= 256U);
+  bt::Tape<float> tape(g_buffer.body(), need, 8U, 8U);
+  auto x = tape.leaf(-0.5F);
+  auto y = bt::abs(x) + bt::gelu_tanh(x);  // two families
+  const bt::View in{x.index(), 1U};
+  const bt::View row = bt::matvec<bt::Op::kRelu>(tape, x.index(), 1U, bt::view_list(tape, &in, 1U), bt::kNoIndex);
+  BT_CHECK(t, (row.count == 1U) && y.valid() && (tape.status() == bt::Status::kOk));  // three
+  const std::size_t size = tape.size();
+  BT_CHECK(t, !families::Mine::unary<families::Twice>(x).valid());  // a fourth
+  BT_CHECK(t, (tape.status() == bt::Status::kCapacityExceeded) && (tape.size() == size));
+  // The families it holds still sweep: d(|x| + gelu(x))/dx at x = -0.5.
+  tape.clear_status();
+  BT_CHECK(t, tape.backward(y) == bt::Status::kOk);
+  const double t0 = std::tanh(0.7978845608028654 * (-0.5 + 0.044715 * -0.125));
+  const double gelu_dx = 0.5 * (1.0 + t0) + (-0.25 * (1.0 - t0 * t0)) * 0.7978845608028654 * (1.0 + 3.0 * 0.044715 * 0.25);
+  BT_CHECK_CLOSE(t, static_cast<double>(x.grad()), -1.0 + gelu_dx, 1e-6, 1e-6);
+  // reset() frees them: the fourth family is taken, and sweeps.
+  tape.reset();
+  x = tape.leaf(1.5F);
+  auto z = families::Mine::unary<families::Twice>(x);
+  BT_CHECK(t, z.valid() && (tape.backward(z) == bt::Status::kOk) && (x.grad() == 2.0F));
+  // Another family with an id a held family has: refused.
+  tape.reset();
+  x = tape.leaf(1.0F);
+  BT_CHECK(t, bt::abs(x).valid());
+  const std::size_t before = tape.size();
+  BT_CHECK(t, !families::Squatter::unary<families::Twice>(x).valid());
+  BT_CHECK(t, (tape.status() == bt::Status::kInvalidArgument) && (tape.size() == before));
+  BT_CHECK(t, g_buffer.intact(need));
+}
+
 const bt_test::TestCase kCases[] = {
+    {"op_families_per_tape", op_families_per_tape},
     {"report_records_a_callers_error", report_records_a_callers_error},
     {"reduce_range_matches_handles", reduce_range_matches_handles},
     {"fuzzer_findings", fuzzer_findings},

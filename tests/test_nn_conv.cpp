@@ -122,7 +122,7 @@ struct Cnn {
 
   // The loss of one sample x ([length][in], channels-last) of class y.
   bt::Value<T> loss(bt::Tape<T>& tape, const double* x, bt::Index y) const noexcept {
-    const bt::View in = tape.record_view(shape.length * shape.in, [&](bt::Index i) noexcept {
+    const bt::View in = bt::record_view(tape, shape.length * shape.in, [&](bt::Index i) noexcept {
       return tape.leaf(static_cast<T>(x[i]));
     });
     const bt::View h1 = pool1.forward(tape, conv1.forward(tape, in, shape.length), l1(shape));
@@ -213,7 +213,7 @@ void check_array(bt_test::Context& t, const T* got, const double* expected, std:
 
 template <class T>
 bt::View leaves(bt::Tape<T>& tape, const double* v, std::size_t n) {
-  return tape.record_view(static_cast<bt::Index>(n),
+  return bt::record_view(tape, static_cast<bt::Index>(n),
                           [&](bt::Index i) noexcept { return tape.leaf(static_cast<T>(v[i])); });
 }
 
@@ -271,12 +271,12 @@ void check_case(bt_test::Context& t, bt::Tape<T>& tape, const Case& k, bt::Index
   }
   const bt::View x = leaves(tape, k.x, k.x_n);
   const std::size_t nodes_before = tape.size();
-  const std::size_t slots_before = tape.slots_used();
+  const std::size_t slots_before = tape.usage().slots;
   const bt::View y = forward(tape, x);
   BT_CHECK(t, tape.status() == bt::Status::kOk);
   BT_CHECK(t, y.count == k.y_n);
   BT_CHECK(t, (tape.size() - nodes_before) == plan_nodes);
-  BT_CHECK(t, (tape.slots_used() - slots_before) == plan_slots);
+  BT_CHECK(t, (tape.usage().slots - slots_before) == plan_slots);
   if ((y.count != k.y_n) || (tape.status() != bt::Status::kOk)) {
     bt_test::print("    in ");
     bt_test::print(k.name);
@@ -284,7 +284,7 @@ void check_case(bt_test::Context& t, bt::Tape<T>& tape, const Case& k, bt::Index
     return;
   }
   const bt::View c = leaves(tape, k.c, k.y_n);
-  BT_CHECK(t, tape.backward(tape.dot_ranges(y.first, c.first, y.count, nullptr)) == bt::Status::kOk);
+  BT_CHECK(t, tape.backward(bt::inner_product(tape, bt::View{y.first, y.count}, bt::View{c.first, y.count}, nullptr)) == bt::Status::kOk);
   check_array(t, tape.values() + y.first, k.y, k.y_n, k.name);
   if (weight != bt::kNoIndex) {
     check_array(t, tape.grads() + weight, k.gw, k.w_n, k.name);
@@ -484,12 +484,12 @@ void exact_capacity(bt_test::Context& t, std::size_t before, std::size_t plan_no
       BT_CHECK(t, tape.status() == bt::Status::kOk);
       BT_CHECK(t, y.count != 0U);
       BT_CHECK(t, tape.size() == nodes);
-      BT_CHECK(t, tape.slots_used() == slots);
+      BT_CHECK(t, tape.usage().slots == slots);
     } else {
       BT_CHECK(t, tape.status() == bt::Status::kCapacityExceeded);
       BT_CHECK(t, y.count == 0U);
       BT_CHECK(t, tape.size() == before);
-      BT_CHECK(t, tape.slots_used() == 0U);
+      BT_CHECK(t, tape.usage().slots == 0U);
     }
   }
 }
@@ -541,10 +541,10 @@ template <class Forward>
 void expect_refused(bt_test::Context& t, bt::Tape<double>& tape, bt::Status status, const char* what,
                     Forward forward) {
   const std::size_t nodes = tape.size();
-  const std::size_t slots = tape.slots_used();
+  const std::size_t slots = tape.usage().slots;
   const bt::View y = forward();
   const bool ok = (tape.status() == status) && (y.first == bt::kNoIndex) && (y.count == 0U) &&
-                  (tape.size() == nodes) && (tape.slots_used() == slots);
+                  (tape.size() == nodes) && (tape.usage().slots == slots);
   if (!ok) {
     bt_test::print("    not refused as expected: ");
     bt_test::print(what);
@@ -742,7 +742,7 @@ void flatten_is_a_view(bt_test::Context& t) {
   bt::Tape<double> tape(g_arena, sizeof(g_arena), 16U, 16U);
   const bt::View x = leaves(tape, golden::conv1d_plain_x, 6U);
   const bt::View f = nn::flatten(x);
-  BT_CHECK(t, (f.first == x.first) && (f.count == x.count) && (tape.size() == 6U) && (tape.slots_used() == 0U));
+  BT_CHECK(t, (f.first == x.first) && (f.count == x.count) && (tape.size() == 6U) && (tape.usage().slots == 0U));
 }
 
 // --- the CNN ------------------------------------------------------------------------
@@ -764,7 +764,7 @@ void cnn_sample(bt_test::Context& t, const CnnShape& s, const double* init, doub
   overwrite(tape, p.first, init, p.count);
   const bt::Value<T> loss = model.loss(tape, inputs, idx(labels[0]));
   BT_CHECK(t, tape.size() == plan.nodes);
-  BT_CHECK(t, tape.slots_used() == plan.slots);
+  BT_CHECK(t, tape.usage().slots == plan.slots);
   BT_CHECK(t, tape.backward(loss) == bt::Status::kOk);
   BT_CHECK_CLOSE(t, static_cast<double>(loss.value()), loss0, Tol<T>::rel, Tol<T>::abs_floor);
   check_array(t, tape.grads(), grads0, p.count, "cnn gradients");
@@ -916,7 +916,7 @@ void small_cnn_plan_exact(bt_test::Context& t) {
       const bt::Mark start = tape.mark();
       static_cast<void>(model.loss(tape, pixels[0], 1U));
       BT_CHECK(t, (tape.size() - plan.parameters) == Model::sample_nodes(c));
-      BT_CHECK(t, tape.slots_used() == Model::sample_slots(c));
+      BT_CHECK(t, tape.usage().slots == Model::sample_slots(c));
       static_cast<void>(tape.rewind(start));
     }
     const double loss = nn::serial_batch(tape, model.params(), 2U, [&](bt::Tape<double>& tp, std::size_t i) {

@@ -215,7 +215,7 @@ void report_worst(const bt_test::Context& t) {
 
 template <class T>
 bt::View leaves(bt::Tape<T>& tape, const double* v, std::size_t n) {
-  return tape.record_view(static_cast<bt::Index>(n), [&](bt::Index i) noexcept { return tape.leaf(static_cast<T>(v[i])); });
+  return bt::record_view(tape, static_cast<bt::Index>(n), [&](bt::Index i) noexcept { return tape.leaf(static_cast<T>(v[i])); });
 }
 
 template <class T>
@@ -266,12 +266,12 @@ void step_case(bt_test::Context& t, const StepCase& k) {
   const bt::Mark start = tape.mark();
   BT_CHECK(t, gru.forward(tape, xs, k.steps, h0, hs));
   BT_CHECK(t, (tape.size() - start.nodes) == nn::GRU<T>::nodes(o, k.steps));
-  BT_CHECK(t, (tape.slots_used() - start.slots) == nn::GRU<T>::slots(o, k.steps));
+  BT_CHECK(t, (tape.usage().slots - start.slots) == nn::GRU<T>::slots(o, k.steps));
   // root = sum_t h_t . c_t
-  const bt::View parts = tape.record_view(k.steps, [&](bt::Index s) noexcept {
-    return tape.dot_ranges(hs[s].first, c.first + (s * k.hidden), k.hidden, nullptr);
+  const bt::View parts = bt::record_view(tape, k.steps, [&](bt::Index s) noexcept {
+    return bt::inner_product(tape, bt::View{hs[s].first, k.hidden}, bt::View{c.first + (s * k.hidden), k.hidden}, nullptr);
   });
-  BT_CHECK(t, tape.backward(tape.reduce_range(bt::Op::kSumR, parts.first, parts.count)) == bt::Status::kOk);
+  BT_CHECK(t, tape.backward(bt::reduce(tape, bt::Op::kSumR, bt::View{parts.first, parts.count})) == bt::Status::kOk);
   BT_CHECK(t, tape.size() == need);
   for (bt::Index s = 0U; s < k.steps; ++s) {
     BT_CHECK(t, hs[s].count == k.hidden);
@@ -328,7 +328,7 @@ struct Model {
   // Records one window from h0: inputs x[W][I] as leaves, W steps, a head
   // output per step, mse against y[W]. *last: the last hidden state.
   bt::Value<T> window_loss(bt::Tape<T>& tape, bt::View h0, const T* x, const T* y, bt::View* last) const noexcept {
-    const bt::View in = tape.record_view(size.window * size.input, [&](bt::Index i) noexcept { return tape.leaf(x[i]); });
+    const bt::View in = bt::record_view(tape, size.window * size.input, [&](bt::Index i) noexcept { return tape.leaf(x[i]); });
     bt::View xs[kMaxWindow];
     bt::View hs[kMaxWindow];
     for (bt::Index s = 0U; s < size.window; ++s) {
@@ -337,7 +337,7 @@ struct Model {
     if (!gru.forward(tape, xs, size.window, h0, hs)) {
       return bt::Value<T>(&tape, bt::kNoIndex);
     }
-    const bt::View pred = tape.record_view(size.window, [&](bt::Index s) noexcept {
+    const bt::View pred = bt::record_view(tape, size.window, [&](bt::Index s) noexcept {
       return bt::Value<T>(&tape, head.forward(tape, hs[s]).first);
     });
     *last = hs[size.window - 1U];
@@ -389,7 +389,7 @@ void trajectory(bt_test::Context& t, const Trajectory& g, bool adam) {
   const Size s = g.size;
   const nn::MemoryPlan plan = model_plan<T>(s);
   bt::Tape<T> tape(g_arena, sizeof(g_arena), plan.nodes, plan.slots, plan.parameters);
-  BT_CHECK(t, tape.capacity() == plan.nodes);
+  BT_CHECK(t, tape.usage().node_capacity == plan.nodes);
   Model<T> model;
   nn::Rng init(static_cast<std::uint64_t>(golden::gru_init_seed));
   BT_CHECK(t, model.create(tape, s, init));
@@ -431,13 +431,13 @@ void trajectory(bt_test::Context& t, const Trajectory& g, bool adam) {
     stream.next(s.window, x, y);
     const T loss = nn::tbptt_window(tape, params, carry, s.hidden, [&](bt::Tape<T>& tp, bt::View h0, bt::View* last) noexcept {
           const bt::Value<T> l = model.window_loss(tp, h0, x, y, last);
-          peak_is_plan = peak_is_plan && (tp.size() == plan.nodes) && (tp.slots_used() == plan.slots);
+          peak_is_plan = peak_is_plan && (tp.size() == plan.nodes) && (tp.usage().slots == plan.slots);
           return l;
         });
     compare(t, &loss, loss_golden + w, 1U, Tol<T>::trajectory, 0.0, "loss");
     first_ten += (w < 10) ? static_cast<double>(loss) : 0.0;
     last_ten += (w >= (kWindows - 10)) ? static_cast<double>(loss) : 0.0;
-    rewound = rewound && (tape.size() == params.count) && (tape.slots_used() == 0U);
+    rewound = rewound && (tape.size() == params.count) && (tape.usage().slots == 0U);
     BT_CHECK(t, opt.step(tape, params) == bt::Status::kOk);
     if (((w + 1) % static_cast<int>(golden::gru_snapshot_every)) == 0) {
       const std::size_t at = static_cast<std::size_t>(((w + 1) / static_cast<int>(golden::gru_snapshot_every)) - 1);
@@ -488,7 +488,7 @@ void main_adam_fp32(bt_test::Context& t) { trajectory<float>(t, kMainTrajectory,
 // seed and the closed-form bound); the layout and params().
 void options_defaults(bt_test::Context& t) {
   bt::Tape<double> tape(g_arena, sizeof(g_arena), 256U, 16U);
-  BT_CHECK(t, tape.capacity() == 256U);
+  BT_CHECK(t, tape.usage().node_capacity == 256U);
   static_cast<void>(tape.leaf(5.0));  // the parameters need not start at node 0
   nn::Rng rng(7U);
   nn::Rng oracle(7U);
@@ -528,9 +528,9 @@ void options_defaults(bt_test::Context& t) {
   nn::GRU<double> named;
   const nn::GruOptions n = gru_options(Size{2U, 2U, 1U});
   BT_CHECK(t, named.create(tape, n, rng));
-  BT_CHECK(t, (std::strcmp(tape.name(0U), "weight_ih_l0") == 0) && (std::strcmp(tape.name(11U), "weight_ih_l0") == 0));
-  BT_CHECK(t, (std::strcmp(tape.name(12U), "weight_hh_l0") == 0) && (std::strcmp(tape.name(23U), "weight_hh_l0") == 0));
-  BT_CHECK(t, (std::strcmp(tape.name(24U), "bias_ih_l0") == 0) && (std::strcmp(tape.name(35U), "bias_hh_l0") == 0));
+  BT_CHECK(t, (std::strcmp(bt::param_name(tape, 0U), "weight_ih_l0") == 0) && (std::strcmp(bt::param_name(tape, 11U), "weight_ih_l0") == 0));
+  BT_CHECK(t, (std::strcmp(bt::param_name(tape, 12U), "weight_hh_l0") == 0) && (std::strcmp(bt::param_name(tape, 23U), "weight_hh_l0") == 0));
+  BT_CHECK(t, (std::strcmp(bt::param_name(tape, 24U), "bias_ih_l0") == 0) && (std::strcmp(bt::param_name(tape, 35U), "bias_hh_l0") == 0));
 #endif
 }
 
@@ -540,7 +540,7 @@ void options_defaults(bt_test::Context& t) {
 void refuses(bt_test::Context& t) {
   // GRU(3, 2): 42 parameters, 8 leaves, 4 steps of 32 nodes.
   bt::Tape<double> tape(g_arena, sizeof(g_arena), 192U, 64U);
-  BT_CHECK(t, tape.capacity() == 192U);
+  BT_CHECK(t, tape.usage().node_capacity == 192U);
   nn::Rng rng(3U);
   nn::GRU<double> gru;
   nn::GruOptions o;
@@ -550,7 +550,7 @@ void refuses(bt_test::Context& t) {
   // Not created yet: refused too.
   const bt::View early = leaves(tape, zeros, 3U);
   BT_CHECK(t, gru.step(tape, early, bt::View{early.first, 2U}).count == 0U);
-  BT_CHECK(t, (tape.status() == bt::Status::kInvalidArgument) && (tape.size() == 3U) && (tape.slots_used() == 0U));
+  BT_CHECK(t, (tape.status() == bt::Status::kInvalidArgument) && (tape.size() == 3U) && (tape.usage().slots == 0U));
   tape.reset();
   BT_CHECK(t, gru.create(tape, o, rng));
   const bt::View x = leaves(tape, zeros, 8U);
@@ -573,7 +573,7 @@ void refuses(bt_test::Context& t) {
     const bt::View y = gru.step(tape, b.x, b.h);
     BT_CHECK(t, (y.first == bt::kNoIndex) && (y.count == 0U));
     BT_CHECK(t, tape.status() == bt::Status::kInvalidArgument);
-    BT_CHECK(t, (tape.size() == nodes) && (tape.slots_used() == 0U));
+    BT_CHECK(t, (tape.size() == nodes) && (tape.usage().slots == 0U));
     tape.clear_status();
   }
   // Views of the right widths that are not recorded (past the tape's end,
@@ -581,20 +581,20 @@ void refuses(bt_test::Context& t) {
   const bt::View past{static_cast<bt::Index>(tape.size()), 2U};
   const bt::View straddles{static_cast<bt::Index>(tape.size()) - 1U, 3U};
   BT_CHECK(t, gru.step(tape, x3, past).count == 0U);
-  BT_CHECK(t, (tape.status() == bt::Status::kInvalidHandle) && (tape.size() == nodes) && (tape.slots_used() == 0U));
+  BT_CHECK(t, (tape.status() == bt::Status::kInvalidHandle) && (tape.size() == nodes) && (tape.usage().slots == 0U));
   tape.clear_status();
   BT_CHECK(t, gru.step(tape, straddles, h2).count == 0U);
-  BT_CHECK(t, (tape.status() == bt::Status::kInvalidHandle) && (tape.size() == nodes) && (tape.slots_used() == 0U));
+  BT_CHECK(t, (tape.status() == bt::Status::kInvalidHandle) && (tape.size() == nodes) && (tape.usage().slots == 0U));
   tape.clear_status();
   {
     bt::View ys[2] = {x3, straddles};
     bt::View out[2];
     BT_CHECK(t, !gru.forward(tape, ys, 2U, h2, out));
-    BT_CHECK(t, (tape.status() == bt::Status::kInvalidHandle) && (tape.size() == nodes) && (tape.slots_used() == 0U));
+    BT_CHECK(t, (tape.status() == bt::Status::kInvalidHandle) && (tape.size() == nodes) && (tape.usage().slots == 0U));
     tape.clear_status();
     ys[1] = x3;
     BT_CHECK(t, !gru.forward(tape, ys, 2U, past, out));
-    BT_CHECK(t, (tape.status() == bt::Status::kInvalidHandle) && (tape.size() == nodes) && (tape.slots_used() == 0U));
+    BT_CHECK(t, (tape.status() == bt::Status::kInvalidHandle) && (tape.size() == nodes) && (tape.usage().slots == 0U));
     tape.clear_status();
   }
   // forward(): one bad width anywhere, no steps, null arrays.
@@ -602,14 +602,14 @@ void refuses(bt_test::Context& t) {
   bt::View hs[4];
   xs[2] = bt::View{x.first, 2U};
   BT_CHECK(t, !gru.forward(tape, xs, 4U, h2, hs));
-  BT_CHECK(t, (tape.status() == bt::Status::kInvalidArgument) && (tape.size() == nodes) && (tape.slots_used() == 0U));
+  BT_CHECK(t, (tape.status() == bt::Status::kInvalidArgument) && (tape.size() == nodes) && (tape.usage().slots == 0U));
   tape.clear_status();
   xs[2] = x3;
   BT_CHECK(t, !gru.forward(tape, xs, 4U, bt::View{x.first, 3U}, hs));
   BT_CHECK(t, !gru.forward(tape, xs, 0U, h2, hs));
   BT_CHECK(t, !gru.forward(tape, nullptr, 1U, h2, hs));
   BT_CHECK(t, !gru.forward(tape, xs, 1U, h2, nullptr));
-  BT_CHECK(t, (tape.status() == bt::Status::kInvalidArgument) && (tape.size() == nodes) && (tape.slots_used() == 0U));
+  BT_CHECK(t, (tape.status() == bt::Status::kInvalidArgument) && (tape.size() == nodes) && (tape.usage().slots == 0U));
   tape.clear_status();
   // The same calls with the right widths record 4 steps.
   BT_CHECK(t, gru.forward(tape, xs, 4U, h2, hs));
@@ -662,10 +662,10 @@ void plan_case(bt_test::Context& t, const Size& s, long node_delta, long slot_de
   const T loss = nn::tbptt_window(tape, model.params(), carry, s.hidden, [&](bt::Tape<T>& tp, bt::View h0, bt::View* last) {
     const bt::Value<T> l = model.window_loss(tp, h0, x, y, last);
     peak_nodes = tp.size();
-    peak_slots = tp.slots_used();
+    peak_slots = tp.usage().slots;
     return l;
   });
-  BT_CHECK(t, (tape.size() == plan.parameters) && (tape.slots_used() == 0U));
+  BT_CHECK(t, (tape.size() == plan.parameters) && (tape.usage().slots == 0U));
   if ((node_delta == 0) && (slot_delta == 0)) {
     BT_CHECK(t, tape.status() == bt::Status::kOk);
     BT_CHECK(t, std::isfinite(static_cast<double>(loss)));
@@ -703,7 +703,7 @@ void no_leak_across_windows(bt_test::Context& t) {
   const nn::MemoryPlan plan = kTinyPlan;
   bt::Tape<double> tape(g_arena, sizeof(g_arena), plan.parameters + (2U * plan.sample_nodes), 2U * plan.slots,
                         plan.parameters);
-  BT_CHECK(t, tape.capacity() == (plan.parameters + (2U * plan.sample_nodes)));
+  BT_CHECK(t, tape.usage().node_capacity == (plan.parameters + (2U * plan.sample_nodes)));
   Model<double> model;
   nn::Rng rng(21U);
   BT_CHECK(t, model.create(tape, kTiny, rng));
@@ -722,7 +722,7 @@ void no_leak_across_windows(bt_test::Context& t) {
     });
   };
   const double loss1 = window(x1, y1);
-  BT_CHECK(t, std::isfinite(loss1) && (tape.size() == params.count) && (tape.slots_used() == 0U));
+  BT_CHECK(t, std::isfinite(loss1) && (tape.size() == params.count) && (tape.usage().slots == 0U));
   double carry1[kMaxHidden];
   std::memcpy(carry1, carry, sizeof(carry));
   BT_CHECK(t, carry1[0] != 0.0);
@@ -730,7 +730,7 @@ void no_leak_across_windows(bt_test::Context& t) {
   double window1_norm = nn::gradient_norm(tape, params);
   BT_CHECK(t, window1_norm > 0.0);
   const double loss2 = window(x2, y2);
-  BT_CHECK(t, std::isfinite(loss2) && (tape.size() == params.count) && (tape.slots_used() == 0U));
+  BT_CHECK(t, std::isfinite(loss2) && (tape.size() == params.count) && (tape.usage().slots == 0U));
   std::memcpy(g_saved, tape.grads() + params.first, params.count * sizeof(double));
 
   // Window 2 on a fresh graph from carry1 (entered as leaves).
@@ -772,7 +772,7 @@ void no_leak_across_windows(bt_test::Context& t) {
 // the mark.
 void tbptt_refuses(bt_test::Context& t) {
   bt::Tape<double> tape(g_arena, sizeof(g_arena), 192U, 64U);
-  BT_CHECK(t, tape.capacity() == 192U);
+  BT_CHECK(t, tape.usage().node_capacity == 192U);
   Model<double> model;
   nn::Rng rng(4U);
   BT_CHECK(t, model.create(tape, kTiny, rng));
@@ -801,7 +801,7 @@ void tbptt_refuses(bt_test::Context& t) {
   for (const Bad& b : bad) {
     const double l = nn::tbptt_window(tape, b.params, b.carry, b.width, loss_of);
     BT_CHECK(t, std::isnan(l) && (calls == 0) && (tape.status() == bt::Status::kInvalidArgument));
-    BT_CHECK(t, (tape.size() == params.count) && (tape.slots_used() == 0U));
+    BT_CHECK(t, (tape.size() == params.count) && (tape.usage().slots == 0U));
     BT_CHECK(t, (carry[0] == 0.5) && (carry[1] == -0.5) && (carry[2] == 0.25));
     tape.clear_status();
   }
@@ -812,7 +812,7 @@ void tbptt_refuses(bt_test::Context& t) {
     return loss;
   });
   BT_CHECK(t, std::isnan(l) && (tape.status() == bt::Status::kInvalidArgument));
-  BT_CHECK(t, (tape.size() == params.count) && (tape.slots_used() == 0U));
+  BT_CHECK(t, (tape.size() == params.count) && (tape.usage().slots == 0U));
   BT_CHECK(t, (carry[0] == 0.5) && (carry[1] == -0.5) && (carry[2] == 0.25));
   tape.clear_status();
   // And the same window accepted: the carry moves on.

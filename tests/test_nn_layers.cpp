@@ -228,10 +228,10 @@ void attention(bt_test::Context& t) {
     xs[s] = bt::View{x + (s * kD), kD};
   }
   const std::size_t before_nodes = tape.size();
-  const std::size_t before_slots = tape.slots_used();
+  const std::size_t before_slots = tape.usage().slots;
   BT_CHECK(t, att.forward(tape, xs, kSteps, ys));
   BT_CHECK(t, (tape.size() - before_nodes) == nn::CausalSelfAttention<T>::nodes(o, kSteps));
-  BT_CHECK(t, (tape.slots_used() - before_slots) == nn::CausalSelfAttention<T>::slots(o, kSteps));
+  BT_CHECK(t, (tape.usage().slots - before_slots) == nn::CausalSelfAttention<T>::slots(o, kSteps));
   bt::Value<T> parts[kSteps];
   for (bt::Index s = 0U; s < kSteps; ++s) {
     parts[s] = weighted_sum(tape, ys[s], c + (s * kD), kD);
@@ -255,7 +255,7 @@ void losses(bt_test::Context& t) {
   const bt::Value<T> ce = nn::cross_entropy(tape, bt::View{z, 10U}, static_cast<bt::Index>(ce_target));
   BT_CHECK(t, tape.backward(ce) == bt::Status::kOk);
   // Logits near 1000: exp would overflow without the max shift.
-  BT_CHECK(t, tape.all_finite());
+  BT_CHECK(t, bt::all_finite(tape));
   // The loss is O(1) next to logits of 1000: FP32 keeps ~1e-4 absolute.
   BT_CHECK_CLOSE(t, static_cast<double>(ce.value()), ce_loss, Tol<T>::rel,
                  (sizeof(T) == 4U) ? 2e-4 : 1e-12);
@@ -337,7 +337,7 @@ void gpt(bt_test::Context& t) {
   BT_CHECK(t, tape.rewind(start) == bt::Status::kOk);
   const bt::Value<T> loss = model.loss(tape, tokens, targets, 4U);
   BT_CHECK(t, tape.size() == plan.nodes);
-  BT_CHECK(t, tape.slots_used() == plan.slots);
+  BT_CHECK(t, tape.usage().slots == plan.slots);
   BT_CHECK(t, tape.backward(loss) == bt::Status::kOk);
   BT_CHECK_NEAR(t, static_cast<double>(loss.value()), gpt_loss, Tol<T>::rel);
   check_array(t, tape.grads() + model.params().first, gpt_grads, gpt_grads_n, "gpt dparams");

@@ -88,7 +88,7 @@ void mlp_plan_case(bt_test::Context& t, const nn::MlpConfig& c, long node_delta,
                                     mlp_sample(i, ctx, &y, c.vocab, c.context);
                                     const bt::Value<T> l = model.loss(tp, ctx, y);
                                     peak_nodes = tp.size();
-                                    peak_slots = tp.slots_used();
+                                    peak_slots = tp.usage().slots;
                                     return l;
                                   });
   if ((node_delta == 0) && (slot_delta == 0)) {
@@ -99,8 +99,8 @@ void mlp_plan_case(bt_test::Context& t, const nn::MlpConfig& c, long node_delta,
   } else {
     BT_CHECK(t, tape.status() == bt::Status::kCapacityExceeded);
     BT_CHECK(t, std::isnan(static_cast<double>(loss)));
-    BT_CHECK(t, tape.size() <= tape.capacity());
-    BT_CHECK(t, tape.slots_used() <= tape.slot_capacity());
+    BT_CHECK(t, tape.size() <= tape.usage().node_capacity);
+    BT_CHECK(t, tape.usage().slots <= tape.usage().slot_capacity);
   }
 }
 
@@ -127,7 +127,7 @@ void gpt_plan_case(bt_test::Context& t, const nn::GptConfig& c, long node_delta,
                                   [&](bt::Tape<T>& tp, std::size_t) {
                                     const bt::Value<T> l = model.loss(tp, tokens, targets, c.block);
                                     peak_nodes = tp.size();
-                                    peak_slots = tp.slots_used();
+                                    peak_slots = tp.usage().slots;
                                     return l;
                                   });
   if ((node_delta == 0) && (slot_delta == 0)) {
@@ -138,7 +138,7 @@ void gpt_plan_case(bt_test::Context& t, const nn::GptConfig& c, long node_delta,
   } else {
     BT_CHECK(t, tape.status() == bt::Status::kCapacityExceeded);
     BT_CHECK(t, std::isnan(static_cast<double>(loss)));
-    BT_CHECK(t, tape.size() <= tape.capacity());
+    BT_CHECK(t, tape.size() <= tape.usage().node_capacity);
   }
 }
 
@@ -315,25 +315,25 @@ void view_list_errors(bt_test::Context& t) {
   const bt::Value<double> x0 = tape.leaf(2.0);
   const bt::Value<double> x1 = tape.leaf(3.0);
   const bt::View runs[2] = {{x0.index(), 1U}, {x1.index(), 1U}};
-  const bt::ViewList list = tape.view_list(runs, 2U);
+  const bt::ViewList list = bt::view_list(tape, runs, 2U);
   BT_CHECK(t, list.total == 2U);
   // w = params 0, 1 = (1, 2): 1*2 + 2*3 = 8.
-  const bt::Value<double> y = tape.dot_views(0U, list, nullptr);
+  const bt::Value<double> y = bt::inner_product(tape, 0U, list, nullptr);
   BT_CHECK(t, y.value() == 8.0);
   BT_CHECK(t, tape.backward(y) == bt::Status::kOk);
   BT_CHECK(t, tape.grad(0U) == 2.0 && tape.grad(1U) == 3.0 && x1.grad() == 2.0);
   // A weight range past the end of the tape.
-  static_cast<void>(tape.dot_views(static_cast<bt::Index>(tape.size()) - 1U, list, nullptr));
+  static_cast<void>(bt::inner_product(tape, static_cast<bt::Index>(tape.size()) - 1U, list, nullptr));
   BT_CHECK(t, tape.status() == bt::Status::kInvalidHandle);
   tape.clear_status();
   // A run that is not on the tape.
   const bt::View bad = {1000U, 4U};
-  BT_CHECK(t, tape.view_list(&bad, 1U).slot == bt::kNoIndex);
+  BT_CHECK(t, bt::view_list(tape, &bad, 1U).slot == bt::kNoIndex);
   BT_CHECK(t, tape.status() == bt::Status::kInvalidHandle);
   tape.clear_status();
   // After a rewind past the list, it is rejected, not read.
   BT_CHECK(t, tape.rewind(m) == bt::Status::kOk);
-  static_cast<void>(tape.dot_views(0U, list, nullptr));
+  static_cast<void>(bt::inner_product(tape, 0U, list, nullptr));
   BT_CHECK(t, tape.status() == bt::Status::kInvalidArgument);
   BT_CHECK(t, tape.size() == 8U);
 }
@@ -363,19 +363,19 @@ void matvec_rows(bt_test::Context& t) {
   const bt::Index x2 = tape.leaf(x[2]).index();
   static_cast<void>(tape.leaf(x[3]));
   const bt::View runs[2] = {{x0, 2U}, {x2, 2U}};
-  const bt::ViewList list = tape.view_list(runs, 2U);
-  const std::size_t slots_before = tape.slots_used();
-  const bt::View y_view = tape.matvec(0U, kRows, list, kRows * kIn);
+  const bt::ViewList list = bt::view_list(tape, runs, 2U);
+  const std::size_t slots_before = tape.usage().slots;
+  const bt::View y_view = bt::matvec(tape, 0U, kRows, list, kRows * kIn);
   const bt::Value<double> y(&tape, y_view.first);  // the first output (invalid for kNoView)
   BT_CHECK(t, y.valid());
-  BT_CHECK(t, tape.slots_used() == slots_before + 4U);  // one descriptor for all rows
+  BT_CHECK(t, tape.usage().slots == slots_before + 4U);  // one descriptor for all rows
   for (bt::Index o = 0U; o < kRows; ++o) {
     double expect = bias[o];
     for (bt::Index k = 0U; k < kIn; ++k) {
       expect += w[(o * kIn) + k] * x[k];
     }
     BT_CHECK(t, tape.value(y.index() + o) == expect);
-    BT_CHECK(t, tape.op(y.index() + o) == bt::Op::kMatRow);
+    BT_CHECK(t, bt::node_op(tape, y.index() + o) == bt::Op::kMatRow);
   }
   // L = 1*y0 - 2*y1 + 3*y2: dW[o][k] = c_o x_k, db_o = c_o, dx_k = sum_o c_o W[o][k].
   const double c[kRows] = {1.0, -2.0, 3.0};
@@ -403,22 +403,22 @@ void matvec_rows(bt_test::Context& t) {
 
   // Errors record a status and add no node and no slot.
   const std::size_t size = tape.size();
-  const std::size_t used = tape.slots_used();
+  const std::size_t used = tape.usage().slots;
   const auto rejected = [&](bt::Status want) {
-    const bool same = (tape.size() == size) && (tape.slots_used() == used) && (tape.status() == want);
+    const bool same = (tape.size() == size) && (tape.usage().slots == used) && (tape.status() == want);
     tape.clear_status();
     return same;
   };
-  static_cast<void>(tape.matvec(0U, 0U, list, bt::kNoIndex));
+  static_cast<void>(bt::matvec(tape, 0U, 0U, list, bt::kNoIndex));
   BT_CHECK(t, rejected(bt::Status::kInvalidArgument));
   // Weights past the end: 4 rows of 4 need 16 nodes, 15 are left.
-  static_cast<void>(tape.matvec(static_cast<bt::Index>(size) - 15U, 4U, list, bt::kNoIndex));
+  static_cast<void>(bt::matvec(tape, static_cast<bt::Index>(size) - 15U, 4U, list, bt::kNoIndex));
   BT_CHECK(t, rejected(bt::Status::kInvalidHandle));
   // rows * length beyond 32 bits must not wrap into range.
-  static_cast<void>(tape.matvec(0U, 0x80000000U, list, bt::kNoIndex));
+  static_cast<void>(bt::matvec(tape, 0U, 0x80000000U, list, bt::kNoIndex));
   BT_CHECK(t, rejected(bt::Status::kInvalidHandle));
   // Bias rows past the end.
-  static_cast<void>(tape.matvec(0U, kRows, list, static_cast<bt::Index>(size) - 2U));
+  static_cast<void>(bt::matvec(tape, 0U, kRows, list, static_cast<bt::Index>(size) - 2U));
   BT_CHECK(t, rejected(bt::Status::kInvalidHandle));
 
   // Capacity: a tape with room for exactly the rows and the descriptor
@@ -434,19 +434,19 @@ void matvec_rows(bt_test::Context& t) {
     const bt::Value<double> a = small.leaf(3.0);
     static_cast<void>(small.leaf(4.0));
     const bt::View one = {a.index(), 2U};
-    const bt::ViewList l = small.view_list(&one, 1U);
+    const bt::ViewList l = bt::view_list(small, &one, 1U);
     // Rows of 2 weights from node 0, overlapping the inputs: allowed (any recorded nodes).
-    const bt::View r_view = small.matvec(0U, kTwoRows, l, bt::kNoIndex);
+    const bt::View r_view = bt::matvec(small, 0U, kTwoRows, l, bt::kNoIndex);
   const bt::Value<double> r(&small, r_view.first);  // the first output (invalid for kNoView)
     if (less == 0) {
       BT_CHECK(t, r.valid() && (small.status() == bt::Status::kOk));
       BT_CHECK(t, r.value() == (1.0 * 3.0) + (2.0 * 4.0));
-      const bt::View r2_view = small.matvec(0U, 1U, l, bt::kNoIndex);
+      const bt::View r2_view = bt::matvec(small, 0U, 1U, l, bt::kNoIndex);
   const bt::Value<double> r2(&small, r2_view.first);  // the first output (invalid for kNoView)
       BT_CHECK(t, !r2.valid() && (small.status() == bt::Status::kCapacityExceeded));  // slots are used up
     } else {
       BT_CHECK(t, !r.valid() && (small.status() == bt::Status::kCapacityExceeded));
-      BT_CHECK(t, (small.size() == 4U) && (small.slots_used() == 3U));
+      BT_CHECK(t, (small.size() == 4U) && (small.usage().slots == 3U));
     }
   }
 }
@@ -473,9 +473,9 @@ void range_ops(bt_test::Context& t) {
   }
   const bt::Value<double> bias = tape.leaf(10.0);
   // dot_ranges: a . b + bias = 6 - 1 - 2 + 10 = 13; d/da = b, d/db = a, d/dbias = 1.
-  const bt::Value<double> d = tape.dot_ranges(a0, b0, 3U, &bias);
+  const bt::Value<double> d = bt::inner_product(tape, bt::View{a0, 3U}, bt::View{b0, 3U}, &bias);
   BT_CHECK(t, d.value() == 13.0);
-  BT_CHECK(t, tape.op(d.index()) == bt::Op::kDotRR);
+  BT_CHECK(t, bt::node_op(tape, d.index()) == bt::Op::kDotRR);
   BT_CHECK(t, tape.backward(d) == bt::Status::kOk);
   for (bt::Index i = 0U; i < 3U; ++i) {
     BT_CHECK(t, tape.grad(a0 + i) == b[i]);
@@ -484,15 +484,15 @@ void range_ops(bt_test::Context& t) {
   BT_CHECK(t, bias.grad() == 1.0);
   tape.zero_grad();
   // scale_shift: y_o = b_o * a_o + c_o; L = y0 - 2 y1 + 3 y2.
-  const std::size_t slots_before = tape.slots_used();
-  const bt::View y_view = tape.scale_shift(a0, b0, c0, 3U);
+  const std::size_t slots_before = tape.usage().slots;
+  const bt::View y_view = bt::scale_shift(tape, a0, b0, c0, 3U);
   const bt::Value<double> y(&tape, y_view.first);  // the first output (invalid for kNoView)
-  BT_CHECK(t, y.valid() && (tape.slots_used() == slots_before + 3U));
+  BT_CHECK(t, y.valid() && (tape.usage().slots == slots_before + 3U));
   const double w[3] = {1.0, -2.0, 3.0};
   bt::Value<double> terms[3];
   for (bt::Index o = 0U; o < 3U; ++o) {
     BT_CHECK(t, tape.value(y.index() + o) == (b[o] * a[o]) + c[o]);
-    BT_CHECK(t, tape.op(y.index() + o) == bt::Op::kScaleShift);
+    BT_CHECK(t, bt::node_op(tape, y.index() + o) == bt::Op::kScaleShift);
     terms[o] = bt::Value<double>(&tape, y.index() + o) * w[o];
   }
   BT_CHECK(t, tape.backward(bt::reduce_sum(terms, 3U)) == bt::Status::kOk);
@@ -503,7 +503,7 @@ void range_ops(bt_test::Context& t) {
   }
   // The same run as scale and input: y = x * x + c, dy/dx = 2x.
   tape.zero_grad();
-  const bt::View sq_view = tape.scale_shift(b0, b0, c0, 1U);
+  const bt::View sq_view = bt::scale_shift(tape, b0, b0, c0, 1U);
   const bt::Value<double> sq(&tape, sq_view.first);  // the first output (invalid for kNoView)
   BT_CHECK(t, sq.value() == (b[0] * b[0]) + c[0]);
   BT_CHECK(t, tape.backward(sq) == bt::Status::kOk);
@@ -511,28 +511,28 @@ void range_ops(bt_test::Context& t) {
 
   // Errors record a status and add no node and no slot.
   const std::size_t size = tape.size();
-  const std::size_t used = tape.slots_used();
+  const std::size_t used = tape.usage().slots;
   const auto rejected = [&](bt::Status want) {
-    const bool same = (tape.size() == size) && (tape.slots_used() == used) && (tape.status() == want);
+    const bool same = (tape.size() == size) && (tape.usage().slots == used) && (tape.status() == want);
     tape.clear_status();
     return same;
   };
   const bt::Index last = static_cast<bt::Index>(size) - 1U;
-  static_cast<void>(tape.dot_ranges(a0, b0, 0U, nullptr));
+  static_cast<void>(bt::inner_product(tape, bt::View{a0, 0U}, bt::View{b0, 0U}, nullptr));
   BT_CHECK(t, rejected(bt::Status::kInvalidArgument));
-  static_cast<void>(tape.dot_ranges(last, b0, 2U, nullptr));  // runs past the end
+  static_cast<void>(bt::inner_product(tape, bt::View{last, 2U}, bt::View{b0, 2U}, nullptr));  // runs past the end
   BT_CHECK(t, rejected(bt::Status::kInvalidHandle));
-  static_cast<void>(tape.dot_ranges(a0, bt::kNoIndex, 1U, nullptr));
+  static_cast<void>(bt::inner_product(tape, bt::View{a0, 1U}, bt::View{bt::kNoIndex, 1U}, nullptr));
   BT_CHECK(t, rejected(bt::Status::kInvalidHandle));
-  static_cast<void>(tape.scale_shift(a0, b0, c0, 0U));
+  static_cast<void>(bt::scale_shift(tape, a0, b0, c0, 0U));
   BT_CHECK(t, rejected(bt::Status::kInvalidArgument));
-  static_cast<void>(tape.scale_shift(a0, b0, last, 2U));
+  static_cast<void>(bt::scale_shift(tape, a0, b0, last, 2U));
   BT_CHECK(t, rejected(bt::Status::kInvalidHandle));
-  static_cast<void>(tape.scale_shift(a0, 0xFFFFFFF0U, c0, 0x20U));  // wraps past 2^32
+  static_cast<void>(bt::scale_shift(tape, a0, 0xFFFFFFF0U, c0, 0x20U));  // wraps past 2^32
   BT_CHECK(t, rejected(bt::Status::kInvalidHandle));
   bt::FixedTape<double, 4> other;
   const bt::Value<double> foreign = other.leaf(1.0);
-  static_cast<void>(tape.dot_ranges(a0, b0, 3U, &foreign));
+  static_cast<void>(bt::inner_product(tape, bt::View{a0, 3U}, bt::View{b0, 3U}, &foreign));
   BT_CHECK(t, rejected(bt::Status::kForeignValue));
 
   // Capacity: room for exactly the outputs and the descriptor works; one
@@ -545,13 +545,13 @@ void range_ops(bt_test::Context& t) {
     static_cast<void>(small.param(3.0));
     static_cast<void>(small.leaf(5.0));
     static_cast<void>(small.leaf(7.0));
-    const bt::View r_view = small.scale_shift(0U, 2U, 0U, 2U);
+    const bt::View r_view = bt::scale_shift(small, 0U, 2U, 0U, 2U);
   const bt::Value<double> r(&small, r_view.first);  // the first output (invalid for kNoView)  // x * s + s
     if (less == 0) {
       BT_CHECK(t, r.valid() && (r.value() == (5.0 * 2.0) + 2.0) && (small.size() == 6U));
     } else {
       BT_CHECK(t, !r.valid() && (small.status() == bt::Status::kCapacityExceeded));
-      BT_CHECK(t, (small.size() == 4U) && (small.slots_used() == 0U));
+      BT_CHECK(t, (small.size() == 4U) && (small.usage().slots == 0U));
     }
   }
 }

@@ -558,7 +558,7 @@ void reductions_fp64(bt_test::Context& t) {
         // (mean_and_msq's "3 *" stores its constant in sizeof(double)/4 slots.)
         if (layout == 0 && !c.uses_w) {
           const std::size_t constant_slots = (c.build64 == &r_mean_and_msq<double>) ? 2U : 0U;
-          BT_CHECK(t, g_tape64.slots_used() == constant_slots);
+          BT_CHECK(t, g_tape64.usage().slots == constant_slots);
         }
       }
     }
@@ -610,29 +610,38 @@ void reductions_fp32(bt_test::Context& t) {
 // row has no case in the backward sweep's switch): the ops the cases record,
 // read back from the tape, cover every unary, binary and constant row.
 void every_elementwise_op(bt_test::Context& t) {
-  bool seen[static_cast<std::size_t>(bt::Op::kCount)] = {};
+  constexpr std::size_t kCodes = 256U;  // an op code is one byte
+  bool seen[kCodes] = {};
   for (const UnaryCase& c : kUnary) {
     g_tape64.reset();
     const bt::Value<double> out = c.build64(g_tape64.leaf(0.5));
-    seen[static_cast<std::size_t>(g_tape64.op(out.index()))] = true;
+    seen[static_cast<std::size_t>(bt::node_op(g_tape64, out.index()))] = true;
   }
   for (const BinaryCase& c : kBinary) {
     g_tape64.reset();
     auto x = g_tape64.leaf(0.5);
     const bt::Value<double> out = c.build64(x, g_tape64.leaf(2.0));
-    seen[static_cast<std::size_t>(g_tape64.op(out.index()))] = true;
+    seen[static_cast<std::size_t>(bt::node_op(g_tape64, out.index()))] = true;
   }
   std::size_t elementwise = 0U;
-  for (std::size_t k = 0U; k < static_cast<std::size_t>(bt::Op::kCount); ++k) {
-    const bt::OpKind kind = bt::op_kind(static_cast<bt::Op>(k));
+  const auto count = [&](std::size_t k, bt::OpKind kind, const char* name) {
     if ((kind == bt::OpKind::kUnary) || (kind == bt::OpKind::kBinary) || (kind == bt::OpKind::kConstant)) {
       ++elementwise;
-      t.test_name = bt::op_name(static_cast<bt::Op>(k));
+      t.test_name = name;
       BT_CHECK(t, seen[k]);
     }
+  };
+  for (std::size_t k = 0U; k < static_cast<std::size_t>(bt::Op::kCount); ++k) {
+    count(k, bt::op_kind(static_cast<bt::Op>(k)), bt::op_name(static_cast<bt::Op>(k)));
+  }
+  // The op families of functions.hpp: every code of theirs.
+  for (std::size_t k = static_cast<std::size_t>(bt::Op::kFirstExtension); k < kCodes; ++k) {
+    const auto op = static_cast<bt::Op>(k);
+    count(k, bt::PiecewiseOps::kind(op), bt::PiecewiseOps::name(op));
+    count(k, bt::SmoothOps::kind(op), bt::SmoothOps::name(op));
   }
   t.test_name = "every_elementwise_op";
-  BT_CHECK(t, elementwise == 31U);  // 25 of the paper's set, 6 linked on use; update with a new row and its case
+  BT_CHECK(t, elementwise == 31U);  // 25 of the paper's set, 6 of functions.hpp; update with a new row and its case
 }
 
 void product_with_zeros(bt_test::Context& t) {
@@ -663,7 +672,7 @@ void repeated_operands(bt_test::Context& t) {
   BT_CHECK(t, s.value() == 3.0 * 2.25 + 2.0 * 4.0);
   BT_CHECK(t, a.grad() == 3.0 * 2.0 * 1.5);
   BT_CHECK(t, b.grad() == 2.0 * 2.0 * -2.0);
-  BT_CHECK(t, g_tape64.slots_used() == 5U);
+  BT_CHECK(t, g_tape64.usage().slots == 5U);
 }
 
 // --- the ops linked on use at their edges -------------------------------------
@@ -803,15 +812,15 @@ void linked_op_edges(bt_test::Context& t) {
   const auto leaky = bt::leaky_relu(x, 0.125);
   const auto bce = bt::bce_with_logits(x, 0.75);
   const auto hub = bt::huber(x, 2.5);
-  BT_CHECK(t, g_tape64.constant(leaky.index()) == 0.125);
-  BT_CHECK(t, g_tape64.constant(bce.index()) == 0.75);
-  BT_CHECK(t, g_tape64.constant(hub.index()) == 2.5);
-  BT_CHECK(t, std::isnan(g_tape64.constant(bt::abs(x).index())));
-  BT_CHECK(t, g_tape64.slots_used() == 3U * bt::Tape<double>::kConstantSlots);
-  BT_CHECK(t, std::strcmp(bt::op_name(bt::Op::kGeluTanh), "gelu_tanh") == 0);
-  BT_CHECK(t, std::strcmp(bt::op_name(bt::Op::kMaxL), "max") == 0);
-  BT_CHECK(t, bt::linked_on_use(bt::Op::kMaxR) && !bt::linked_on_use(bt::Op::kScaleShift));
-  BT_CHECK(t, bt::op_pair(bt::Op::kMaxR) == bt::Op::kMaxL && bt::op_pair(bt::Op::kMaxL) == bt::Op::kMaxR);
+  BT_CHECK(t, bt::node_constant(g_tape64, leaky.index()) == 0.125);
+  BT_CHECK(t, bt::node_constant(g_tape64, bce.index()) == 0.75);
+  BT_CHECK(t, bt::node_constant(g_tape64, hub.index()) == 2.5);
+  BT_CHECK(t, std::isnan(bt::node_constant(g_tape64, bt::abs(x).index())));
+  BT_CHECK(t, g_tape64.usage().slots == 3U * bt::Recorder<double>::kConstantSlots);
+  BT_CHECK(t, std::strcmp(bt::SmoothOps::name(bt::SmoothOps::op<bt::rows::GeluTanh>()), "gelu_tanh") == 0);
+  BT_CHECK(t, std::strcmp(bt::PiecewiseOps::name(bt::PiecewiseOps::op<bt::rows::MaxL>()), "max") == 0);
+  BT_CHECK(t, bt::is_extension(bt::PiecewiseOps::op<bt::rows::MaxR>()) && !bt::is_extension(bt::Op::kScaleShift));
+  BT_CHECK(t, bt::PiecewiseOps::kind(bt::PiecewiseOps::op<bt::rows::MaxL>()) == bt::OpKind::kListReduce);
 }
 
 // --- reduce_max --------------------------------------------------------------------
@@ -857,9 +866,9 @@ void check_max(bt_test::Context& t, bt::Tape<T>& tape, const MaxCase& c, int lay
   }
   const bt::Value<T> m = (layout == 2) ? bt::reduce_max(tape, bt::View{xs[0].index(), static_cast<bt::Index>(c.n)})
                                        : bt::reduce_max(xs, c.n);
-  const bt::Op want = ((layout == 1) && (c.n > 1U)) ? bt::Op::kMaxL : bt::Op::kMaxR;
-  BT_CHECK(t, tape.op(m.index()) == want);
-  BT_CHECK(t, tape.slots_used() == ((want == bt::Op::kMaxL) ? c.n : 0U));
+  const bt::Op want = ((layout == 1) && (c.n > 1U)) ? bt::PiecewiseOps::op<bt::rows::MaxL>() : bt::PiecewiseOps::op<bt::rows::MaxR>();
+  BT_CHECK(t, bt::node_op(tape, m.index()) == want);
+  BT_CHECK(t, tape.usage().slots == ((want == bt::PiecewiseOps::op<bt::rows::MaxL>()) ? c.n : 0U));
   BT_CHECK(t, tape.backward(m * T(2.5)) == bt::Status::kOk);
   BT_CHECK(t, same(static_cast<double>(m.value()), static_cast<double>(static_cast<T>(c.value))));
   for (std::size_t k = 0U; k < c.n; ++k) {
@@ -923,7 +932,7 @@ void reduce_max_misuse(bt_test::Context& t) {
   const bt::Value<double> holey[3] = {b, bt::Value<double>(), a};
   BT_CHECK(t, !bt::reduce_max(holey, 3U).valid());
   BT_CHECK(t, g_tape64.status() == bt::Status::kEmptyHandle);
-  BT_CHECK(t, g_tape64.size() == size && g_tape64.slots_used() == 0U);
+  BT_CHECK(t, g_tape64.size() == size && g_tape64.usage().slots == 0U);
   // A run of no nodes; a run past the end.
   g_tape64.clear_status();
   BT_CHECK(t, !bt::reduce_max(g_tape64, bt::View{a.index(), 0U}).valid());
@@ -931,15 +940,15 @@ void reduce_max_misuse(bt_test::Context& t) {
   g_tape64.clear_status();
   BT_CHECK(t, !bt::reduce_max(g_tape64, bt::View{b.index(), 2U}).valid());
   BT_CHECK(t, g_tape64.status() == bt::Status::kInvalidHandle);
-  BT_CHECK(t, g_tape64.size() == size && g_tape64.slots_used() == 0U);
+  BT_CHECK(t, g_tape64.size() == size && g_tape64.usage().slots == 0U);
   // The tape's own reduce and reduce_range take the core set only.
   g_tape64.clear_status();
-  BT_CHECK(t, !g_tape64.reduce(bt::Op::kMaxR, ok, 2U).valid());
+  BT_CHECK(t, !bt::reduce(g_tape64, bt::PiecewiseOps::op<bt::rows::MaxR>(), ok, 2U).valid());
   BT_CHECK(t, g_tape64.status() == bt::Status::kInvalidArgument);
   g_tape64.clear_status();
-  BT_CHECK(t, !g_tape64.reduce_range(bt::Op::kMaxR, a.index(), 2U).valid());
+  BT_CHECK(t, !bt::reduce(g_tape64, bt::PiecewiseOps::op<bt::rows::MaxR>(), bt::View{a.index(), 2U}).valid());
   BT_CHECK(t, g_tape64.status() == bt::Status::kInvalidArgument);
-  BT_CHECK(t, g_tape64.size() == size && g_tape64.slots_used() == 0U);
+  BT_CHECK(t, g_tape64.size() == size && g_tape64.usage().slots == 0U);
   // Operands of two tapes.
   g_tape64.clear_status();
   g_tape32.reset();
@@ -947,7 +956,7 @@ void reduce_max_misuse(bt_test::Context& t) {
   const bt::Value<double> mixed[2] = {a, other.leaf(5.0)};
   BT_CHECK(t, !bt::reduce_max(mixed, 2U).valid());
   BT_CHECK(t, g_tape64.status() == bt::Status::kForeignValue);
-  BT_CHECK(t, g_tape64.size() == size && g_tape64.slots_used() == 0U);
+  BT_CHECK(t, g_tape64.size() == size && g_tape64.usage().slots == 0U);
   // A full tape: kCapacityExceeded, and a list's slots are given back.
   bt::FixedTape<double, 3, 8> small;
   const bt::Value<double> p = small.leaf(1.0);
@@ -956,7 +965,7 @@ void reduce_max_misuse(bt_test::Context& t) {
   const bt::Value<double> list[3] = {r, p, q};
   BT_CHECK(t, !bt::reduce_max(list, 3U).valid());
   BT_CHECK(t, small.status() == bt::Status::kCapacityExceeded);
-  BT_CHECK(t, small.size() == 3U && small.slots_used() == 0U);
+  BT_CHECK(t, small.size() == 3U && small.usage().slots == 0U);
 }
 
 // --- the ops linked on use on a tape of lanes ----------------------------------

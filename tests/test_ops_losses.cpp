@@ -157,7 +157,7 @@ void losses(bt_test::Context& t, bt::Tape<T>& tape, bool fp32) {
     const bt::Value<T> loss = call_loss(tape, c.kind, bt::View{first, c.n}, targets, static_cast<T>(c.delta));
     // Exactly the nodes and slots the plan states.
     BT_CHECK(t, tape.size() - size == plan_nodes<T>(c.kind, c.n));
-    BT_CHECK(t, tape.slots_used() == plan_slots<T>(c.kind, c.n));
+    BT_CHECK(t, tape.usage().slots == plan_slots<T>(c.kind, c.n));
     BT_CHECK(t, tape.backward(loss) == bt::Status::kOk);
     const double tol = fp32 ? kTol32 : kTol64;
     BT_CHECK(t, agrees(static_cast<double>(loss.value()), fp32 ? c.value32 : c.value, tol));
@@ -178,13 +178,13 @@ template <class Call>
 void refused(bt_test::Context& t, bt::Tape<double>& tape, Call call, bt::Status want) {
   tape.clear_status();
   const std::size_t size = tape.size();
-  const std::size_t slots = tape.slots_used();
+  const std::size_t slots = tape.usage().slots;
   const bt::Value<double> loss = call();
   BT_CHECK(t, !loss.valid());
   BT_CHECK(t, loss.tape() == &tape);
   BT_CHECK(t, tape.status() == want);
   BT_CHECK(t, tape.size() == size);
-  BT_CHECK(t, tape.slots_used() == slots);
+  BT_CHECK(t, tape.usage().slots == slots);
 }
 
 void misuse(bt_test::Context& t) {
@@ -223,7 +223,7 @@ void misuse(bt_test::Context& t) {
   BT_CHECK(t, !nn::l1(tape, pred, targets).valid());
   BT_CHECK(t, !nn::huber(tape, pred, targets, -1.0).valid());
   BT_CHECK(t, !nn::binary_cross_entropy_with_logits(tape, pred, nullptr).valid());
-  BT_CHECK(t, tape.status() == S::kForeignValue && tape.size() == size && tape.slots_used() == 0U);
+  BT_CHECK(t, tape.status() == S::kForeignValue && tape.size() == size && tape.usage().slots == 0U);
   tape.clear_status();
   t.test_name = "misuse";
 }
@@ -240,17 +240,17 @@ void fits_exactly(bt_test::Context& t, Call call, bool expect_ok) {
   const bt::Value<double> loss = call(tape, bt::View{0U, 3U});
   BT_CHECK(t, loss.valid() == expect_ok);
   if (expect_ok) {
-    BT_CHECK(t, tape.size() == kNodes && tape.slots_used() == kUsed && tape.status() == bt::Status::kOk);
+    BT_CHECK(t, tape.size() == kNodes && tape.usage().slots == kUsed && tape.status() == bt::Status::kOk);
     BT_CHECK(t, tape.backward(loss) == bt::Status::kOk);
   } else {
     BT_CHECK(t, tape.status() == bt::Status::kCapacityExceeded);
-    BT_CHECK(t, tape.size() == 3U && tape.slots_used() == 0U);
+    BT_CHECK(t, tape.size() == 3U && tape.usage().slots == 0U);
   }
 }
 
 void capacity(bt_test::Context& t) {
   static const double targets[3] = {1.0, 0.0, 0.5};
-  constexpr std::size_t kC = bt::Tape<double>::kConstantSlots;
+  constexpr std::size_t kC = bt::Recorder<double>::kConstantSlots;
   auto bce = [](bt::Tape<double>& tape, bt::View v) { return nn::binary_cross_entropy_with_logits(tape, v, targets); };
   auto hub = [](bt::Tape<double>& tape, bt::View v) { return nn::huber(tape, v, targets, 0.5); };
   auto mae = [](bt::Tape<double>& tape, bt::View v) { return nn::l1(tape, v, targets); };

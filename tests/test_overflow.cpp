@@ -169,7 +169,7 @@ void every_op_kind(bt_test::Context& t) {
       const V out = c.build(big.tape);
       BT_CHECK(t, out.valid());
       nodes = big.tape.size();
-      slots = big.tape.slots_used();
+      slots = big.tape.usage().slots;
       reference = out.value();
     }
     // Exactly enough: works and gives the same value.
@@ -188,7 +188,7 @@ void every_op_kind(bt_test::Context& t) {
       BT_CHECK(t, !out.valid());
       BT_CHECK(t, small.tape.status() == bt::Status::kCapacityExceeded);
       BT_CHECK(t, small.tape.size() == nodes - 1U);
-      BT_CHECK(t, small.tape.slots_used() <= slots);
+      BT_CHECK(t, small.tape.usage().slots <= slots);
       // The leaves it held are intact; later ops propagate the failure.
       BT_CHECK(t, small.tape.value(0U) == 0.5);
       const V later = out * out + 1.0;
@@ -204,7 +204,7 @@ void every_op_kind(bt_test::Context& t) {
       BT_CHECK(t, !out.valid());
       BT_CHECK(t, small.tape.status() == bt::Status::kCapacityExceeded);
       BT_CHECK(t, small.tape.size() == nodes - 1U);
-      BT_CHECK(t, small.tape.slots_used() == 0U);
+      BT_CHECK(t, small.tape.usage().slots == 0U);
       BT_CHECK(t, small.canaries_intact());
     }
   }

@@ -47,7 +47,7 @@ long differences(const bt::Tape<T>& x, const bt::Tape<T>& y) {
   long wrong = (x.size() == y.size()) ? 0 : 1;
   for (bt::Index i = 0U; (wrong == 0) && (i < x.size()); ++i) {
     wrong += same_bits(x.value(i), y.value(i)) ? 0 : 1;
-    wrong += (x.op(i) == y.op(i)) ? 0 : 1;
+    wrong += (bt::node_op(x, i) == bt::node_op(y, i)) ? 0 : 1;
   }
   return wrong;
 }
@@ -62,12 +62,12 @@ void graph_case(bt_test::Context& t, Build build, const char* name) {
   once.reset();
   const bt::Mark start = once.mark();
   const auto n = build(once, 1.5, -0.75);
-  const bt::Replay r = once.replayable(start, n.g);
+  const bt::Replay r = bt::replayable(once, start, n.g);
   BT_CHECK(t, (r.tape == &once) && (once.status() == bt::Status::kOk));
   const double points[][2] = {{-41.0, 2.0}, {-4.0, 2.0}, {0.5, 3.25}, {2.0, -1.0}, {0.0, 0.0}, {1e300, -3.0}};
   for (const auto& p : points) {
-    BT_CHECK(t, (once.set(n.a, p[0]) == bt::Status::kOk) && (once.set(n.b, p[1]) == bt::Status::kOk));
-    BT_CHECK(t, once.replay(r) == bt::Status::kOk);
+    BT_CHECK(t, (bt::set_value(once, n.a, p[0]) == bt::Status::kOk) && (bt::set_value(once, n.b, p[1]) == bt::Status::kOk));
+    BT_CHECK(t, bt::replay(once, r) == bt::Status::kOk);
     again.reset();
     const auto m = build(again, p[0], p[1]);
     BT_CHECK(t, again.backward(m.g) == bt::Status::kOk);
@@ -87,17 +87,17 @@ void paper_graphs(bt_test::Context& t) {
   tape.reset();
   const bt::Mark start = tape.mark();
   const auto n = examples::small_graph(tape, 1.0, 1.0);
-  const bt::Replay r = tape.replayable(start, n.g);
-  BT_CHECK(t, (tape.set(n.a, -4.0) == bt::Status::kOk) && (tape.set(n.b, 2.0) == bt::Status::kOk));
-  BT_CHECK(t, tape.replay(r) == bt::Status::kOk);
+  const bt::Replay r = bt::replayable(tape, start, n.g);
+  BT_CHECK(t, (bt::set_value(tape, n.a, -4.0) == bt::Status::kOk) && (bt::set_value(tape, n.b, 2.0) == bt::Status::kOk));
+  BT_CHECK(t, bt::replay(tape, r) == bt::Status::kOk);
   BT_CHECK(t, n.g.value() == 24.70408163265306);
   BT_CHECK(t, n.a.grad() == 138.83381924198252);
   tape.reset();
   const bt::Mark s2 = tape.mark();
   const auto m = examples::tiny_graph(tape, 0.0, 0.0);
-  const bt::Replay r2 = tape.replayable(s2, m.g);
-  BT_CHECK(t, (tape.set(m.a, -41.0) == bt::Status::kOk) && (tape.set(m.b, 2.0) == bt::Status::kOk));
-  BT_CHECK(t, tape.replay(r2) == bt::Status::kOk);
+  const bt::Replay r2 = bt::replayable(tape, s2, m.g);
+  BT_CHECK(t, (bt::set_value(tape, m.a, -41.0) == bt::Status::kOk) && (bt::set_value(tape, m.b, 2.0) == bt::Status::kOk));
+  BT_CHECK(t, bt::replay(tape, r2) == bt::Status::kOk);
   BT_CHECK(t, (m.g.value() == 612.5) && (m.a.grad() == -35.0));
 }
 
@@ -122,7 +122,7 @@ Kinds record_kinds(bt::Tape<float>& tape, const float* in) {
   y = y + bt::inner_product(x, x + 2, 3U) + bt::inner_product(x, list, 4U) + bt::inner_product(list, x + 1, 4U);
   y = y + bt::inner_product_with_bias(x, x + 3, 3U, x[2]);
   const bt::View parts[2] = {{x[4].index(), 2U}, {x[0].index(), 2U}};
-  const bt::ViewList segs = tape.view_list(parts, 2U);
+  const bt::ViewList segs = bt::view_list(tape, parts, 2U);
   y = y + bt::inner_product_views_with_bias(x[1], segs, x[5]);
   // Elementwise, folded and stored constants.
   y = y + (x[0] - x[1]) * (x[2] / (x[3] + 3.0F)) + bt::tanh(x[4]) + bt::exp(x[5] * 0.25F) + bt::sigmoid(-x[0]);
@@ -133,9 +133,9 @@ Kinds record_kinds(bt::Tape<float>& tape, const float* in) {
   y = y + bt::gelu_tanh(x[0]) + bt::silu(x[1]) + bt::abs(x[2]) + bt::leaky_relu(x[3], 0.1F) + bt::reduce_max(list, 4U);
   y = y + bt::bce_with_logits(x[4], 0.25F) + bt::huber(x[5], 0.5F);
   const bt::View w{x[0].index(), 4U};
-  const bt::View h = tape.matvec<bt::Op::kSigmoid>(x[0].index(), 1U, tape.view_list(&w, 1U), x[5].index());
-  const bt::View ss = tape.scale_shift(x[0].index(), x[2].index(), x[3].index(), 3U);
-  y = y + bt::Value<float>(&tape, h.first) + tape.reduce_range(bt::Op::kSumR, ss.first, ss.count);
+  const bt::View h = bt::matvec<bt::Op::kSigmoid>(tape, x[0].index(), 1U, bt::view_list(tape, &w, 1U), x[5].index());
+  const bt::View ss = bt::scale_shift(tape, x[0].index(), x[2].index(), x[3].index(), 3U);
+  y = y + bt::Value<float>(&tape, h.first) + bt::reduce(tape, bt::Op::kSumR, bt::View{ss.first, ss.count});
   k.root = y;
   return k;
 }
@@ -147,16 +147,16 @@ void every_kind_of_op(bt_test::Context& t) {
   const float first[6] = {0.5F, -1.25F, 2.0F, 0.75F, -0.5F, 1.5F};
   const bt::Mark start = once.mark();
   const Kinds k = record_kinds(once, first);
-  const bt::Replay r = once.replayable(start, k.root);
+  const bt::Replay r = bt::replayable(once, start, k.root);
   BT_CHECK(t, (r.tape != nullptr) && (once.status() == bt::Status::kOk));
   float in[6] = {};
   for (int round = 0; round < 5; ++round) {
     for (int i = 0; i < 6; ++i) {
       in[i] = (0.375F * static_cast<float>((i * 7 + round * 3) % 11)) - 1.8F;
-      BT_CHECK(t, once.set(k.x[i], in[i]) == bt::Status::kOk);
+      BT_CHECK(t, bt::set_value(once, k.x[i], in[i]) == bt::Status::kOk);
     }
     once.zero_grad();
-    BT_CHECK(t, once.replay(r) == bt::Status::kOk);
+    BT_CHECK(t, bt::replay(once, r) == bt::Status::kOk);
     again.reset();
     const Kinds m = record_kinds(again, in);
     BT_CHECK(t, again.backward(m.root) == bt::Status::kOk);
@@ -170,8 +170,8 @@ void every_kind_of_op(bt_test::Context& t) {
   }
   // replay_forward: the values alone (gradients untouched).
   once.zero_grad();
-  BT_CHECK(t, once.set(k.x[0], 0.25F) == bt::Status::kOk);
-  BT_CHECK(t, once.replay_forward(r) == bt::Status::kOk);
+  BT_CHECK(t, bt::set_value(once, k.x[0], 0.25F) == bt::Status::kOk);
+  BT_CHECK(t, bt::replay_forward(once, r) == bt::Status::kOk);
   again.reset();
   in[0] = 0.25F;
   static_cast<void>(record_kinds(again, in));
@@ -238,7 +238,7 @@ void mlp_trained_by_replay(bt_test::Context& t) {
   }
   const bt::View hidden = a.l1.forward<nn::Activation::kRelu>(once, bt::View{x[0].index(), kIn});
   const bt::Value<float> loss = nn::cross_entropy(once, a.l2.forward(once, hidden), label(0U));
-  const bt::Replay r = once.replayable(start, loss);
+  const bt::Replay r = bt::replayable(once, start, loss);
   BT_CHECK(t, r.tape != nullptr);
   std::size_t batch = 0U;
   auto sample_loss = [&](bt::Tape<float>& tape, std::size_t i) {
@@ -257,10 +257,10 @@ void mlp_trained_by_replay(bt_test::Context& t) {
     for (std::size_t i = 0U; i < kBatch; ++i) {
       const std::size_t s = (batch * kBatch) + i;
       for (std::size_t k = 0U; k < kIn; ++k) {
-        wrong += (once.set(x[k], feature(s, k)) == bt::Status::kOk) ? 0 : 1;
+        wrong += (bt::set_value(once, x[k], feature(s, k)) == bt::Status::kOk) ? 0 : 1;
       }
-      wrong += (once.set_target(loss, label(s)) == bt::Status::kOk) ? 0 : 1;
-      wrong += (once.replay(r) == bt::Status::kOk) ? 0 : 1;
+      wrong += (bt::nn::set_target(once, loss, label(s)) == bt::Status::kOk) ? 0 : 1;
+      wrong += (bt::replay(once, r) == bt::Status::kOk) ? 0 : 1;
       total += loss.value();
     }
     const float mean_a = total / static_cast<float>(kBatch);
@@ -284,41 +284,41 @@ void replay_refuses_a_changed_graph(bt_test::Context& t) {
   other.reset();
   const bt::Mark start = tape.mark();
   const auto n = examples::tiny_graph(tape, 1.0, 2.0);
-  const bt::Replay r = tape.replayable(start, n.g);
+  const bt::Replay r = bt::replayable(tape, start, n.g);
   const double g0 = n.g.value();
-  BT_CHECK(t, tape.set(n.a, 3.0) == bt::Status::kOk);
+  BT_CHECK(t, bt::set_value(tape, n.a, 3.0) == bt::Status::kOk);
   // Nodes recorded after it: refused, sticky, nothing computed.
   const bt::Mark end = tape.mark();
   const bt::Value<double> extra = n.g * n.a;
   BT_CHECK(t, extra.valid());
-  BT_CHECK(t, tape.replay(r) == bt::Status::kInvalidArgument);
+  BT_CHECK(t, bt::replay(tape, r) == bt::Status::kInvalidArgument);
   BT_CHECK(t, tape.status() == bt::Status::kInvalidArgument);
   BT_CHECK(t, n.g.value() == g0);
   tape.clear_status();
   // Rewound back to its end: the same size, a new generation: refused.
   BT_CHECK(t, tape.rewind(end) == bt::Status::kOk);
   BT_CHECK(t, tape.size() == r.end);
-  BT_CHECK(t, tape.replay(r) == bt::Status::kInvalidArgument);
+  BT_CHECK(t, bt::replay(tape, r) == bt::Status::kInvalidArgument);
   BT_CHECK(t, n.g.value() == g0);
   tape.clear_status();
   // Rewound to the start and recorded again (the same structure): the old
   // recording is gone, refused; a new one replays.
   BT_CHECK(t, tape.rewind(start) == bt::Status::kOk);
   const auto m = examples::tiny_graph(tape, 1.0, 2.0);
-  BT_CHECK(t, tape.replay(r) == bt::Status::kInvalidArgument);
+  BT_CHECK(t, bt::replay(tape, r) == bt::Status::kInvalidArgument);
   tape.clear_status();
-  const bt::Replay r2 = tape.replayable(start, m.g);
-  BT_CHECK(t, tape.replay(r2) == bt::Status::kOk);
+  const bt::Replay r2 = bt::replayable(tape, start, m.g);
+  BT_CHECK(t, bt::replay(tape, r2) == bt::Status::kOk);
   // Another tape's recording, an empty one, one after reset: refused.
-  BT_CHECK(t, other.replay(r2) == bt::Status::kInvalidArgument);
+  BT_CHECK(t, bt::replay(other, r2) == bt::Status::kInvalidArgument);
   BT_CHECK(t, other.status() == bt::Status::kInvalidArgument);
-  BT_CHECK(t, tape.replay(bt::Replay{}) == bt::Status::kInvalidArgument);
+  BT_CHECK(t, bt::replay(tape, bt::Replay{}) == bt::Status::kInvalidArgument);
   tape.clear_status();
   tape.reset();
   static_cast<void>(examples::tiny_graph(tape, 1.0, 2.0));
-  BT_CHECK(t, tape.replay(r2) == bt::Status::kInvalidArgument);
+  BT_CHECK(t, bt::replay(tape, r2) == bt::Status::kInvalidArgument);
   // A tape holding an error: its status, nothing computed.
-  BT_CHECK(t, tape.replay_forward(r2) == bt::Status::kInvalidArgument);
+  BT_CHECK(t, bt::replay_forward(tape, r2) == bt::Status::kInvalidArgument);
 }
 
 void replayable_refuses_what_it_cannot_replay(bt_test::Context& t) {
@@ -328,27 +328,27 @@ void replayable_refuses_what_it_cannot_replay(bt_test::Context& t) {
   const bt::Value<double> x = tape.leaf(1.0);
   // 0.1 is not a float: the double constant of x + 0.1 is not kept.
   const bt::Value<double> y = x + 0.1;
-  BT_CHECK(t, std::isnan(tape.constant(y.index())));
-  BT_CHECK(t, tape.replayable(start, y).tape == nullptr);
+  BT_CHECK(t, std::isnan(bt::node_constant(tape, y.index())));
+  BT_CHECK(t, bt::replayable(tape, start, y).tape == nullptr);
   BT_CHECK(t, tape.status() == bt::Status::kInvalidArgument);
   tape.clear_status();
   // 0.5 is: kept, read back by constant(), replayable.
   const bt::Value<double> z = x + 0.5;
-  BT_CHECK(t, tape.constant(z.index()) == 0.5);
+  BT_CHECK(t, bt::node_constant(tape, z.index()) == 0.5);
   const bt::Mark mid = tape.mark();
   const bt::Value<double> w = 3.0 - z;
-  BT_CHECK(t, tape.replayable(mid, w).tape == &tape);
+  BT_CHECK(t, bt::replayable(tape, mid, w).tape == &tape);
   // A root before the mark, a stale mark, a foreign root, an error.
-  BT_CHECK(t, tape.replayable(mid, z).tape == nullptr);
+  BT_CHECK(t, bt::replayable(tape, mid, z).tape == nullptr);
   tape.clear_status();
   DoubleTape& other = g_d1;
   other.reset();
-  BT_CHECK(t, tape.replayable(start, other.leaf(1.0)).tape == nullptr);
+  BT_CHECK(t, bt::replayable(tape, start, other.leaf(1.0)).tape == nullptr);
   tape.clear_status();
   BT_CHECK(t, tape.rewind(start) == bt::Status::kOk);
   static_cast<void>(tape.leaf(2.0) * 3.0);
   static_cast<void>(tape.leaf(2.0) * 3.0);
-  BT_CHECK(t, tape.replayable(mid, bt::Value<double>(&tape, 3U)).tape == nullptr);  // mid was discarded
+  BT_CHECK(t, bt::replayable(tape, mid, bt::Value<double>(&tape, 3U)).tape == nullptr);  // mid was discarded
   tape.clear_status();
   // A frozen-weight row cannot be re-evaluated (its bias is not kept).
   FloatTape& f = g_f0;
@@ -358,8 +358,8 @@ void replayable_refuses_what_it_cannot_replay(bt_test::Context& t) {
   const bt::Value<float> a = f.leaf(1.0F);
   static_cast<void>(f.leaf(2.0F));
   const bt::View in{a.index(), 2U};
-  const bt::View y2 = f.matvec_frozen(bt::FrozenMatrix{bt::frozen_f32(kW), 1U, 2U}, f.view_list(&in, 1U), nullptr);
-  BT_CHECK(t, f.replayable(fs, bt::Value<float>(&f, y2.first)).tape == nullptr);
+  const bt::View y2 = bt::matvec_frozen(f, bt::FrozenMatrix{bt::frozen_f32(kW), 1U, 2U}, bt::view_list(f, &in, 1U), nullptr);
+  BT_CHECK(t, bt::replayable(f, fs, bt::Value<float>(&f, y2.first)).tape == nullptr);
   BT_CHECK(t, f.status() == bt::Status::kInvalidArgument);
 }
 
@@ -375,13 +375,13 @@ void bulk_set(bt_test::Context& t) {
   static_cast<void>(tape.leaf(0.0F));
   const bt::Value<float> y = x0 * w;
   const float in[3] = {1.5F, -2.0F, 0.25F};
-  BT_CHECK(t, tape.set(bt::View{x0.index(), 3U}, in) == bt::Status::kOk);
+  BT_CHECK(t, bt::set_values(tape, bt::View{x0.index(), 3U}, in) == bt::Status::kOk);
   BT_CHECK(t, (tape.value(x0.index()) == 1.5F) && (tape.value(x0.index() + 1U) == -2.0F) &&
                   (tape.value(x0.index() + 2U) == 0.25F));
   const float other[4] = {7.0F, 7.0F, 7.0F, 7.0F};
-  BT_CHECK(t, tape.set(bt::View{x0.index(), 4U}, other) == bt::Status::kInvalidArgument);  // y is interior
-  BT_CHECK(t, tape.set(bt::View{x0.index(), 9U}, other) == bt::Status::kInvalidHandle);    // past the end
-  BT_CHECK(t, tape.set(bt::View{x0.index(), 2U}, nullptr) == bt::Status::kInvalidArgument);
+  BT_CHECK(t, bt::set_values(tape, bt::View{x0.index(), 4U}, other) == bt::Status::kInvalidArgument);  // y is interior
+  BT_CHECK(t, bt::set_values(tape, bt::View{x0.index(), 9U}, other) == bt::Status::kInvalidHandle);    // past the end
+  BT_CHECK(t, bt::set_values(tape, bt::View{x0.index(), 2U}, nullptr) == bt::Status::kInvalidArgument);
   BT_CHECK(t, (tape.value(x0.index()) == 1.5F) && (y.value() == 0.0F));  // nothing written
   BT_CHECK(t, tape.status() == bt::Status::kOk);
 }
@@ -394,18 +394,18 @@ void set_and_set_target_refuse_misuse(bt_test::Context& t) {
   static_cast<void>(tape.leaf(2.0F));
   static_cast<void>(tape.leaf(3.0F));
   const bt::Value<float> y = z0 * p;
-  BT_CHECK(t, tape.set(y, 1.0F) == bt::Status::kInvalidArgument);  // interior
-  BT_CHECK(t, tape.set(bt::Value<float>(&tape, 99U), 1.0F) == bt::Status::kInvalidHandle);
-  BT_CHECK(t, tape.set(bt::Value<float>(), 1.0F) == bt::Status::kInvalidHandle);
-  BT_CHECK(t, (tape.set(p, 0.25F) == bt::Status::kOk) && (p.value() == 0.25F));  // a parameter is a leaf
+  BT_CHECK(t, bt::set_value(tape, y, 1.0F) == bt::Status::kInvalidArgument);  // interior
+  BT_CHECK(t, bt::set_value(tape, bt::Value<float>(&tape, 99U), 1.0F) == bt::Status::kInvalidHandle);
+  BT_CHECK(t, bt::set_value(tape, bt::Value<float>(), 1.0F) == bt::Status::kInvalidHandle);
+  BT_CHECK(t, (bt::set_value(tape, p, 0.25F) == bt::Status::kOk) && (p.value() == 0.25F));  // a parameter is a leaf
   const bt::Value<float> ce = nn::cross_entropy(tape, bt::View{z0.index(), 3U}, 1U);
-  BT_CHECK(t, tape.set_target(ce, 3U) == bt::Status::kInvalidArgument);  // past the run
-  BT_CHECK(t, tape.set_target(y, 0U) == bt::Status::kInvalidArgument);   // not a cross-entropy
-  BT_CHECK(t, tape.set_target(ce, 2U) == bt::Status::kOk);
-  BT_CHECK(t, tape.arg_b(ce.index()) == z0.index() + 2U);
+  BT_CHECK(t, bt::nn::set_target(tape, ce, 3U) == bt::Status::kInvalidArgument);  // past the run
+  BT_CHECK(t, bt::nn::set_target(tape, y, 0U) == bt::Status::kInvalidArgument);   // not a cross-entropy
+  BT_CHECK(t, bt::nn::set_target(tape, ce, 2U) == bt::Status::kOk);
+  BT_CHECK(t, bt::node_operands(tape, ce.index()).b == z0.index() + 2U);
   BT_CHECK(t, tape.status() == bt::Status::kOk);  // misuse of set: a value, not sticky
   static_cast<void>(tape.report(bt::Status::kCapacityExceeded));
-  BT_CHECK(t, tape.set(p, 1.0F) == bt::Status::kCapacityExceeded);
+  BT_CHECK(t, bt::set_value(tape, p, 1.0F) == bt::Status::kCapacityExceeded);
   BT_CHECK(t, p.value() == 0.25F);
 }
 

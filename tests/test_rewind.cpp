@@ -50,13 +50,13 @@ void ten_thousand_identical_iterations(bt_test::Context& t) {
   const double ga0 = a.grad();
   const double gb0 = b.grad();
   const std::size_t nodes0 = g_tape.size();
-  const std::size_t slots0 = g_tape.slots_used();
+  const std::size_t slots0 = g_tape.usage().slots;
   // Closed form at x = 1 is the micrograd example plus 1 + tanh(1).
   BT_CHECK_NEAR(t, value0, 24.70408163265306 + 1.0 + 0.7615941559557649, 1e-14);
   BT_CHECK_NEAR(t, ga0, 138.83381924198252, 1e-14);
   BT_CHECK_NEAR(t, gb0, 645.5772594752186, 1e-14);
   BT_CHECK(t, g_tape.rewind(m) == bt::Status::kOk);
-  BT_CHECK(t, g_tape.size() == 2U && g_tape.slots_used() == 0U);
+  BT_CHECK(t, g_tape.size() == 2U && g_tape.usage().slots == 0U);
 
   long mismatches = 0;
   for (long k = 1; k <= kIterations; ++k) {
@@ -64,7 +64,7 @@ void ten_thousand_identical_iterations(bt_test::Context& t) {
     auto root = sample(a, b, 1.0);
     const bool ok = (g_tape.backward(root) == bt::Status::kOk) && (root.value() == value0) &&
                     (a.grad() == ga0) && (b.grad() == gb0) && (g_tape.size() == nodes0) &&
-                    (g_tape.slots_used() == slots0);
+                    (g_tape.usage().slots == slots0);
     mismatches += ok ? 0 : 1;
     static_cast<void>(g_tape.rewind(m));
   }

@@ -749,7 +749,7 @@ void lane_tape_equals_scalar_tapes(bt_test::Context& t) {
       lg = n.g;
     }
     BT_CHECK(t, lanes.backward(lg) == bt::Status::kOk);
-    BT_CHECK(t, lanes.all_finite());
+    BT_CHECK(t, bt::all_finite(lanes));
     long mismatches = 0;
     for (std::size_t k = 0U; k < kLaneCount; ++k) {
       scalar.reset();

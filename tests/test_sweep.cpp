@@ -61,8 +61,8 @@ void inputs_are_leaves_without_gradient(bt_test::Context& t) {
   const bt::Value<double> y = tape.input(-1.5);
   BT_CHECK(t, x.valid() && y.valid() && (tape.status() == bt::Status::kOk));
   BT_CHECK(t, (x.value() == 0.5) && (y.value() == -1.5));
-  BT_CHECK(t, tape.op(x.index()) == bt::Op::kInput);
-  BT_CHECK(t, tape.arg_a(x.index()) == bt::kNoIndex);
+  BT_CHECK(t, bt::node_op(tape, x.index()) == bt::Op::kInput);
+  BT_CHECK(t, bt::node_operands(tape, x.index()).a == bt::kNoIndex);
   BT_CHECK(t, std::strcmp(bt::op_name(bt::Op::kInput), "input") == 0);
   BT_CHECK(t, bt::op_kind(bt::Op::kInput) == bt::OpKind::kSource);
   // d/dw of w0 x + w1 y: x and y. (The inputs' gradient slots get the
@@ -117,7 +117,7 @@ Layer record_layer(bt::Tape<double>& tape, bool inputs) {
     static_cast<void>(inputs ? tape.input(kX[k]) : tape.leaf(kX[k]));
   }
   const bt::View xv{l.x, static_cast<bt::Index>(kCols)};
-  const bt::View y = tape.matvec(l.w, static_cast<bt::Index>(kRows), tape.view_list(&xv, 1U), l.b);
+  const bt::View y = bt::matvec(tape, l.w, static_cast<bt::Index>(kRows), bt::view_list(tape, &xv, 1U), l.b);
   bt::Value<double> loss = bt::Value<double>(&tape, y.first) * kC[0];
   for (std::size_t o = 1U; o < kRows; ++o) {
     loss = loss + (bt::Value<double>(&tape, y.first + static_cast<bt::Index>(o)) * kC[o]);
@@ -170,8 +170,8 @@ void a_list_with_one_leaf_gets_every_gradient(bt_test::Context& t) {
   const bt::Value<double> x1 = tape.input(-0.5);
   const bt::Value<double> z = tape.leaf(0.25);
   const bt::View parts[2] = {{x0.index(), 2U}, {z.index(), 1U}};
-  const bt::ViewList list = tape.view_list(parts, 2U);
-  const bt::View y = tape.matvec(w0.index(), 1U, list, bt::kNoIndex);
+  const bt::ViewList list = bt::view_list(tape, parts, 2U);
+  const bt::View y = bt::matvec(tape, w0.index(), 1U, list, bt::kNoIndex);
   BT_CHECK(t, (y.count == 1U) && (x1.index() == x0.index() + 1U));
   BT_CHECK(t, tape.backward(bt::Value<double>(&tape, y.first)) == bt::Status::kOk);
   BT_CHECK(t, (w0.grad() == 1.5) && (w1.grad() == -0.5) && (w2.grad() == 0.25));
@@ -185,7 +185,7 @@ void a_list_with_one_leaf_gets_every_gradient(bt_test::Context& t) {
   const bt::Value<float> a1 = f.input(2.0F);
   const bt::Value<float> a2 = f.input(-1.0F);
   const bt::View runs[2] = {{a0.index(), 1U}, {a1.index(), 2U}};
-  const bt::View fy = f.matvec_frozen(bt::FrozenMatrix{bt::frozen_f32(kFrozen), 1U, 3U}, f.view_list(runs, 2U), nullptr);
+  const bt::View fy = bt::matvec_frozen(f, bt::FrozenMatrix{bt::frozen_f32(kFrozen), 1U, 3U}, bt::view_list(f, runs, 2U), nullptr);
   BT_CHECK(t, (fy.count == 1U) && (f.value(fy.first) == 2.0F));
   BT_CHECK(t, f.backward(bt::Value<float>(&f, fy.first)) == bt::Status::kOk);
   BT_CHECK(t, (f.grads()[a0.index()] == 0.0F) && (f.grads()[a1.index()] == 0.0F) && (f.grads()[a2.index()] == 0.0F));
@@ -228,13 +228,13 @@ Fused record_fused(bt::Tape<float>& tape, bool fused) {
     static_cast<void>(tape.leaf(v));
   }
   const bt::View xv{first_x, static_cast<bt::Index>(kFc)};
-  const bt::ViewList list = tape.view_list(&xv, 1U);
+  const bt::ViewList list = bt::view_list(tape, &xv, 1U);
   Fused out{};
   if (fused) {
-    out.y = tape.matvec<Act>(0U, static_cast<bt::Index>(kFr), list, static_cast<bt::Index>(kFr * kFc));
+    out.y = bt::matvec<Act>(tape, 0U, static_cast<bt::Index>(kFr), list, static_cast<bt::Index>(kFr * kFc));
   } else {
-    const bt::View pre = tape.matvec(0U, static_cast<bt::Index>(kFr), list, static_cast<bt::Index>(kFr * kFc));
-    out.y = tape.record_view(pre.count, [&](bt::Index o) {
+    const bt::View pre = bt::matvec(tape, 0U, static_cast<bt::Index>(kFr), list, static_cast<bt::Index>(kFr * kFc));
+    out.y = bt::record_view(tape, pre.count, [&](bt::Index o) {
       const bt::Value<float> v(&tape, pre.first + o);
       return (Act == bt::Op::kRelu) ? bt::relu(v) : ((Act == bt::Op::kTanh) ? bt::tanh(v) : bt::sigmoid(v));
     });
@@ -257,7 +257,7 @@ void fused_rows_are_the_two_nodes_t(bt_test::Context& t, const char* name) {
   BT_CHECK(t, (a.y.count == kFr) && (b.y.count == kFr));
   // One node per output instead of two.
   BT_CHECK(t, one.size() + kFr == two.size());
-  BT_CHECK(t, one.op(b.y.first) == bt::detail::fused_row_of(Act));
+  BT_CHECK(t, bt::node_op(one, b.y.first) == bt::FusedOps::op<typename bt::detail::FusedRowOf<Act>::Type>());
   BT_CHECK(t, (two.backward(a.loss) == bt::Status::kOk) && (one.backward(b.loss) == bt::Status::kOk));
   long wrong = 0;
   for (std::size_t o = 0U; o < kFr; ++o) {
@@ -333,7 +333,7 @@ void linear_fuses_its_activation(bt_test::Context& t) {
   const bt::View run = layer.forward(tape, bt::View{x, 3U});
   const bt::View fixed = layer.forward<nn::Activation::kTanh>(tape, bt::View{x, 3U});
   BT_CHECK(t, (run.count == 2U) && (fixed.count == 2U));
-  BT_CHECK(t, tape.op(run.first) == bt::Op::kMatRowTanh);
+  BT_CHECK(t, bt::node_op(tape, run.first) == bt::FusedOps::op<bt::rows::MatRowTanh>());
   for (bt::Index k = 0U; k < 2U; ++k) {
     double pre = tape.value(layer.bias + k);
     for (bt::Index j = 0U; j < 3U; ++j) {
@@ -366,16 +366,16 @@ void fused_rows_overflow_cleanly(bt_test::Context& t) {
     const bt::Value<float> x = tape.input(1.0F);
     static_cast<void>(tape.input(2.0F));
     const bt::View xv{x.index(), 2U};
-    const bt::ViewList list = tape.view_list(&xv, 1U);
+    const bt::ViewList list = bt::view_list(tape, &xv, 1U);
     const std::size_t size = tape.size();
-    const std::size_t used = tape.slots_used();
-    const bt::View y = tape.matvec<bt::Op::kSigmoid>(0U, 3U, list, bt::kNoIndex);
+    const std::size_t used = tape.usage().slots;
+    const bt::View y = bt::matvec<bt::Op::kSigmoid>(tape, 0U, 3U, list, bt::kNoIndex);
     if (shortage == 0) {
       BT_CHECK(t, (y.count == 3U) && (tape.status() == bt::Status::kOk) && (tape.size() == nodes));
       BT_CHECK_CLOSE(t, tape.value(y.first + 1U), 1.0 / (1.0 + std::exp(-(1.0 * 1.0 + 1.5 * 2.0))), 1e-6, 0.0);
     } else {
       BT_CHECK(t, (y.count == 0U) && (tape.status() == bt::Status::kCapacityExceeded));
-      BT_CHECK(t, (tape.size() == size) && (tape.slots_used() == used));
+      BT_CHECK(t, (tape.size() == size) && (tape.usage().slots == used));
     }
   }
 }
@@ -405,8 +405,8 @@ void blocks_stop_at_their_first_row(bt_test::Context& t) {
   const bt::Value<double> x0 = tape.leaf(x[0]);
   static_cast<void>(tape.leaf(x[1]));
   const bt::View xv{x0.index(), 2U};
-  const bt::View h = tape.matvec(0U, 3U, tape.view_list(&xv, 1U), bt::kNoIndex);
-  const bt::View y = tape.matvec(6U, 2U, tape.view_list(&h, 1U), bt::kNoIndex);
+  const bt::View h = bt::matvec(tape, 0U, 3U, bt::view_list(tape, &xv, 1U), bt::kNoIndex);
+  const bt::View y = bt::matvec(tape, 6U, 2U, bt::view_list(tape, &h, 1U), bt::kNoIndex);
   BT_CHECK(t, y.first == h.first + 3U);
   const bt::Value<double> loss = bt::Value<double>(&tape, y.first) - (bt::Value<double>(&tape, y.first + 1U) * 2.0);
   BT_CHECK(t, tape.backward(loss) == bt::Status::kOk);
@@ -461,9 +461,9 @@ void blocks_stop_at_the_gradient_stop(bt_test::Context& t) {
   const bt::Value<double> x0 = tape.input(1.0);
   static_cast<void>(tape.input(-2.0));
   const bt::View xv{x0.index(), 2U};
-  const bt::View h = tape.matvec(0U, 2U, tape.view_list(&xv, 1U), bt::kNoIndex);  // W1: params 0..3
-  tape.stop_gradient();
-  const bt::View y = tape.matvec(4U, 1U, tape.view_list(&h, 1U), bt::kNoIndex);  // W2: params 4, 5
+  const bt::View h = bt::matvec(tape, 0U, 2U, bt::view_list(tape, &xv, 1U), bt::kNoIndex);  // W1: params 0..3
+  bt::stop_gradient(tape);
+  const bt::View y = bt::matvec(tape, 4U, 1U, bt::view_list(tape, &h, 1U), bt::kNoIndex);  // W2: params 4, 5
   BT_CHECK(t, tape.backward(bt::Value<double>(&tape, y.first)) == bt::Status::kOk);
   BT_CHECK(t, (tape.grad(4U) == tape.value(h.first)) && (tape.grad(5U) == tape.value(h.first + 1U)));
   long wrong = 0;

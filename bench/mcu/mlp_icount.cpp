@@ -240,7 +240,7 @@ Run train_library_replay(handwritten::Shape s) {
   const bt::View h = l1.forward<nn::Activation::kRelu>(tape, bt::View{first, static_cast<bt::Index>(s.in)});
   const bt::Value<float> loss =
       nn::cross_entropy(tape, l2.forward<nn::Activation::kIdentity>(tape, h), static_cast<bt::Index>(g_y[0]));
-  const bt::Replay recording = tape.replayable(start, loss);
+  const bt::Replay recording = bt::replayable(tape, start, loss);
   Run run;
   bool refused = false;
   const float scale = 1.0F / static_cast<float>(kBatch);
@@ -250,9 +250,9 @@ Run train_library_replay(handwritten::Shape s) {
     float total = 0.0F;
     for (std::size_t b = 0U; b < kBatch; ++b) {
       const std::size_t i = sample_index(step, b);
-      static_cast<void>(tape.set(bt::View{first, static_cast<bt::Index>(s.in)}, g_x[i]));
-      static_cast<void>(tape.set_target(loss, static_cast<bt::Index>(g_y[i])));
-      refused = refused || (tape.replay(recording) != bt::Status::kOk);
+      static_cast<void>(bt::set_values(tape, bt::View{first, static_cast<bt::Index>(s.in)}, g_x[i]));
+      static_cast<void>(bt::nn::set_target(tape, loss, static_cast<bt::Index>(g_y[i])));
+      refused = refused || (bt::replay(tape, recording) != bt::Status::kOk);
       total += loss.value();
     }
     refused = refused || (opt.step<nn::OptimizerKind::kSgd>(tape, all, scale) != bt::Status::kOk);

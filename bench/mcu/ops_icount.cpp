@@ -195,9 +195,9 @@ void make_operands() {
     g_in.list_b[i] = g_in.x[33U + (2U * i)];
   }
   const bt::View one[1] = {{g_in.x[0].index(), 16U}};
-  g_in.one_run = g_tape.view_list(one, 1U);
+  g_in.one_run = bt::view_list(g_tape, one, 1U);
   const bt::View two[2] = {{g_in.x[0].index(), 8U}, {g_in.x[16].index(), 8U}};
-  g_in.two_runs = g_tape.view_list(two, 2U);
+  g_in.two_runs = bt::view_list(g_tape, two, 2U);
   if (g_tape.status() != bt::Status::kOk) {
     fail("operands");
   }
@@ -276,11 +276,11 @@ int main() {
   const bt::Index bias = g_in.bias;
   const bt::Index x0 = g_in.x[0].index();
   measure("dot_views/2x8", 1U, false, [&] {
-    static_cast<void>(g_tape.dot_views(w, g_in.two_runs, nullptr));
+    static_cast<void>(bt::inner_product(g_tape, w, g_in.two_runs, nullptr));
   });
-  measure("matvec/16x16", 16U, true, [&] { static_cast<void>(g_tape.matvec(w, 16U, g_in.one_run, bias)); });
+  measure("matvec/16x16", 16U, true, [&] { static_cast<void>(bt::matvec(g_tape, w, 16U, g_in.one_run, bias)); });
   measure("scale_shift/16", 16U, true, [&] {
-    static_cast<void>(g_tape.scale_shift(g_in.scale, x0, g_in.shift, 16U));
+    static_cast<void>(bt::scale_shift(g_tape, g_in.scale, x0, g_in.shift, 16U));
   });
   icount::print("icount end\n");
   bt::port::exit(0);

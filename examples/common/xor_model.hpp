@@ -104,7 +104,7 @@ T train_epoch(bt::Tape<T>& tape, const XorNet<T>& net, nn::Optimizer<T>& optimiz
     const Case<T>& c = kCases<T>[i];
     const bt::Value<T> sample_loss = net.loss(t, c.a, c.b, c.target);
     *peak_nodes = (t.size() > *peak_nodes) ? t.size() : *peak_nodes;
-    *peak_slots = (t.slots_used() > *peak_slots) ? t.slots_used() : *peak_slots;
+    *peak_slots = (t.usage().slots > *peak_slots) ? t.usage().slots : *peak_slots;
     return sample_loss;
   });
   const bt::Status stepped = optimizer.step(tape, net.params());

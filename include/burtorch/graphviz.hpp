@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file
 /// Graphviz export of a recorded graph (the DOT language): one box per node
-/// with its index, op name (op_name(), from op.hpp), value and gradient;
+/// with its index, op name (inspect.hpp's node_name), value and gradient;
 /// leaves drawn as ellipses, the root doubled. Bounded and non-recursive: a
 /// loop over nodes [0, root], output through a ByteSink.
 #ifndef BURTORCH_GRAPHVIZ_HPP

@@ -12,19 +12,17 @@
 /// tanh from vector functions of their own (detail/lane_functions.hpp, within
 /// 1 and 2 ulp of the correctly rounded values), so there the bits may differ.
 ///
+///   #include <burtorch/lane_ops.hpp>
 ///   using L4 = burtorch::Lanes<double, 4>;
-///   static burtorch::FixedTape<L4, 64> tape;     // see below: tape_impl.hpp
+///   static burtorch::FixedTape<L4, 64> tape;
 ///   auto a = tape.leaf(L4::of({-41.0, -4.0, 1.0, 2.5}));
 ///
-/// Training by lanes: nn::lane_batch (nn/models.hpp) runs a batch's samples
-/// through a tape of Lanes whose layers read the parameters of an ordinary
-/// tape as shared scalars (Tape::matvec_shared and the ops after it).
-///
-/// A tape of lanes is an ordinary Tape<T>: the library is compiled for float
-/// and double only, so one translation unit of the program includes
-/// <burtorch/detail/tape_impl.hpp> (lib/tape_impl.hpp of the source tree,
-/// installed under that name) and instantiates
-/// `template class burtorch::Tape<L4>;`.
+/// This header is the type alone (no tape). A tape of lanes is an ordinary
+/// Tape<T>; the library is compiled for float and double only, and
+/// lane_ops.hpp (the lane ops: a tape of Lanes reading the parameters of an
+/// ordinary tape as shared scalars) brings the tape's out-of-line members
+/// for any other scalar type, so nothing needs instantiating by hand.
+/// Training by lanes: nn::lane_batch (nn/train.hpp).
 /// Memory: N times a scalar tape's values and gradients, per node.
 #ifndef BURTORCH_LANES_HPP
 #define BURTORCH_LANES_HPP
@@ -321,7 +319,7 @@ template <class T, std::size_t N> struct ScalarOps<Lanes<T, N>> {
   /// @}
 };
 
-/// What the lane ops (Tape::matvec_shared, gather_shared, pick, ...) need to
+/// What the lane ops (lane_ops.hpp: matvec_shared, gather_shared, pick, ...) need to
 /// know of a tape's scalar type: whether it is a lane type, how many lanes,
 /// and the scalar of one lane. A plain float or double is one lane.
 template <class T>

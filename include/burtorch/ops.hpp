@@ -2,6 +2,8 @@
 /// @file
 /// Operators and scalar functions on Value<T> (the BurTorch paper, Tables 8
 /// and 10). Each call computes its result eagerly and records one node.
+/// Functions beyond the paper (GELU, SiLU, |x|, leaky ReLU, the losses'
+/// elements, reduce_max) are op families of functions.hpp.
 /// Domain errors follow IEEE-754 (log(0) = -inf, 1/0 = inf, sqrt(-1) = NaN);
 /// ask tape.all_finite() when inputs are untrusted.
 #ifndef BURTORCH_OPS_HPP
@@ -10,77 +12,42 @@
 #include <cmath>
 #include <cstddef>
 
+#include "burtorch/record.hpp"
 #include "burtorch/tape.hpp"
+#include "burtorch/views.hpp"
 
 namespace burtorch {
 
 namespace detail {
-/// Keeps a scalar argument out of template deduction, so Value<float> + 1.0
-/// converts the constant instead of failing to deduce T.
-template <class T>
-struct Plain {
-  using Type = T;
-};
-template <class T>
-using PlainT = typename Plain<T>::Type;
-
-/// The recorders of Tape<T> the operators use (private to the tape).
+/// The core rows' recorders (Recorder<T>) on the tape of the operands.
 template <class T>
 struct Record {
   /// op K (a binary row) on x's tape, or on y's if x is empty (so the
   /// misuse is reported whichever side it is on).
   template <Op K>
   static Value<T> binary(Value<T> x, Value<T> y) noexcept {
-    Tape<T>* tape = (x.tape() != nullptr) ? x.tape() : y.tape();
-    return (tape != nullptr) ? tape->template record_binary<K>(x, y) : Value<T>();
+    Tape<T>* const on = (x.tape() != nullptr) ? x.tape() : y.tape();
+    return (on != nullptr) ? Recorder<T>::template binary<K>(*on, x, y) : Value<T>();
   }
   /// op K (a unary row) of x.
   template <Op K>
   static Value<T> unary(Value<T> x) noexcept {
-    Tape<T>* tape = x.tape();
-    return (tape != nullptr) ? tape->template record_unary<K>(x) : x;
+    Tape<T>* const on = x.tape();
+    return (on != nullptr) ? Recorder<T>::template unary<K>(*on, x) : x;
   }
   /// op K (a unary row) of x with the constant c folded into the value.
   template <Op K>
   static Value<T> unary(Value<T> x, T c) noexcept {
-    Tape<T>* tape = x.tape();
-    return (tape != nullptr) ? tape->template record_unary<K>(x, c) : x;
+    Tape<T>* const on = x.tape();
+    return (on != nullptr) ? Recorder<T>::template unary<K>(*on, x, c) : x;
   }
   /// op K (a row with a stored constant) of x and c.
   template <Op K>
   static Value<T> constant(Value<T> x, T c) noexcept {
-    Tape<T>* tape = x.tape();
-    return (tape != nullptr) ? tape->template record_constant<K>(x, c) : x;
-  }
-  /// The run reduction K linked on use over xs[0..n), on the tape of the
-  /// first operand that has one (first_tape below); an empty handle if none.
-  template <Op K>
-  static Value<T> reduce(const Value<T>* xs, std::size_t n) noexcept;
-  /// The run reduction K linked on use over a run of nodes of `tape`.
-  template <Op K>
-  static Value<T> reduce_range(Tape<T>& tape, View run) noexcept {
-    return tape.template record_reduce_range<K>(run.first, run.count);
+    Tape<T>* const on = x.tape();
+    return (on != nullptr) ? Recorder<T>::template constant<K>(*on, x, c) : x;
   }
 };
-
-/// The tape of the first operand that has one (nullptr if none): an empty
-/// handle anywhere in a list is then reported by that tape.
-template <class T>
-inline Tape<T>* first_tape(const Value<T>* xs, std::size_t n) noexcept {
-  Tape<T>* tape = nullptr;
-  if (xs != nullptr) {
-    for (std::size_t i = 0U; (i < n) && (tape == nullptr); ++i) {
-      tape = xs[i].tape();
-    }
-  }
-  return tape;
-}
-template <class T>
-template <Op K>
-inline Value<T> Record<T>::reduce(const Value<T>* xs, std::size_t n) noexcept {
-  Tape<T>* tape = first_tape(xs, n);
-  return (tape != nullptr) ? tape->template record_reduce<K>(xs, n) : Value<T>();
-}
 }  // namespace detail
 
 // --- arithmetic between values --------------------------------------------
@@ -249,52 +216,6 @@ template <class T>
 inline Value<T> inv_sqrt(Value<T> x) noexcept {
   return detail::Record<T>::template unary<Op::kInvSqrt>(x);
 }
-/// Leaky ReLU, as torch.nn.functional.leaky_relu: x if x > 0, else
-/// negative_slope * x (NaN passed through). Its derivative is 1 for x > 0
-/// and negative_slope otherwise, also at x == 0 and for NaN (PyTorch's
-/// convention). One node; the slope is stored (Tape::kConstantSlots slots).
-template <class T>
-inline Value<T> leaky_relu(Value<T> x, detail::PlainT<T> negative_slope = detail::PlainT<T>(0.01)) noexcept {
-  return detail::Record<T>::template constant<Op::kLeakyRelu>(x, static_cast<T>(negative_slope));
-}
-/// GELU, tanh approximation: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))),
-/// torch.nn.functional.gelu(x, approximate='tanh'), value and derivative
-/// computed as PyTorch computes them (so, like PyTorch's, the derivative is
-/// NaN where x^2 overflows). One node.
-template <class T>
-inline Value<T> gelu_tanh(Value<T> x) noexcept {
-  return detail::Record<T>::template unary<Op::kGeluTanh>(x);
-}
-/// SiLU (swish), x * sigmoid(x), computed as PyTorch does: x / (1 + exp(-x)).
-/// One node.
-template <class T>
-inline Value<T> silu(Value<T> x) noexcept {
-  return detail::Record<T>::template unary<Op::kSilu>(x);
-}
-/// |x|. Its derivative is sign(x): 0 at x == 0 and for NaN, as PyTorch's.
-/// One node.
-template <class T>
-inline Value<T> abs(Value<T> x) noexcept {
-  return detail::Record<T>::template unary<Op::kAbs>(x);
-}
-/// Binary cross-entropy of a logit x with target y, one element of
-/// torch.nn.functional.binary_cross_entropy_with_logits (reduction='none'):
-/// max(x, 0) - x y + log(1 + exp(-|x|)), never overflowing; derivative
-/// sigmoid(x) - y. One node; y is stored (Tape::kConstantSlots slots).
-/// nn::binary_cross_entropy_with_logits averages it over a view.
-template <class T>
-inline Value<T> bce_with_logits(Value<T> x, detail::PlainT<T> target) noexcept {
-  return detail::Record<T>::template constant<Op::kBceWithLogits>(x, static_cast<T>(target));
-}
-/// The Huber function of a residual d (e.g. prediction - target), one
-/// element of torch.nn.HuberLoss(delta) (reduction='none'): 0.5 d^2 where
-/// |d| < delta, else delta (|d| - delta / 2). At |d| == delta the two
-/// agree; the derivative is d where |d| <= delta, else +-delta. delta must
-/// be > 0 (nn::huber checks it). One node; delta is stored.
-template <class T>
-inline Value<T> huber(Value<T> d, detail::PlainT<T> delta = detail::PlainT<T>(1)) noexcept {
-  return detail::Record<T>::template constant<Op::kHuber>(d, static_cast<T>(delta));
-}
 /// x * c (the paper's name for it).
 template <class T>
 inline Value<T> mul_by_const(Value<T> x, detail::PlainT<T> c) noexcept {
@@ -329,15 +250,16 @@ inline Value<T> negative_mean(Value<T> x, Value<T> y) noexcept {
 /// reports kEmptyHandle on that op's tape.
 namespace detail {
 template <class T>
-inline Value<T> reduce(Op range_op, const Value<T>* xs, std::size_t n) noexcept {
-  Tape<T>* tape = first_tape(xs, n);
-  return (tape != nullptr) ? tape->reduce(range_op, xs, n) : Value<T>();
+inline Value<T> reduce(Op view_op, const Value<T>* xs, std::size_t n) noexcept {
+  Tape<T>* const on = first_tape(xs, n);
+  return (on != nullptr) ? burtorch::reduce(*on, view_op, xs, n) : Value<T>();
 }
 template <class T>
 inline Value<T> dot(const Value<T>* w, const Value<T>* x, std::size_t n, const Value<T>* bias) noexcept {
-  Tape<T>* tape = first_tape(w, n);
-  tape = (tape != nullptr) ? tape : first_tape(x, n);
-  return ((tape != nullptr) && (w != nullptr) && (x != nullptr)) ? tape->dot(w, x, n, bias) : Value<T>();
+  Tape<T>* on = first_tape(w, n);
+  on = (on != nullptr) ? on : first_tape(x, n);
+  return ((on != nullptr) && (w != nullptr) && (x != nullptr)) ? burtorch::inner_product(*on, w, x, n, bias)
+                                                                : Value<T>();
 }
 }  // namespace detail
 
@@ -387,23 +309,6 @@ inline Value<T> variance_biased(const Value<T>* xs, std::size_t n) noexcept {
   return detail::reduce(Op::kVarBiasedR, xs, n);
 }
 
-/// The maximum of xs[0..n) (one node), picked as PyTorch's max pooling
-/// picks it: the first of equal maxima, a NaN over any number (the last
-/// NaN if there are several). The gradient goes to that one operand.
-/// Stored as a run if the nodes are consecutive, else as a list (n slots).
-template <class T>
-inline Value<T> reduce_max(const Value<T>* xs, std::size_t n) noexcept {
-  return detail::Record<T>::template reduce<Op::kMaxR>(xs, n);
-}
-/// reduce_max() of the run of consecutive nodes `run` of `tape` (a pooling
-/// window of a view, read in place: no handles, no slots).
-/// kInvalidArgument if run.count == 0, kInvalidHandle if a node of the run
-/// is not recorded.
-template <class T>
-inline Value<T> reduce_max(Tape<T>& tape, View run) noexcept {
-  return detail::Record<T>::template reduce_range<Op::kMaxR>(tape, run);
-}
-
 /// The two results of reduce_mean_and_mean_squares.
 template <class T>
 struct MeanAndMeanSquares {
@@ -432,16 +337,16 @@ inline Value<T> inner_product_with_bias(const Value<T>* w, const Value<T>* x, st
   return detail::dot(w, x, n, &bias);
 }
 
-/// sum(w[i] * x[i]) where w is the range of x.total nodes starting at `w` and
-/// x is a view list (Tape::segments): e.g. 16 embedding rows read in place.
+/// sum(w[i] * x[i]) where w is the view of x.total nodes from `w` and x a
+/// view list (views.hpp): e.g. 16 embedding rows read in place.
 template <class T>
 inline Value<T> inner_product_views(Value<T> w, ViewList x) noexcept {
-  return (w.tape() != nullptr) ? w.tape()->dot_views(w.index(), x, nullptr) : w;
+  return (w.tape() != nullptr) ? inner_product(*w.tape(), w.index(), x) : w;
 }
 /// inner_product_views(w, x) + bias (one node).
 template <class T>
 inline Value<T> inner_product_views_with_bias(Value<T> w, ViewList x, Value<T> bias) noexcept {
-  return (w.tape() != nullptr) ? w.tape()->dot_views(w.index(), x, &bias) : w;
+  return (w.tape() != nullptr) ? inner_product(*w.tape(), w.index(), x, &bias) : w;
 }
 
 /// log(sum(exp(xs[i]))), max-shifted (never overflows); its gradient is the

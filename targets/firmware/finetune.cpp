@@ -142,11 +142,11 @@ void load_head() {
 
 // The logits of picture x: the frozen backbone, the stop, the head.
 bt::View logits(bt::Tape<float>& tape, const Backbone& bb, const float* x) {
-  const bt::View in = tape.record_view(kInputs, [&](bt::Index i) noexcept { return tape.leaf(x[i]); });
+  const bt::View in = bt::record_view(tape, kInputs, [&](bt::Index i) noexcept { return tape.leaf(x[i]); });
   const bt::View h1 = bb.conv1->forward(tape, in, kIn);
   const bt::View h2 = bb.conv2->forward(tape, h1, kSize1);
   const bt::View features = g_pool.forward(tape, h2, kSize2);
-  tape.stop_gradient();  // the backward sweep ends at the features
+  bt::stop_gradient(tape);  // the backward sweep ends at the features
   return g_head.forward(tape, nn::flatten(features));
 }
 
@@ -250,10 +250,10 @@ int main() {
     const std::uint32_t label = shapes_data::image(kTrainStream, 0U, fm::kShifted, x);
     const bt::Mark start = g_tape.mark();
     const std::size_t nodes0 = g_tape.size();
-    const std::size_t slots0 = g_tape.slots_used();
+    const std::size_t slots0 = g_tape.usage().slots;
     static_cast<void>(nn::cross_entropy(g_tape, logits(g_tape, kBackbones[0], x), label));
     const bool exact = (g_tape.status() == bt::Status::kOk) && ((g_tape.size() - nodes0) == kSampleNodes) &&
-                       ((g_tape.slots_used() - slots0) == kSampleSlots);
+                       ((g_tape.usage().slots - slots0) == kSampleSlots);
     static_cast<void>(g_tape.rewind(start));
     if (!exact) {
       fail("one sample does not record what the memory plan says");

@@ -170,7 +170,7 @@ bool create(Model& m, nn::Rng& rng) {
 
 // The logits of input x, recorded on the tape.
 bt::View logits(bt::Tape<float>& tape, const float* x) {
-  const bt::View in = tape.record_view(kInputs, [&](bt::Index i) noexcept { return tape.leaf(x[i]); });
+  const bt::View in = bt::record_view(tape, kInputs, [&](bt::Index i) noexcept { return tape.leaf(x[i]); });
   const bt::View h1 = g_model.conv1.forward(tape, in, kTime);
   const bt::View h2 = g_model.conv2.forward(tape, h1, kLength1);
   const bt::View pooled = g_model.pool.forward(tape, h2, kLength2);
@@ -246,10 +246,10 @@ int main() {
     generate(rng, 0U, x);
     const bt::Mark start = g_tape.mark();
     const std::size_t nodes0 = g_tape.size();
-    const std::size_t slots0 = g_tape.slots_used();
+    const std::size_t slots0 = g_tape.usage().slots;
     static_cast<void>(sample_loss(g_tape, x, 0U));
     const bool exact = (g_tape.status() == bt::Status::kOk) && ((g_tape.size() - nodes0) == kSampleNodes) &&
-                       ((g_tape.slots_used() - slots0) == kSampleSlots);
+                       ((g_tape.usage().slots - slots0) == kSampleSlots);
     static_cast<void>(g_tape.rewind(start));
     if (!exact) {
       fail("one sample does not record what the memory plan says");

@@ -68,7 +68,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::printf("  g = %.17g\n  dg/da = %.17g\n  dg/db = %.17g\n", s.g.value(), s.a.grad(), s.b.grad());
-  std::printf("  %zu nodes, %zu argument slots, tape buffer %zu bytes\n", g_tape.size(), g_tape.slots_used(),
+  std::printf("  %zu nodes, %zu argument slots, tape buffer %zu bytes\n", g_tape.size(), g_tape.usage().slots,
               sizeof(g_tape));
 
   bt::port::FileWriter file;

@@ -78,22 +78,22 @@ bool record_ops(bt::Tape<T>& tape) {
   }
   // View form: a weight range against a list of runs.
   const std::array<bt::View, 2U> runs = {bt::View{0U, 2U}, bt::View{3U, 2U}};
-  const bt::ViewList segs = tape.view_list(runs.data(), runs.size());
+  const bt::ViewList segs = bt::view_list(tape, runs.data(), runs.size());
   y = y + bt::inner_product_views(xs[1U], segs) + bt::inner_product_views_with_bias(xs[1U], segs, a);
-  const bt::View rows = tape.matvec(0U, 1U, segs, bt::kNoIndex);
-  const bt::View shifts = tape.scale_shift(0U, 1U, 2U, 2U);
+  const bt::View rows = bt::matvec(tape, 0U, 1U, segs, bt::kNoIndex);
+  const bt::View shifts = bt::scale_shift(tape, 0U, 1U, 2U, 2U);
   const bt::Value<T> row(&tape, rows.first);
   const bt::Value<T> shifted(&tape, shifts.first);
-  const bt::Value<T> ranged = tape.dot_ranges(0U, 2U, 3U, nullptr);
+  const bt::Value<T> ranged = bt::inner_product(tape, bt::View{0U, 3U}, bt::View{2U, 3U}, nullptr);
   y = y + row + shifted + ranged;
   // Read-only accessors and the status protocol.
   tape.set_fault_hook(&on_fault, nullptr);
   const bt::Index last = static_cast<bt::Index>(tape.size()) - 1U;
-  const bool described = (tape.op(last) != bt::Op::kCount) && (tape.arg_a(last) != bt::kNoIndex) &&
-                         (tape.slot(0U) != bt::kNoIndex) && (tape.name(0U) == nullptr) &&
-                         (tape.slot_capacity() >= tape.slots_used()) && (tape.param_capacity() == 0U);
-  static_cast<void>(tape.arg_b(last));
-  static_cast<void>(tape.constant(last));
+  const bool described = (bt::node_op(tape, last) != bt::Op::kNone) && (bt::node_operands(tape, last).a != bt::kNoIndex) &&
+                         (bt::slot_at(tape, 0U) != bt::kNoIndex) && (bt::param_name(tape, 0U) == nullptr) &&
+                         (tape.usage().slot_capacity >= tape.usage().slots) && (tape.usage().params == 0U);
+  static_cast<void>(bt::node_operands(tape, last).b);
+  static_cast<void>(bt::node_constant(tape, last));
   static_cast<void>(tape.value(last));
   static_cast<void>(tape.grad(last));
   tape.clear_status();
@@ -101,7 +101,7 @@ bool record_ops(bt::Tape<T>& tape) {
   const bt::Value<T> scratch = y * y;
   const bool scratch_ok = scratch.valid() && (tape.rewind(before) == bt::Status::kOk);
   tape.zero_grad();
-  const bool ok = scratch_ok && (tape.backward(y) == bt::Status::kOk) && tape.all_finite();
+  const bool ok = scratch_ok && (tape.backward(y) == bt::Status::kOk) && bt::all_finite(tape);
   return described && ok && (tape.status() == bt::Status::kOk);
 }
 

@@ -7,6 +7,8 @@
 #                 solution of the points it prints (to 1e-6)
 #   xor_nn        final loss below 1e-3, the four predictions on the right
 #                 side of 0.5, the memory plan equal to what a sample used
+#   custom_op     an op family outside the library: its gradients equal
+#                 central finite differences (to 1e-6)
 #   xor_firmware  under QEMU: final loss below 1e-3; no printf, malloc or
 #                 _sbrk in the ELF; a smaller RAM budget fails to link; the
 #                 same firmware with a linker script of its own, and built
@@ -76,6 +78,25 @@ print(f"least squares: slope {slope:.12g} intercept {intercept:.12g}")
 for name, want in (("slope", slope), ("intercept", intercept)):
     if abs(got[name] - want) > 1e-6:
         sys.exit(f"FAIL: {name} {got[name]} != least squares {want}")
+PY
+
+echo "== custom_op (an op family of the program's own) against the host package"
+cmake -S "$root/examples/custom_op" -B "$work/custom_op" -DCMAKE_PREFIX_PATH="$host" -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$work/custom_op" >/dev/null
+"$work/custom_op/custom_op" > "$work/custom_op.out" || { cat "$work/custom_op.out"; fail "custom_op"; }
+cat "$work/custom_op.out"
+# The gradients the example prints against its finite differences, checked here too.
+python3 - "$work/custom_op.out" <<'PY'
+import sys
+rows = {}
+lines = [l.split() for l in open(sys.argv[1])]
+grads = [list(map(float, l[1:])) for l in lines if l[0] == "grad"]
+fds = [list(map(float, l[1:])) for l in lines if l[0] == "fd"]
+assert len(grads) == 3 and len(fds) == 3, "three points expected"
+for g, f in zip(grads, fds):
+    for a, b in zip(g, f):
+        if abs(a - b) > 1e-6 * (1 + abs(b)):
+            sys.exit(f"FAIL: gradient {a} != finite difference {b}")
 PY
 
 echo "== line_fit through pkg-config"

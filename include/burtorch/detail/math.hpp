@@ -21,7 +21,7 @@ namespace burtorch {
 namespace detail {
 
 /// Operand i of a wide op: a run of consecutive nodes from `first` ...
-struct RangeOperand {
+struct ViewOperand {
   Index first;  ///< the run's first node
   Index operator[](Index i) const noexcept { return first + i; }
 };
@@ -41,12 +41,12 @@ struct AnyOperand {
   BURTORCH_ALWAYS_INLINE Index operator[](Index i) const noexcept { return (slots != nullptr) ? slots[i] : (first + i); }
 };
 /// The operand of a run of nodes from `first`.
-inline AnyOperand range_operand(Index first) noexcept { return AnyOperand{nullptr, first}; }
+inline AnyOperand view_operand(Index first) noexcept { return AnyOperand{nullptr, first}; }
 /// The operand of a list of nodes in slots from `slots`.
 inline AnyOperand list_operand(const Index* slots) noexcept { return AnyOperand{slots, 0U}; }
 #else
 /// The operand of a run of nodes from `first`.
-inline RangeOperand range_operand(Index first) noexcept { return RangeOperand{first}; }
+inline ViewOperand view_operand(Index first) noexcept { return ViewOperand{first}; }
 /// The operand of a list of nodes in slots from `slots`.
 inline ListOperand list_operand(const Index* slots) noexcept { return ListOperand{slots}; }
 #endif
@@ -214,8 +214,8 @@ void dot_backward(const T* v, T* grads, WOperand w, XOperand x, Index n, T g) no
 
 /// The inner product of the runs of n nodes from w and from x.
 template <class T>
-inline T range_dot(const T* v, Index w, Index x, Index n) noexcept {
-  return dot_of(v, range_operand(w), range_operand(x), n);
+inline T view_dot(const T* v, Index w, Index x, Index n) noexcept {
+  return dot_of(v, view_operand(w), view_operand(x), n);
 }
 /// Up to this many terms an inner product is computed inline (layer norm's
 /// one-term products, attention heads of width 4).
@@ -237,19 +237,19 @@ inline T short_dot(const T* a, const T* b, Index n) noexcept {
   }
   return s;
 }
-/// @copydoc range_dot
-inline float range_dot(const float* v, Index w, Index x, Index n) noexcept {
+/// @copydoc view_dot
+inline float view_dot(const float* v, Index w, Index x, Index n) noexcept {
   return (n <= kShortDot) ? short_dot(&v[w], &v[x], n) : simd::dot(&v[w], &v[x], n);
 }
-/// @copydoc range_dot
-inline double range_dot(const double* v, Index w, Index x, Index n) noexcept {
+/// @copydoc view_dot
+inline double view_dot(const double* v, Index w, Index x, Index n) noexcept {
   return (n <= kShortDot) ? short_dot(&v[w], &v[x], n) : simd::dot(&v[w], &v[x], n);
 }
 
-/// The backward of range_dot: each run's gradients get g times the other run.
+/// The backward of view_dot: each run's gradients get g times the other run.
 template <class T>
-inline void range_dot_backward(const T* v, T* grads, Index w, Index x, Index n, T g) noexcept {
-  dot_backward(v, grads, range_operand(w), range_operand(x), n, g);
+inline void view_dot_backward(const T* v, T* grads, Index w, Index x, Index n, T g) noexcept {
+  dot_backward(v, grads, view_operand(w), view_operand(x), n, g);
 }
 /// y[i] += g * x[i], rounded as simd::axpy rounds: fused where the
 /// selected kernels of T fuse (BURTORCH_SIMD_FUSED_FLOAT, _DOUBLE).
@@ -263,8 +263,8 @@ inline void short_axpy(T* y, T g, const T* x, Index n) noexcept {
     }
   }
 }
-/// @copydoc range_dot_backward
-inline void range_dot_backward(const float* v, float* grads, Index w, Index x, Index n, float g) noexcept {
+/// @copydoc view_dot_backward
+inline void view_dot_backward(const float* v, float* grads, Index w, Index x, Index n, float g) noexcept {
   if (n <= kShortDot) {
     short_axpy<BURTORCH_SIMD_FUSED_FLOAT != 0>(&grads[w], g, &v[x], n);
     short_axpy<BURTORCH_SIMD_FUSED_FLOAT != 0>(&grads[x], g, &v[w], n);
@@ -273,8 +273,8 @@ inline void range_dot_backward(const float* v, float* grads, Index w, Index x, I
     simd::axpy(&grads[x], g, &v[w], n);
   }
 }
-/// @copydoc range_dot_backward
-inline void range_dot_backward(const double* v, double* grads, Index w, Index x, Index n, double g) noexcept {
+/// @copydoc view_dot_backward
+inline void view_dot_backward(const double* v, double* grads, Index w, Index x, Index n, double g) noexcept {
   if (n <= kShortDot) {
     short_axpy<BURTORCH_SIMD_FUSED_DOUBLE != 0>(&grads[w], g, &v[x], n);
     short_axpy<BURTORCH_SIMD_FUSED_DOUBLE != 0>(&grads[x], g, &v[w], n);
@@ -284,23 +284,23 @@ inline void range_dot_backward(const double* v, double* grads, Index w, Index x,
   }
 }
 
-/// grads[w + i] += g * v[x + i] for i < n: one side of range_dot_backward.
+/// grads[w + i] += g * v[x + i] for i < n: one side of view_dot_backward.
 template <class T>
-inline void range_axpy(const T* v, T* grads, Index w, Index x, Index n, T g) noexcept {
+inline void view_axpy(const T* v, T* grads, Index w, Index x, Index n, T g) noexcept {
   for (Index i = 0U; i < n; ++i) {
     grads[w + i] += g * v[x + i];
   }
 }
-/// @copydoc range_axpy
-inline void range_axpy(const float* v, float* grads, Index w, Index x, Index n, float g) noexcept {
+/// @copydoc view_axpy
+inline void view_axpy(const float* v, float* grads, Index w, Index x, Index n, float g) noexcept {
   if (n <= kShortDot) {
     short_axpy<BURTORCH_SIMD_FUSED_FLOAT != 0>(&grads[w], g, &v[x], n);
   } else {
     simd::axpy(&grads[w], g, &v[x], n);
   }
 }
-/// @copydoc range_axpy
-inline void range_axpy(const double* v, double* grads, Index w, Index x, Index n, double g) noexcept {
+/// @copydoc view_axpy
+inline void view_axpy(const double* v, double* grads, Index w, Index x, Index n, double g) noexcept {
   if (n <= kShortDot) {
     short_axpy<BURTORCH_SIMD_FUSED_DOUBLE != 0>(&grads[w], g, &v[x], n);
   } else {
@@ -314,7 +314,7 @@ inline void range_axpy(const double* v, double* grads, Index w, Index x, Index n
 /// (Tape::input, op kInput): no gradient is computed for them.
 constexpr Index kListOfInputs = 0x80000000U;
 /// The number of runs of a view list.
-inline Index list_runs(const Index* list) noexcept { return list[0] & ~kListOfInputs; }
+inline Index list_views(const Index* list) noexcept { return list[0] & ~kListOfInputs; }
 /// True if a view list holds inputs only.
 inline bool list_of_inputs(const Index* list) noexcept { return (list[0] & kListOfInputs) != 0U; }
 
@@ -322,15 +322,15 @@ inline bool list_of_inputs(const Index* list) noexcept { return (list[0] & kList
 /// view list, in run order.
 template <class T>
 T dot_list_of(const T* v, Index w, const Index* list) noexcept {
-  const Index runs = list_runs(list);
+  const Index runs = list_views(list);
   if (runs == 1U) {
-    return range_dot(v, w, list[1], list[2]);
+    return view_dot(v, w, list[1], list[2]);
   }
   T s = T(0);
   for (Index r = 0U; r < runs; ++r) {
     const Index first = list[1U + (2U * r)];
     const Index count = list[2U + (2U * r)];
-    s += range_dot(v, w, first, count);
+    s += view_dot(v, w, first, count);
     w += count;
   }
   return s;
@@ -340,15 +340,15 @@ T dot_list_of(const T* v, Index w, const Index* list) noexcept {
 /// alone (the inputs need no gradient).
 template <class T>
 void dot_list_backward(const T* v, T* grads, Index w, const Index* list, T g) noexcept {
-  const Index runs = list_runs(list);
+  const Index runs = list_views(list);
   const bool inputs = list_of_inputs(list);
   for (Index r = 0U; r < runs; ++r) {
     const Index first = list[1U + (2U * r)];
     const Index count = list[2U + (2U * r)];
     if (inputs) {
-      range_axpy(v, grads, w, first, count, g);
+      view_axpy(v, grads, w, first, count, g);
     } else {
-      range_dot_backward(v, grads, w, first, count, g);
+      view_dot_backward(v, grads, w, first, count, g);
     }
     w += count;
   }

@@ -160,7 +160,7 @@ class SmallCnn {
   /// Records the input (inputs() values, channels-last) as leaves, both
   /// convolutions and the pool; returns the conv2 pooled features.
   View features(Tape<T>& tape, const float* pixels) const noexcept {
-    const View in = tape.record_view(static_cast<Index>(inputs(config_)),
+    const View in = burtorch::record_view(tape, static_cast<Index>(inputs(config_)),
                                      [&](Index i) noexcept { return tape.leaf(static_cast<T>(pixels[i])); });
     const View h1 = conv1_.forward(tape, in, Size2d{config_.side, config_.side});
     const View h2 = conv2_.forward(tape, h1, size1(config_));

@@ -15,7 +15,7 @@
 /// C_in); a Conv2d window is kH runs of kW * C_in nodes. The weights are
 /// stored [C_out][kH][kW][C_in] (PyTorch stores [C_out][C_in][kH][kW]), so
 /// the weights of output channel o are one run in the window's order and all
-/// C_out outputs of a position are ONE Tape::matvec over the window's view
+/// C_out outputs of a position are ONE matvec over the window's view
 /// list: C_out consecutive nodes sharing one 4-slot descriptor.
 ///
 /// Zero padding without copies: a forward pass records once, before its
@@ -246,9 +246,9 @@ struct ViewSink {
 template <class T>
 inline bool has_room(const Tape<T>& tape, std::uint64_t leaves, std::uint64_t interior, std::uint64_t slots) noexcept {
   const std::uint64_t after_leaves = static_cast<std::uint64_t>(tape.size()) + leaves;
-  const std::uint64_t start = (after_leaves > tape.param_capacity()) ? after_leaves : tape.param_capacity();
-  return (start <= tape.capacity()) && (interior <= (tape.capacity() - start)) &&
-         (slots <= (tape.slot_capacity() - tape.slots_used()));
+  const std::uint64_t start = (after_leaves > tape.usage().params) ? after_leaves : tape.usage().params;
+  return (start <= tape.usage().node_capacity) && (interior <= (tape.usage().node_capacity - start)) &&
+         (slots <= (tape.usage().slot_capacity - tape.usage().slots));
 }
 
 /// The output positions of a convolution, checked by its caller: records
@@ -261,7 +261,7 @@ Index conv_positions(Tape<T>& tape, const ConvGeometry& g, std::uint64_t zero_wi
                      Position position) noexcept {
   View zeros = kNoView;
   if (zero_width != 0U) {
-    zeros = tape.record_view(static_cast<Index>(zero_width), [&tape](Index /*k*/) noexcept { return tape.leaf(T(0)); });
+    zeros = burtorch::record_view(tape, static_cast<Index>(zero_width), [&tape](Index /*k*/) noexcept { return tape.leaf(T(0)); });
   }
   View runs[kMaxWindowRuns];
   Index first = kNoIndex;
@@ -271,7 +271,7 @@ Index conv_positions(Tape<T>& tape, const ConvGeometry& g, std::uint64_t zero_wi
     for (Index c = 0U; c < cols; ++c) {
       ViewSink sink{runs, 0U, zeros.first, x.first};
       conv_window(g, r, c, sink);
-      const View y = position(tape.view_list(runs, sink.count));
+      const View y = position(burtorch::view_list(tape, runs, sink.count));
       first = (first == kNoIndex) ? y.first : first;
     }
   }
@@ -312,7 +312,7 @@ View conv_forward(Tape<T>& tape, const ConvGeometry& g, Index weight, Index out_
     return kNoView;
   }
   const Index first = conv_positions(tape, g, p.zero_width, x, [&](ViewList window) noexcept {
-    return tape.matvec(weight, out_channels, window, bias);
+    return burtorch::matvec(tape, weight, out_channels, window, bias);
   });
   if (tape.status() != Status::kOk) {
     return kNoView;

@@ -8,7 +8,7 @@
 ///    on the tape: no RAM, no gradient, no optimizer state;
 ///  * on the tape: ordinary Linear layers (e.g. loaded from a pretrained
 ///    checkpoint) that the optimizer simply does not step.
-/// Either way, Tape::stop_gradient() after the backbone's forward pass keeps
+/// Either way, stop_gradient(tape) after the backbone's forward pass keeps
 /// backward out of the backbone, and the optimizer steps only the head's
 /// view (state for the head only: make_finetune_plan).
 #ifndef BURTORCH_NN_FINETUNE_HPP
@@ -25,7 +25,7 @@ namespace burtorch {
 namespace nn {
 
 /// y = act(W x + b) with W (and b) frozen in caller memory: the layer's
-/// weights are never on the tape (Tape::matvec_frozen). An aggregate that
+/// weights are never on the tape (matvec_frozen). An aggregate that
 /// can be constexpr, so the description stays in flash with the arrays:
 /// @code
 /// static constexpr std::int8_t kW[16 * 2] = {...};
@@ -51,19 +51,19 @@ struct FrozenLinear {
   static constexpr std::size_t nodes(Index out, Activation act) noexcept {
     return (act == Activation::kIdentity) ? out : (2U * static_cast<std::size_t>(out));
   }
-  static constexpr std::size_t slots() noexcept { return Tape<T>::kFrozenSlots; }
+  static constexpr std::size_t slots() noexcept { return burtorch::kFrozenSlots; }
   static constexpr std::size_t view_slots() noexcept { return 3U + slots(); }
   /// @}
 
   /// Records act(W x + b) for an input of in() nodes stored as a view list;
   /// returns the out() output nodes (kNoView on error: see
-  /// Tape::matvec_frozen).
+  /// matvec_frozen).
   View forward(Tape<T>& tape, ViewList x) const noexcept {
-    const View y = tape.matvec_frozen(weight, x, (bias.size != 0U) ? &bias : nullptr);
+    const View y = burtorch::matvec_frozen(tape, weight, x, (bias.size != 0U) ? &bias : nullptr);
     return (y.count != 0U) ? activate(tape, y, act) : kNoView;
   }
   /// The same for an input that is one run of nodes.
-  View forward(Tape<T>& tape, View x) const noexcept { return forward(tape, tape.view_list(&x, 1U)); }
+  View forward(Tape<T>& tape, View x) const noexcept { return forward(tape, burtorch::view_list(tape, &x, 1U)); }
 };
 
 /// The memory plan of a fine-tuned model: `parameters` leaves created first
@@ -75,7 +75,7 @@ struct FrozenLinear {
 template <class T>
 constexpr MemoryPlan make_finetune_plan(std::size_t parameters, std::size_t trainable, std::size_t sample_nodes,
                                         std::size_t slots, OptimizerKind optimizer) noexcept {
-  constexpr std::size_t kTooLarge = Tape<T>::kTooLarge;
+  constexpr std::size_t kTooLarge = burtorch::kTooLarge;
   MemoryPlan p = make_plan<T>(parameters, sample_nodes, slots, optimizer);
   const std::size_t counted = (trainable < parameters) ? trainable : parameters;
   const std::size_t per_parameter = state_per_parameter(optimizer) * sizeof(T);

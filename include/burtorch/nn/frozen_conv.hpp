@@ -6,9 +6,9 @@
 ///
 /// The windows are the trainable layers' (nn/conv.hpp: channels-last, zero
 /// padding by a run of zero leaves, one view list per output position); each
-/// output position is one Tape::matvec_frozen over its window's view list
-/// instead of one Tape::matvec: C_out consecutive rows sharing one
-/// descriptor of Tape::kFrozenSlots slots, whose weights are read from the
+/// output position is one matvec_frozen over its window's view list
+/// instead of one matvec: C_out consecutive rows sharing one
+/// descriptor of kFrozenSlots slots, whose weights are read from the
 /// array and never copied onto the tape. The weight matrix is [C_out][k *
 /// C_in] ([C_out][kH * kW * C_in] in 2-D), row-major: exactly the
 /// trainable layer's parameter order, so a trained Conv1d/Conv2d is frozen
@@ -22,11 +22,11 @@
 /// static constexpr nn::FrozenConv2d<float> kConv{
 ///     {bt::frozen_i8(kW, 0.0123F), 8U, 9U}, {bt::frozen_f32(kB), 8U}, options};  // options: Conv2dOptions
 /// bt::View h = kConv.forward(tape, x, nn::Size2d{8U, 8U});
-/// tape.stop_gradient();  // a frozen backbone needs no sweep
+/// burtorch::stop_gradient(tape);  // a frozen backbone needs no sweep
 /// @endcode
 /// The options' init and name fields are not used. Backward passes
 /// gradients to the input only (there is nothing else to train); behind
-/// Tape::stop_gradient() it is not swept at all.
+/// stop_gradient(tape) it is not swept at all.
 #ifndef BURTORCH_NN_FROZEN_CONV_HPP
 #define BURTORCH_NN_FROZEN_CONV_HPP
 
@@ -49,7 +49,7 @@ namespace detail {
 template <class T>
 constexpr std::size_t frozen_conv_slots(const ConvGeometry& g) noexcept {
   const WindowPlan p = plan_windows(g);
-  return static_cast<std::size_t>(p.list_slots + (static_cast<std::uint64_t>(Tape<T>::kFrozenSlots) * p.windows));
+  return static_cast<std::size_t>(p.list_slots + (static_cast<std::uint64_t>(burtorch::kFrozenSlots) * p.windows));
 }
 
 /// True if w and bias can be a frozen convolution of geometry g with
@@ -91,14 +91,14 @@ View frozen_conv_forward(Tape<T>& tape, const ConvGeometry& g, const FrozenMatri
     return kNoView;
   }
   const std::uint64_t interior = (act == Activation::kIdentity) ? outputs : (2U * outputs);
-  const std::uint64_t slots = p.list_slots + (static_cast<std::uint64_t>(Tape<T>::kFrozenSlots) * p.windows);
+  const std::uint64_t slots = p.list_slots + (static_cast<std::uint64_t>(burtorch::kFrozenSlots) * p.windows);
   if (!has_room(tape, p.zero_width, interior, slots)) {
     static_cast<void>(tape.report(Status::kCapacityExceeded));
     return kNoView;
   }
   const FrozenVector* b = (bias.size != 0U) ? &bias : nullptr;
   const Index first = conv_positions(tape, g, p.zero_width, x, [&](ViewList window) noexcept {
-    return tape.matvec_frozen(w, window, b);
+    return burtorch::matvec_frozen(tape, w, window, b);
   });
   if (tape.status() != Status::kOk) {
     return kNoView;
@@ -128,7 +128,7 @@ struct FrozenConv1d {
     return Conv1d<T>::nodes(o, length);
   }
   /// Per output position its window's view list (1 + 2 per run) and
-  /// Tape::kFrozenSlots descriptor slots.
+  /// kFrozenSlots descriptor slots.
   static constexpr std::size_t slots(const Conv1dOptions& o, Index length) noexcept {
     return detail::frozen_conv_slots<T>(Conv1d<T>::geometry(o, length));
   }

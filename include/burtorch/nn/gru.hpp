@@ -164,32 +164,32 @@ struct GRU {
     }
     const Index n = hidden;
     const Index rows = 3U * n;
-    const ViewList xs = tape.view_list(&x, 1U);
-    const ViewList hs = tape.view_list(&h, 1U);
-    const View gi = tape.matvec(weight_ih, rows, xs, bias_ih);  // W_i* x + b_i*
-    const View gh = tape.matvec(weight_hh, rows, hs, bias_hh);  // W_h* h + b_h*
+    const ViewList xs = burtorch::view_list(tape, &x, 1U);
+    const ViewList hs = burtorch::view_list(tape, &h, 1U);
+    const View gi = burtorch::matvec(tape, weight_ih, rows, xs, bias_ih);  // W_i* x + b_i*
+    const View gh = burtorch::matvec(tape, weight_hh, rows, hs, bias_hh);  // W_h* h + b_h*
     if ((gi.count == 0U) || (gh.count == 0U)) {
       return kNoView;
     }
     // r and z together: rows 0 .. 2H of both.
-    const View pre = tape.record_view(2U * n, [&](Index k) noexcept {
+    const View pre = burtorch::record_view(tape, 2U * n, [&](Index k) noexcept {
       return node(tape, gh.first + k) + node(tape, gi.first + k);
     });
-    const View rz = tape.record_view(2U * n, [&](Index k) noexcept { return sigmoid(node(tape, pre.first + k)); });
-    const View hr = tape.record_view(n, [&](Index k) noexcept {
+    const View rz = burtorch::record_view(tape, 2U * n, [&](Index k) noexcept { return sigmoid(node(tape, pre.first + k)); });
+    const View hr = burtorch::record_view(tape, n, [&](Index k) noexcept {
       return node(tape, gh.first + (2U * n) + k) * node(tape, rz.first + k);
     });
-    const View pre_n = tape.record_view(n, [&](Index k) noexcept {
+    const View pre_n = burtorch::record_view(tape, n, [&](Index k) noexcept {
       return node(tape, gi.first + (2U * n) + k) + node(tape, hr.first + k);
     });
-    const View cand = tape.record_view(n, [&](Index k) noexcept { return tanh(node(tape, pre_n.first + k)); });
-    const View diff = tape.record_view(n, [&](Index k) noexcept {
+    const View cand = burtorch::record_view(tape, n, [&](Index k) noexcept { return tanh(node(tape, pre_n.first + k)); });
+    const View diff = burtorch::record_view(tape, n, [&](Index k) noexcept {
       return node(tape, h.first + k) - node(tape, cand.first + k);
     });
-    const View gated = tape.record_view(n, [&](Index k) noexcept {
+    const View gated = burtorch::record_view(tape, n, [&](Index k) noexcept {
       return node(tape, diff.first + k) * node(tape, rz.first + n + k);
     });
-    return tape.record_view(n, [&](Index k) noexcept {
+    return burtorch::record_view(tape, n, [&](Index k) noexcept {
       return node(tape, gated.first + k) + node(tape, cand.first + k);
     });
   }
@@ -245,7 +245,7 @@ T tbptt_window(Tape<T>& tape, View params, T* carry, Index width, WindowLoss&& w
   }
   tape.zero_grad(params.first, params.count);
   const Mark start = tape.mark();
-  const View h0 = tape.record_view(width, [&](Index k) noexcept { return tape.leaf(carry[k]); });
+  const View h0 = burtorch::record_view(tape, width, [&](Index k) noexcept { return tape.leaf(carry[k]); });
   T result = kNaN;
   if (h0.count == width) {
     View h_last = kNoView;

@@ -22,17 +22,21 @@
 
 #include "burtorch/nn/init.hpp"
 #include "burtorch/nn/random.hpp"
+#include "burtorch/fused.hpp"
+#include "burtorch/lane_ops.hpp"
 #include "burtorch/lanes.hpp"
 #include "burtorch/nn/view.hpp"
 #include "burtorch/ops.hpp"
+#include "burtorch/record.hpp"
 #include "burtorch/tape.hpp"
+#include "burtorch/views.hpp"
 
 namespace burtorch {
 namespace nn {
 
 /// Widest vector the layers reduce at once: a layer norm's width, the
 /// logits of cross_entropy, the predictions of mse (read in place with
-/// Tape::reduce_range, so the stack does not grow with it).
+/// burtorch::reduce over a view, so the stack does not grow with it).
 constexpr std::size_t kMaxGather = 128U;
 /// Attention limits (they size local arrays, so they bound stack use):
 /// positions in a sequence, heads, and the width of one head.
@@ -53,7 +57,7 @@ enum class Activation : unsigned char {
 /// Argument slots a constant of type T takes (x * c stores c).
 template <class T>
 constexpr std::size_t constant_slots() noexcept {
-  return Tape<T>::kConstantSlots;
+  return Recorder<T>::kConstantSlots;
 }
 
 /// The handle of node `i` of `tape`.
@@ -83,7 +87,7 @@ inline Index make_params(Tape<T>& tape, std::size_t count, const Init& init, std
     static_cast<void>(tape.report(Status::kInvalidArgument));
     return kNoIndex;
   }
-  const View made = tape.record_view(static_cast<Index>(count), [&](Index /*k*/) noexcept {
+  const View made = burtorch::record_view(tape, static_cast<Index>(count), [&](Index /*k*/) noexcept {
     return tape.param(static_cast<T>(draw(init, fan_in, rng)), name);
   });
   return made.first;
@@ -95,7 +99,7 @@ inline View activate(Tape<T>& tape, View x, Activation act) noexcept {
   if (act == Activation::kIdentity) {
     return x;
   }
-  return tape.record_view(x.count, [&](Index i) noexcept {
+  return burtorch::record_view(tape, x.count, [&](Index i) noexcept {
     const Value<T> v = node(tape, x.first + i);
     Value<T> y;
     if (act == Activation::kTanh) {
@@ -110,20 +114,20 @@ inline View activate(Tape<T>& tape, View x, Activation act) noexcept {
 }
 
 /// The rows of act(W x + b) for an activation known at compile time: a
-/// matvec with the activation fused into its rows (Tape::matvec<Op>), one
+/// matvec with the activation fused into its rows (matvec<Act>), one
 /// node per output; only A's code is compiled in (a ReLU firmware links
 /// no tanhf or expf for it).
 template <Activation A, class T>
 inline View linear_rows(Tape<T>& tape, Index w, Index rows, ViewList x, Index bias) noexcept {
   if constexpr (A == Activation::kIdentity) {
-    return tape.matvec(w, rows, x, bias);
+    return burtorch::matvec(tape, w, rows, x, bias);
   } else if constexpr (A == Activation::kRelu) {
-    return tape.template matvec<Op::kRelu>(w, rows, x, bias);
+    return burtorch::matvec<Op::kRelu>(tape, w, rows, x, bias);
   } else if constexpr (A == Activation::kTanh) {
-    return tape.template matvec<Op::kTanh>(w, rows, x, bias);
+    return burtorch::matvec<Op::kTanh>(tape, w, rows, x, bias);
   } else {
     static_assert(A == Activation::kSigmoid, "an Activation");
-    return tape.template matvec<Op::kSigmoid>(w, rows, x, bias);
+    return burtorch::matvec<Op::kSigmoid>(tape, w, rows, x, bias);
   }
 }
 
@@ -217,7 +221,7 @@ struct Linear {
   }
 
   /// The same for an input that is one run of nodes.
-  View forward(Tape<T>& tape, View x) const noexcept { return forward(tape, tape.view_list(&x, 1U)); }
+  View forward(Tape<T>& tape, View x) const noexcept { return forward(tape, burtorch::view_list(tape, &x, 1U)); }
 
   /// forward() with the activation chosen at compile time (A must be the
   /// layer's act, else kInvalidArgument and nothing recorded): only A's code
@@ -233,11 +237,11 @@ struct Linear {
   /// @copydoc forward(Tape<T>&, ViewList) const
   template <Activation A>
   View forward(Tape<T>& tape, View x) const noexcept {
-    return forward<A>(tape, tape.view_list(&x, 1U));
+    return forward<A>(tape, burtorch::view_list(tape, &x, 1U));
   }
 
   /// Nodes and slots of the lane forward() (a lane batch, see below): the
-  /// outputs' head node (Tape::matvec_shared), the outputs, and the
+  /// outputs' head node (matvec_shared), the outputs, and the
   /// activation's nodes (on a tape of lanes the activation is a node of its
   /// own per output).
   static constexpr std::size_t lane_nodes(const LinearOptions& o) noexcept {
@@ -258,13 +262,13 @@ struct Linear {
       static_cast<void>(tape.report(Status::kInvalidArgument));
       return kNoView;
     }
-    const View y = tape.matvec_shared(p, weight, out, x, bias);
+    const View y = burtorch::matvec_shared(tape, p, weight, out, x, bias);
     return (y.count != 0U) ? activate(tape, y, act) : kNoView;
   }
   /// The same for an input that is one run of nodes.
   template <std::size_t N>
   View forward(Tape<Lanes<T, N>>& tape, const SharedParams<T>& p, View x) const noexcept {
-    return forward(tape, p, tape.view_list(&x, 1U));
+    return forward(tape, p, burtorch::view_list(tape, &x, 1U));
   }
 };
 
@@ -307,7 +311,7 @@ struct Embedding {
   /// kNoView (kInvalidArgument) for an id >= rows.
   template <std::size_t N>
   View gather(Tape<Lanes<T, N>>& tape, const SharedParams<T>& p, const Index* ids, Index count) const noexcept {
-    return tape.gather_shared(p, table, rows, dim, ids, count);
+    return burtorch::gather_shared(tape, p, table, rows, dim, ids, count);
   }
 };
 
@@ -361,14 +365,14 @@ struct LayerNorm {
   /// Records the normalised x (n nodes wide, n <= kMaxGather); kNoView on error.
   View forward(Tape<T>& tape, View x) const noexcept {
     const View scaled = normalize(tape, x);
-    return (scaled.count != 0U) ? tape.scale_shift(gamma, scaled.first, beta, n) : kNoView;
+    return (scaled.count != 0U) ? burtorch::scale_shift(tape, gamma, scaled.first, beta, n) : kNoView;
   }
   /// The same on a tape of N lanes, the gains and biases shared through p
-  /// (nn::shared_params). Slots: Tape::kScaleShiftSharedSlots.
+  /// (nn::shared_params). Slots: kScaleShiftSharedSlots.
   template <std::size_t N>
   View forward(Tape<Lanes<T, N>>& tape, const SharedParams<T>& p, View x) const noexcept {
     const View scaled = normalize(tape, x);
-    return (scaled.count != 0U) ? tape.scale_shift_shared(p, gamma, scaled.first, beta, n) : kNoView;
+    return (scaled.count != 0U) ? burtorch::scale_shift_shared(tape, p, gamma, scaled.first, beta, n) : kNoView;
   }
 
  private:
@@ -379,10 +383,10 @@ struct LayerNorm {
       static_cast<void>(tape.report(Status::kInvalidArgument));
       return kNoView;
     }
-    const Value<U> mu = tape.reduce_range(Op::kMeanR, x.first, n);
-    const Value<U> rstd = inv_sqrt(tape.reduce_range(Op::kVarBiasedR, x.first, n) + U(eps));
-    const View centered = tape.record_view(n, [&](Index i) noexcept { return node(tape, x.first + i) - mu; });
-    return tape.record_view(n, [&](Index i) noexcept { return node(tape, centered.first + i) * rstd; });
+    const Value<U> mu = burtorch::reduce(tape, Op::kMeanR, burtorch::View{x.first, n});
+    const Value<U> rstd = inv_sqrt(burtorch::reduce(tape, Op::kVarBiasedR, burtorch::View{x.first, n}) + U(eps));
+    const View centered = burtorch::record_view(tape, n, [&](Index i) noexcept { return node(tape, x.first + i) - mu; });
+    return burtorch::record_view(tape, n, [&](Index i) noexcept { return node(tape, centered.first + i) * rstd; });
   }
 };
 
@@ -393,7 +397,7 @@ inline View add(Tape<T>& tape, View x, View y) noexcept {
     static_cast<void>(tape.report(Status::kInvalidArgument));
     return kNoView;
   }
-  return tape.record_view(x.count,
+  return burtorch::record_view(tape, x.count,
                           [&](Index i) noexcept { return node(tape, x.first + i) + node(tape, y.first + i); });
 }
 
@@ -406,21 +410,21 @@ inline Value<T> cross_entropy(Tape<T>& tape, View logits, Index target) noexcept
     return Value<T>(&tape, kNoIndex);
   }
   // Read in place: no array of handles on the stack.
-  return tape.reduce_range(Op::kLogSumExpR, logits.first, logits.count) - node(tape, logits.first + target);
+  return burtorch::reduce(tape, Op::kLogSumExpR, burtorch::View{logits.first, logits.count}) - node(tape, logits.first + target);
 }
 /// Nodes cross_entropy() records.
 constexpr std::size_t kCrossEntropyNodes = 2U;
 
 /// The same on a tape of N lanes, a target per lane (targets[0..N)): the
-/// target's logit is picked per lane (Tape::pick). Three nodes,
-/// Tape::kPickSlots slots.
+/// target's logit is picked per lane (pick). Three nodes,
+/// pick_slots(N) slots.
 template <class S, std::size_t N>
 inline Value<Lanes<S, N>> cross_entropy(Tape<Lanes<S, N>>& tape, View logits, const Index* targets) noexcept {
   if ((targets == nullptr) || (logits.count > kMaxGather)) {
     static_cast<void>(tape.report(Status::kInvalidArgument));
     return Value<Lanes<S, N>>(&tape, kNoIndex);
   }
-  return tape.reduce_range(Op::kLogSumExpR, logits.first, logits.count) - tape.pick(logits, targets);
+  return burtorch::reduce(tape, Op::kLogSumExpR, burtorch::View{logits.first, logits.count}) - burtorch::pick(tape, logits, targets);
 }
 /// Nodes the lane cross_entropy() records.
 constexpr std::size_t kLaneCrossEntropyNodes = 3U;
@@ -433,8 +437,8 @@ inline Value<T> mse(Tape<T>& tape, View pred, const T* target) noexcept {
     static_cast<void>(tape.report(Status::kInvalidArgument));
     return Value<T>(&tape, kNoIndex);
   }
-  const View diff = tape.record_view(pred.count, [&](Index i) noexcept { return node(tape, pred.first + i) - target[i]; });
-  return (diff.count != 0U) ? tape.reduce_range(Op::kMeanSqR, diff.first, diff.count) : Value<T>(&tape, kNoIndex);
+  const View diff = burtorch::record_view(tape, pred.count, [&](Index i) noexcept { return node(tape, pred.first + i) - target[i]; });
+  return (diff.count != 0U) ? burtorch::reduce(tape, Op::kMeanSqR, burtorch::View{diff.first, diff.count}) : Value<T>(&tape, kNoIndex);
 }
 
 /// How to build a CausalSelfAttention. Only `width` has no default; the
@@ -551,7 +555,7 @@ struct CausalSelfAttention {
     }
     ViewList lists[kMaxSteps];
     for (Index t = 0U; t < steps; ++t) {
-      lists[t] = tape.view_list(&x[t], 1U);
+      lists[t] = burtorch::view_list(tape, &x[t], 1U);
     }
     // q[t] = view q_first + t*width, likewise k; v is stored transposed so
     // that dimension d of head h over positions is one run: v_first +
@@ -561,21 +565,21 @@ struct CausalSelfAttention {
     // at q_raw.first + t * width.
     View q_raw = kNoView;
     for (Index t = 0U; t < steps; ++t) {
-      const View q = tape.matvec(wq, width, lists[t], kNoIndex);
+      const View q = burtorch::matvec(tape, wq, width, lists[t], kNoIndex);
       q_raw = (t == 0U) ? q : q_raw;
     }
     View k_all = kNoView;
     for (Index t = 0U; t < steps; ++t) {
-      const View k = tape.matvec(wk, width, lists[t], kNoIndex);
+      const View k = burtorch::matvec(tape, wk, width, lists[t], kNoIndex);
       k_all = (t == 0U) ? k : k_all;
     }
     View v_all = kNoView;
     for (Index r = 0U; r < width; ++r) {
-      const View v = tape.record_view(steps, [&](Index t) noexcept { return tape.dot_views(wv + (r * width), lists[t], nullptr); });
+      const View v = burtorch::record_view(tape, steps, [&](Index t) noexcept { return burtorch::inner_product(tape, wv + (r * width), lists[t], nullptr); });
       v_all = (r == 0U) ? v : v_all;
     }
     const T scale = T(1) / std::sqrt(static_cast<T>(hs));
-    const View q_all = tape.record_view(steps * width, [&](Index i) noexcept { return node(tape, q_raw.first + i) * scale; });
+    const View q_all = burtorch::record_view(tape, steps * width, [&](Index i) noexcept { return node(tape, q_raw.first + i) * scale; });
     if (tape.status() != Status::kOk) {
       return false;
     }
@@ -588,19 +592,19 @@ struct CausalSelfAttention {
         head_views[h] = attend(
             tape, q_first + (t * width) + (h * hs), hs, t, [&](Index j) noexcept { return k_first + (j * width) + (h * hs); },
             [&](Index d, View exps) noexcept {
-              return tape.dot_ranges(exps.first, v_first + (((h * hs) + d) * steps), t + 1U, nullptr);
+              return burtorch::inner_product(tape, burtorch::View{exps.first, t + 1U}, burtorch::View{v_first + (((h * hs) + d) * steps), t + 1U}, nullptr);
             });
         if (tape.status() != Status::kOk) {
           return false;
         }
       }
-      out[t] = proj.forward(tape, tape.view_list(head_views, heads));
+      out[t] = proj.forward(tape, burtorch::view_list(tape, head_views, heads));
     }
     return tape.status() == Status::kOk;
   }
 
   /// Nodes of the lane forward() over `steps` positions: forward()'s, plus
-  /// the head node of each position's four layers (Tape::matvec_shared).
+  /// the head node of each position's four layers (matvec_shared).
   static constexpr std::size_t lane_nodes(const AttentionOptions& o, std::size_t steps) noexcept {
     return nodes(o, steps) + (4U * steps);
   }
@@ -634,24 +638,24 @@ struct CausalSelfAttention {
     }
     ViewList lists[kMaxSteps];
     for (Index t = 0U; t < steps; ++t) {
-      lists[t] = tape.view_list(&x[t], 1U);
+      lists[t] = burtorch::view_list(tape, &x[t], 1U);
     }
     View q_raw[kMaxSteps];
     View k_at[kMaxSteps];
     View v_at[kMaxSteps];
     for (Index t = 0U; t < steps; ++t) {
-      q_raw[t] = tape.matvec_shared(p, wq, width, lists[t], kNoIndex);
+      q_raw[t] = burtorch::matvec_shared(tape, p, wq, width, lists[t], kNoIndex);
     }
     for (Index t = 0U; t < steps; ++t) {
-      k_at[t] = tape.matvec_shared(p, wk, width, lists[t], kNoIndex);
+      k_at[t] = burtorch::matvec_shared(tape, p, wk, width, lists[t], kNoIndex);
     }
     for (Index t = 0U; t < steps; ++t) {
-      v_at[t] = tape.matvec_shared(p, wv, width, lists[t], kNoIndex);
+      v_at[t] = burtorch::matvec_shared(tape, p, wv, width, lists[t], kNoIndex);
     }
     const T scale = T(1) / std::sqrt(static_cast<T>(hs));
     View q_at[kMaxSteps];
     for (Index t = 0U; t < steps; ++t) {
-      q_at[t] = tape.record_view(width, [&](Index i) noexcept { return node(tape, q_raw[t].first + i) * U(scale); });
+      q_at[t] = burtorch::record_view(tape, width, [&](Index i) noexcept { return node(tape, q_raw[t].first + i) * U(scale); });
     }
     if (tape.status() != Status::kOk) {
       return false;
@@ -668,13 +672,13 @@ struct CausalSelfAttention {
                 weights[j] = node(tape, exps.first + j);
                 values[j] = node(tape, v_at[j].first + (h * hs) + d);
               }
-              return tape.dot(weights, values, t + 1U, nullptr);
+              return burtorch::inner_product(tape, weights, values, t + 1U, nullptr);
             });
         if (tape.status() != Status::kOk) {
           return false;
         }
       }
-      out[t] = proj.forward(tape, p, tape.view_list(head_views, heads));
+      out[t] = proj.forward(tape, p, burtorch::view_list(tape, head_views, heads));
     }
     return tape.status() == Status::kOk;
   }
@@ -689,17 +693,17 @@ struct CausalSelfAttention {
   template <class U, class Key, class Weighted>
   static View attend(Tape<U>& tape, Index q, Index hs, Index t, Key key, Weighted weighted) noexcept {
     U top = U(0);
-    const View scores = tape.record_view(t + 1U, [&](Index j) noexcept {
-      const Value<U> s = tape.dot_ranges(q, key(j), hs, nullptr);
+    const View scores = burtorch::record_view(tape, t + 1U, [&](Index j) noexcept {
+      const Value<U> s = burtorch::inner_product(tape, burtorch::View{q, hs}, burtorch::View{key(j), hs}, nullptr);
       top = (j == 0U) ? s.value() : ScalarOps<U>::max(top, s.value());
       return s;
     });
     // Under the maximum's shift the largest exponent is 0: no overflow.
-    const View shifted = tape.record_view(t + 1U, [&](Index j) noexcept { return node(tape, scores.first + j) - top; });
-    const View exps = tape.record_view(t + 1U, [&](Index j) noexcept { return exp(node(tape, shifted.first + j)); });
-    const Value<U> total = tape.reduce_range(Op::kSumR, exps.first, exps.count);
-    const View values = tape.record_view(hs, [&](Index d) noexcept { return weighted(d, exps); });
-    return tape.record_view(hs, [&](Index d) noexcept { return node(tape, values.first + d) / total; });
+    const View shifted = burtorch::record_view(tape, t + 1U, [&](Index j) noexcept { return node(tape, scores.first + j) - top; });
+    const View exps = burtorch::record_view(tape, t + 1U, [&](Index j) noexcept { return exp(node(tape, shifted.first + j)); });
+    const Value<U> total = burtorch::reduce(tape, Op::kSumR, burtorch::View{exps.first, exps.count});
+    const View values = burtorch::record_view(tape, hs, [&](Index d) noexcept { return weighted(d, exps); });
+    return burtorch::record_view(tape, hs, [&](Index d) noexcept { return node(tape, values.first + d) / total; });
   }
 };
 

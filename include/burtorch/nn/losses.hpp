@@ -3,7 +3,7 @@
 /// Losses over a View of predictions (or logits) and the caller's targets,
 /// with PyTorch's default reduction (the mean over the elements): binary
 /// cross-entropy with logits, Huber, L1. Each records one element term per
-/// prediction, read in place, and one mean node (Tape::reduce_range), and
+/// prediction, read in place, and one mean node (burtorch::reduce over a view), and
 /// returns the scalar loss.
 ///
 /// A call is recorded whole or not at all: before recording anything it
@@ -24,7 +24,9 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "burtorch/functions.hpp"
 #include "burtorch/nn/layers.hpp"
+#include "burtorch/record.hpp"
 #include "burtorch/ops.hpp"
 #include "burtorch/tape.hpp"
 
@@ -72,8 +74,8 @@ inline bool loss_inputs_ok(Tape<T>& tape, View x, const void* targets, std::uint
     return false;
   }
   // Nodes past the parameter region only (a loss records no leaves).
-  const std::size_t room = (size >= tape.param_capacity()) ? (tape.capacity() - size) : 0U;
-  if ((nodes > room) || (slots > (tape.slot_capacity() - tape.slots_used()))) {
+  const std::size_t room = (size >= tape.usage().params) ? (tape.usage().node_capacity - size) : 0U;
+  if ((nodes > room) || (slots > (tape.usage().slot_capacity - tape.usage().slots))) {
     static_cast<void>(tape.report(Status::kCapacityExceeded));
     return false;
   }
@@ -97,7 +99,7 @@ inline Value<T> binary_cross_entropy_with_logits(Tape<T>& tape, View logits,
   for (Index i = 0U; i < logits.count; ++i) {
     static_cast<void>(burtorch::bce_with_logits(node(tape, logits.first + i), targets[i]));
   }
-  return tape.reduce_range(Op::kMeanR, terms, logits.count);
+  return burtorch::reduce(tape, Op::kMeanR, burtorch::View{terms, logits.count});
 }
 
 /// Mean Huber loss of predictions against targets[0..pred.count),
@@ -125,7 +127,7 @@ inline Value<T> huber(Tape<T>& tape, View pred, const burtorch::detail::PlainT<T
   for (Index i = 0U; i < pred.count; ++i) {
     static_cast<void>(burtorch::huber(node(tape, residuals + i), delta));
   }
-  return tape.reduce_range(Op::kMeanR, terms, pred.count);
+  return burtorch::reduce(tape, Op::kMeanR, burtorch::View{terms, pred.count});
 }
 
 /// Mean absolute error of predictions against targets[0..pred.count),
@@ -146,10 +148,55 @@ inline Value<T> l1(Tape<T>& tape, View pred, const burtorch::detail::PlainT<T>* 
   for (Index i = 0U; i < pred.count; ++i) {
     static_cast<void>(burtorch::abs(node(tape, residuals + i)));
   }
-  return tape.reduce_range(Op::kMeanR, terms, pred.count);
+  return burtorch::reduce(tape, Op::kMeanR, burtorch::View{terms, pred.count});
+}
+
+/// Makes a cross-entropy node (cross_entropy: a log-sum-exp over a view of
+/// logits minus one of them) pick logit `target` of that view, for the
+/// next replay (replay.hpp): the target of a sample is data of the graph,
+/// not its structure. kInvalidArgument for another node or a target past
+/// the view, kInvalidHandle for a handle not recorded on the tape, the
+/// tape's status if it holds an error (nothing changed; the status is not
+/// changed).
+template <class T>
+inline Status set_target(Tape<T>& tape, Value<T> loss, Index target) noexcept {
+  using R = Recorder<T>;
+  if (tape.status() != Status::kOk) {
+    return tape.status();
+  }
+  if (!R::owns(tape, loss)) {
+    return Status::kInvalidHandle;
+  }
+  // loss = lse - z[t]: a kSub whose first operand is a log-sum-exp over a
+  // view that holds its second operand.
+  const Index i = loss.index();
+  if (R::op(tape, i) != Op::kSub) {
+    return Status::kInvalidArgument;
+  }
+  const Operands sub = R::operands(tape, i);
+  const Index lse = sub.a;
+  if (R::op(tape, lse) != Op::kLogSumExpR) {
+    return Status::kInvalidArgument;
+  }
+  const Operands logits = R::operands(tape, lse);
+  const Index first = logits.a;
+  const Index count = logits.b;
+  const Index picked = sub.b;
+  if ((picked < first) || ((picked - first) >= count) || (target >= count)) {
+    return Status::kInvalidArgument;
+  }
+  R::relink(tape, i, lse, first + target);
+  return Status::kOk;
 }
 
 }  // namespace nn
+
+// The deprecated member of libburtorch 0.2 this replaces (tape_deprecated.hpp).
+template <class T>
+Status detail::DeprecatedTapeMembers<T>::set_target(Value<T> loss, Index target) noexcept {
+  return nn::set_target(self(), loss, target);
+}
+
 }  // namespace burtorch
 
 #endif  // BURTORCH_NN_LOSSES_HPP

@@ -26,6 +26,7 @@
 #include <limits>
 
 #include "burtorch/config.hpp"
+#include "burtorch/lane_ops.hpp"
 #include "burtorch/nn/layers.hpp"
 #include "burtorch/nn/optim.hpp"
 
@@ -67,13 +68,13 @@ struct MemoryPlan {
 ///
 /// Every sum and product is checked: a plan that does not fit this target's
 /// size_t (or a tape an Index cannot address) has nodes, tape_bytes,
-/// optimizer_bytes or bytes equal to Tape<T>::kTooLarge (the largest size_t),
+/// optimizer_bytes or bytes equal to burtorch::kTooLarge (the largest size_t),
 /// never a wrapped small number, so `static_assert(plan.bytes <= budget)`
 /// fails for it.
 template <class T>
 constexpr MemoryPlan make_plan(std::size_t parameters, std::size_t sample_nodes, std::size_t slots,
                                OptimizerKind optimizer) noexcept {
-  constexpr std::size_t kTooLarge = Tape<T>::kTooLarge;
+  constexpr std::size_t kTooLarge = burtorch::kTooLarge;
   MemoryPlan p;
   p.parameters = parameters;
   p.sample_nodes = sample_nodes;
@@ -109,7 +110,7 @@ template <class T, std::size_t N>
 constexpr LanePlan size_lane_plan(std::size_t parameters, std::size_t sample_nodes, std::size_t slots,
                                   OptimizerKind optimizer) noexcept {
   using Lane = Tape<Lanes<T, N>>;
-  constexpr std::size_t kTooLarge = Tape<T>::kTooLarge;
+  constexpr std::size_t kTooLarge = burtorch::kTooLarge;
   LanePlan p;
   p.lanes = N;
   p.params = make_plan<T>(parameters, 0U, 0U, optimizer);
@@ -129,8 +130,8 @@ constexpr LanePlan size_lane_plan(std::size_t parameters, std::size_t sample_nod
 template <class T, std::size_t N>
 constexpr LanePlan make_lane_plan(std::size_t parameters, std::size_t sample_nodes, std::size_t slots,
                                   OptimizerKind optimizer) noexcept {
-  constexpr std::size_t kTooLarge = Tape<T>::kTooLarge;
-  constexpr std::size_t kMaskSlots = Tape<Lanes<T, N>>::kConstantSlots;
+  constexpr std::size_t kTooLarge = burtorch::kTooLarge;
+  constexpr std::size_t kMaskSlots = Recorder<Lanes<T, N>>::kConstantSlots;
   return size_lane_plan<T, N>(parameters, (sample_nodes < kTooLarge) ? (sample_nodes + 1U) : kTooLarge,
                               (slots <= (kTooLarge - kMaskSlots)) ? (slots + kMaskSlots) : kTooLarge, optimizer);
 }
@@ -249,7 +250,7 @@ class MakemoreMlp {
     for (Index i = 0U; i < config_.context; ++i) {
       rows[i] = embedding_.row(context[i]);
     }
-    const ViewList x = tape.view_list(rows, config_.context);
+    const ViewList x = burtorch::view_list(tape, rows, config_.context);
     return output_.forward(tape, hidden_.forward(tape, x));
   }
 
@@ -268,10 +269,10 @@ class MakemoreMlp {
   /// Argument slots of lane_sample_nodes()'s sample on a tape of N lanes.
   template <std::size_t N>
   static constexpr std::size_t lane_sample_slots(const MlpConfig& c) noexcept {
-    return (static_cast<std::size_t>(c.context) * Tape<Lanes<T, N>>::gather_slots(1U)) +
+    return (static_cast<std::size_t>(c.context) * burtorch::gather_slots(1U, N)) +
            (1U + (2U * static_cast<std::size_t>(c.context))) +
            Linear<T>::lane_slots(hidden_options(c)) + Linear<T>::lane_view_slots(output_options(c)) +
-           Tape<Lanes<T, N>>::kPickSlots;
+           burtorch::pick_slots(N);
   }
   /// The memory plan of lane batches of N lanes (exact: tests/test_lanes.cpp).
   template <std::size_t N>
@@ -293,7 +294,7 @@ class MakemoreMlp {
     // One gather per context position: the rows follow one another. The
     // hidden layer takes them as one run per position, so that a position
     // whose token every lane shares (the padding before a word's start) is
-    // read as shared scalars (see Tape::matvec_shared).
+    // read as shared scalars (see matvec_shared).
     Index first = kNoIndex;
     for (Index q = 0U; q < config_.context; ++q) {
       for (std::size_t l = 0U; l < N; ++l) {
@@ -306,7 +307,7 @@ class MakemoreMlp {
       return Value<Lanes<T, N>>(&tape, kNoIndex);
     }
     const View x{first, config_.context * config_.embed};
-    const View logits = output_.forward(tape, p, hidden_.forward(tape, p, tape.view_list_rows(x, config_.embed)));
+    const View logits = output_.forward(tape, p, hidden_.forward(tape, p, burtorch::view_list_rows(tape, x, config_.embed)));
     for (std::size_t l = 0U; l < N; ++l) {
       ids[l] = targets[l];
     }
@@ -581,11 +582,10 @@ class Gpt {
   /// Argument slots of checkpoint_sample_nodes()'s sweep on a tape of N lanes.
   template <std::size_t N>
   static constexpr std::size_t checkpoint_sample_slots(const GptConfig& c) noexcept {
-    using Lane = Tape<Lanes<T, N>>;
-    const std::size_t seeds = static_cast<std::size_t>(c.block) * c.width * Lane::kConstantSlots;
+    const std::size_t seeds = static_cast<std::size_t>(c.block) * c.width * Recorder<Lanes<T, N>>::kConstantSlots;
     return max_of(max_of(embed_lane_slots<N>(c) + seeds, attention_half_slots<N>(c) + seeds),
                   max_of(feed_forward_half_slots<N>(c) + seeds,
-                         head_lane_slots<N>(c) + Lane::kConstantSlots));  // and the mask's constant
+                         head_lane_slots<N>(c) + Recorder<Lanes<T, N>>::kConstantSlots));  // and the mask's constant
   }
   /// The memory plan of checkpointed lane batches of N lanes
   /// (nn::lane_batch_sweeps with lane_sweep; exact: tests/test_lanes.cpp):
@@ -623,7 +623,7 @@ class Gpt {
     const Index halves = 2U * config_.layers;
     // The kept inputs: leaves first, so no backward sweep passes over them.
     const std::uint64_t leaves = (static_cast<std::uint64_t>(halves) + 1U) * span;
-    if (leaves > (tape.capacity() - tape.size())) {
+    if (leaves > (tape.usage().node_capacity - tape.size())) {
       static_cast<void>(tape.report(Status::kCapacityExceeded));
       return false;
     }
@@ -691,18 +691,18 @@ class Gpt {
   }
   template <std::size_t N>
   static constexpr std::size_t embed_lane_slots(const GptConfig& c) noexcept {
-    return static_cast<std::size_t>(c.block) * 2U * Tape<Lanes<T, N>>::gather_slots(1U);
+    return static_cast<std::size_t>(c.block) * 2U * burtorch::gather_slots(1U, N);
   }
   template <std::size_t N>
   static constexpr std::size_t attention_half_slots(const GptConfig& c) noexcept {
     const std::size_t steps = c.block;
-    return (steps * Tape<Lanes<T, N>>::kScaleShiftSharedSlots) +
+    return (steps * burtorch::kScaleShiftSharedSlots) +
            CausalSelfAttention<T>::template lane_slots<N>(attention_options(c), steps);
   }
   template <std::size_t N>
   static constexpr std::size_t feed_forward_half_slots(const GptConfig& c) noexcept {
     const std::size_t steps = c.block;
-    return (steps * Tape<Lanes<T, N>>::kScaleShiftSharedSlots) +
+    return (steps * burtorch::kScaleShiftSharedSlots) +
            (steps * Linear<T>::lane_view_slots(ff1_options(c))) + (steps * Linear<T>::lane_view_slots(ff2_options(c)));
   }
   template <std::size_t N>
@@ -712,8 +712,8 @@ class Gpt {
   template <std::size_t N>
   static constexpr std::size_t head_lane_slots(const GptConfig& c) noexcept {
     const std::size_t steps = c.block;
-    return (steps * Tape<Lanes<T, N>>::kScaleShiftSharedSlots) + (steps * Linear<T>::lane_view_slots(head_options(c))) +
-           (steps * Tape<Lanes<T, N>>::kPickSlots) + steps;
+    return (steps * burtorch::kScaleShiftSharedSlots) + (steps * Linear<T>::lane_view_slots(head_options(c))) +
+           (steps * burtorch::pick_slots(N)) + steps;
   }
 
   template <class U>
@@ -821,7 +821,7 @@ class Gpt {
         static_cast<void>(Value<U>(&tape, x[t].first + j) * g[first + (t * config_.width) + j]);
       }
     }
-    const Value<U> root = tape.reduce_range(Op::kSumR, terms, steps * config_.width);
+    const Value<U> root = burtorch::reduce(tape, Op::kSumR, burtorch::View{terms, steps * config_.width});
     return (tape.status() == Status::kOk) && (tape.backward(root) == Status::kOk);
   }
 

@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "burtorch/functions.hpp"
 #include "burtorch/nn/conv.hpp"
 #include "burtorch/nn/view.hpp"
 #include "burtorch/tape.hpp"
@@ -137,7 +138,7 @@ View pool_forward(Tape<T>& tape, const ConvGeometry& g, View x, Reduce reduce) n
   }
   const Index cols = out_cols(g);
   Value<T> xs[kMaxPoolWindow];
-  return tape.record_view(static_cast<Index>(outputs), [&](Index k) noexcept {
+  return burtorch::record_view(tape, static_cast<Index>(outputs), [&](Index k) noexcept {
     const Index c = k % g.channels;
     const Index position = k / g.channels;
     const Index row = position / cols;
@@ -157,7 +158,7 @@ View pool_forward(Tape<T>& tape, const ConvGeometry& g, View x, Reduce reduce) n
 struct MeanOf {
   template <class T>
   Value<T> operator()(Tape<T>& tape, const Value<T>* xs, std::size_t n) const noexcept {
-    return tape.reduce(Op::kMeanR, xs, n);
+    return burtorch::reduce(tape, Op::kMeanR, xs, n);
   }
 };
 

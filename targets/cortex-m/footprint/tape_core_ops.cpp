@@ -38,13 +38,13 @@ float burtorch_footprint_tape_core(const float* in, float* grads) noexcept {
   y += bt::variance(list, 4U) + bt::variance_biased(x, 4U) + bt::log_sum_exp(x, 4U);
   y += bt::inner_product(x, list, 4U) + bt::inner_product_with_bias(list, x, 4U, a);
   const bt::View parts[2] = {{x[0].index(), 2U}, {x[2].index(), 2U}};
-  const bt::ViewList segs = g_tape.view_list(parts, 2U);
+  const bt::ViewList segs = bt::view_list(g_tape, parts, 2U);
   y += bt::inner_product_views(x[0], segs) + bt::inner_product_views_with_bias(x[0], segs, b);
   static_cast<void>(g_tape.backward(y));
   for (int i = 0; i < 4; ++i) {
     grads[i] = x[i].grad();
   }
-  const float result = g_tape.all_finite() ? y.value() : -1.0F;
+  const float result = bt::all_finite(g_tape) ? y.value() : -1.0F;
   static_cast<void>(g_tape.rewind(start));
   return (g_tape.status() == bt::Status::kOk) ? result : -2.0F;
 }

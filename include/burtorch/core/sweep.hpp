@@ -1,34 +1,35 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file
-/// Internal (included by tape_impl.hpp): the backward sweep. One loop from
-/// the root down to the oldest interior node; each node's step is its op's
-/// row (op.hpp), chosen through one jump table.
-#ifndef BURTORCH_DETAIL_TAPE_BACKWARD_HPP
-#define BURTORCH_DETAIL_TAPE_BACKWARD_HPP
+/// The backward sweep (a member of Tape<T>, out of line; lib/tape.cpp
+/// compiles it). One loop from the root down to the oldest interior node;
+/// each node's step is its op's row, chosen through one jump table: the
+/// elementwise rows inline, the wide rows out of line (backward_wide), and
+/// an op family's rows through the table its recorder registered.
+#ifndef BURTORCH_CORE_SWEEP_HPP
+#define BURTORCH_CORE_SWEEP_HPP
 
-#include "burtorch/detail/lane_math.hpp"
-#include "burtorch/detail/step.hpp"
-#include "burtorch/lanes.hpp"
+#include "burtorch/core/step.hpp"
 #include "burtorch/op.hpp"
+#include "burtorch/op_wide.hpp"
 #include "burtorch/scalar.hpp"
 #include "burtorch/tape.hpp"
 
 namespace burtorch {
 
 // The nodes whose backward is a loop (reductions, inner products, layer
-// rows) and those of the ops linked on use; out of line, so the sweep over
-// simple nodes keeps its variables in registers. Dispatched through the
-// rows: a new wide op needs no case here.
+// rows) and those of the op families; out of line, so the sweep over simple
+// nodes keeps its variables in registers. Dispatched through the rows: a new
+// wide op needs no case here.
 template <class T>
 Index Tape<T>::backward_wide(Op op, Index i, Index a, Index b, T g, Index lowest) noexcept {
   const detail::Arrays<T> s{values_, grads_, args_};
-  // The core ops through the rows (one jump table); an op linked on use
-  // through its family's pointer, the code its recording function gave the
-  // tape (a code past kCount: a family whose dispatch knows no such op).
+  // The core ops through the rows (one jump table); a family's op through
+  // the backward its recorder registered (none: a code no family of this
+  // tape has, which no recorder writes).
   Index swept = 0U;
-  visit_core_op(op, [&](auto tag) noexcept {
+  visit_op(op, [&](auto tag) noexcept {
     using D = typename decltype(tag)::Def;
-    if constexpr ((D::kKind == OpKind::kRangeReduce) || (D::kKind == OpKind::kListReduce)) {
+    if constexpr ((D::kKind == OpKind::kViewReduce) || (D::kKind == OpKind::kListReduce)) {
       detail::reduce_step<D>(s, i, a, b, g);
     } else if constexpr (D::kKind == OpKind::kDescriptor) {
       swept = detail::step<D>(s, i, a, b, g, lowest);
@@ -36,10 +37,15 @@ Index Tape<T>::backward_wide(Op op, Index i, Index a, Index b, T g, Index lowest
       // leaves, inputs and the core elementwise ops: swept inline by backward()
     }
   });
-  if (linked_on_use(op)) {
-    const detail::LinkedBackward<T> hook = linked_backward_[linked_family(op)];
-    if (hook != nullptr) {
-      swept = hook(s, op, i, a, b, g, lowest);  // BT-DEV-005: the library's own LinkedFamily<F>::backward
+  if (is_extension(op)) {
+    // Each registered family's backward, in order, until one has op (a
+    // family does nothing for a code not its own).
+    bool done = false;
+    for (std::size_t e = 0U; (e < kTapeFamilies) && !done; ++e) {
+      const detail::FamilyBackward<T> family = families_[e];
+      const Index rows = (family != nullptr) ? family(s, op, i, a, b, g, lowest) : kNoIndex;  // BT-DEV-005
+      done = (family == nullptr) || (rows != kNoIndex);
+      swept = (rows != kNoIndex) ? rows : swept;
     }
   }
   return swept;
@@ -72,7 +78,7 @@ Status Tape<T>::backward(Value<T> root) noexcept {
     clear_interior_grads(lowest, (swept < r) ? swept : r);
   }
   swept_end_ = (swept > r) ? swept : (r + 1U);
-  if (op(r) == Op::kLeaf) {
+  if (op_at(r) == Op::kLeaf) {
     grads_[r] += T(1);  // a leaf root: d(root)/d(root) = 1, accumulated like every leaf gradient
     return Status::kOk;
   }
@@ -106,8 +112,7 @@ Status Tape<T>::backward(Value<T> root) noexcept {
     const Index b = second_of(link);
     const Op op = ops[m];
     // The core elementwise ops inline (one jump table, each case its row's
-    // backward in place), the wide ops and the ops linked on use out of
-    // line. A new core elementwise op needs its line here:
+    // backward in place), the wide ops and the families' ops out of line. A new core elementwise op needs its line here:
     // tests/test_ops.cpp (every_elementwise_op) checks each elementwise
     // op's gradient, and that it knows every elementwise row.
     // clang-format off
@@ -153,4 +158,4 @@ Status Tape<T>::backward(Value<T> root) noexcept {
 
 }  // namespace burtorch
 
-#endif  // BURTORCH_DETAIL_TAPE_BACKWARD_HPP
+#endif  // BURTORCH_CORE_SWEEP_HPP

@@ -1,14 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file
-/// Internal (included by tape_impl.hpp): the tape's state. Laying the arrays
-/// out in the caller's buffer, the sticky status and the fault hook, marks
-/// and rewind, reset, gradients' zeroing and the read-only queries.
-#ifndef BURTORCH_DETAIL_TAPE_STATE_HPP
-#define BURTORCH_DETAIL_TAPE_STATE_HPP
+/// The tape's state (members of Tape<T>, out of line; lib/tape.cpp compiles
+/// them): laying the arrays out in the caller's buffer, the sticky status
+/// and the fault hook, marks and rewind, reset, zeroing gradients.
+#ifndef BURTORCH_CORE_STATE_HPP
+#define BURTORCH_CORE_STATE_HPP
 
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 
 #include "burtorch/tape.hpp"
 
@@ -83,21 +82,10 @@ void Tape<T>::reject(const Tape<T>* owner) noexcept {
 template <class T>
 void Tape<T>::clear_interior_grads(Index first, Index end) noexcept {
   for (Index i = first; i < end; ++i) {
-    if (op(i) != Op::kLeaf) {
+    if (op_at(i) != Op::kLeaf) {
       grads_[i] = T(0);
     }
   }
-}
-
-template <class T>
-const char* Tape<T>::name(Index i) const noexcept {
-#if BURTORCH_CONFIG_PARAM_NAMES
-  // Only leaves store a name: an interior node's entry is never written.
-  return ((i < size_) && (op(i) == Op::kLeaf)) ? names_[i] : nullptr;
-#else
-  static_cast<void>(i);
-  return nullptr;
-#endif
 }
 
 template <class T>
@@ -145,20 +133,20 @@ Status Tape<T>::rewind_other(Mark m) noexcept {
   while ((kept < cuts_) && (cut_keys_[kept] < key)) {
     ++kept;
   }
-  if (kept == kMarkLevels) {
+  if (kept == burtorch::kMarkLevels) {
     // Forget the oldest target: the positions below it and the step above
     // it merge into the floor, with the step's (newer) generation. Marks
     // there may be refused from now on, never wrongly accepted.
     floor_generation_ = cut_generations_[0];
-    for (Index k = 1U; k < kMarkLevels; ++k) {
+    for (Index k = 1U; k < burtorch::kMarkLevels; ++k) {
       cut_keys_[k - 1U] = cut_keys_[k];
       cut_generations_[k - 1U] = cut_generations_[k];
     }
-    kept = kMarkLevels - 1U;
+    kept = burtorch::kMarkLevels - 1U;
   }
   cut_keys_[kept] = key;
   cut_generations_[kept] = generation_;
-  cuts_ = static_cast<std::uint8_t>(kept + 1U);  // at most kMarkLevels
+  cuts_ = static_cast<std::uint8_t>(kept + 1U);  // at most burtorch::kMarkLevels
   truncate(m.nodes, m.slots);
   return Status::kOk;
 }
@@ -178,6 +166,9 @@ void Tape<T>::reset() noexcept {
   leading_leaves_ = 0U;
   checked_list_ = kNoIndex;
   floor_ = param_region_;
+  for (detail::FamilyBackward<T>& family : families_) {
+    family = nullptr;  // no node of any family is recorded now
+  }
   status_ = Status::kOk;
   limit_ = capacity_;
   append_room_ = capacity_ - param_region_;
@@ -211,30 +202,6 @@ void Tape<T>::set_fault_hook(FaultHook hook, void* context) noexcept {
 #endif
 }
 
-template <class T>
-bool Tape<T>::all_finite() const noexcept {
-  bool finite = true;
-  for (Index i = 0U; i < size_; ++i) {
-    finite = finite && ScalarOps<T>::finite(values_[i]) && ScalarOps<T>::finite(grads_[i]);
-  }
-  return finite;
-}
-
-template <class T>
-T Tape<T>::constant(Index i) const noexcept {
-  const Op k = op(i);
-  if ((k == Op::kAddConst) || (k == Op::kConstSub) || (k == Op::kConstDiv)) {
-    // Folded into the value; kept in the operand field if it fits there.
-    return (arg_b(i) != kNoIndex) ? detail::unpack_constant<T>(arg_b(i)) : kNaN;
-  }
-  if (op_kind(k) != OpKind::kConstant) {
-    return kNaN;
-  }
-  T c = T(0);
-  std::memcpy(&c, &args_[arg_b(i)], sizeof(T));  // BT-DEV-010
-  return c;
-}
-
 }  // namespace burtorch
 
-#endif  // BURTORCH_DETAIL_TAPE_STATE_HPP
+#endif  // BURTORCH_CORE_STATE_HPP

@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// Recording over views (consecutive nodes, burtorch::View) and view lists
+/// (several views read as one operand, burtorch::ViewList): what layers are
+/// made of. A layer's outputs are one view whose nodes share one descriptor
+/// in argument slots (matvec, scale_shift); an inner product reads a view
+/// list in place, without copying its nodes.
+///
+/// Every function checks its operands: a wrong op, a null pointer or an
+/// empty list is kInvalidArgument; an operand that is empty (default or
+/// from a call with no tape) kEmptyHandle, of another tape kForeignValue,
+/// not (or no longer) recorded kInvalidHandle; a full tape
+/// kCapacityExceeded. Nothing is recorded on an error (the tape keeps the
+/// sticky status) and the result is invalid (kNoView, an invalid handle or
+/// list). The recorders are compiled into the library for float and double
+/// (core/views.hpp; a tape of another scalar type instantiates them from
+/// core/impl.hpp).
+#ifndef BURTORCH_VIEWS_HPP
+#define BURTORCH_VIEWS_HPP
+
+#include <cstddef>
+
+#include "burtorch/index.hpp"
+#include "burtorch/op.hpp"
+#include "burtorch/record.hpp"
+#include "burtorch/status.hpp"
+#include "burtorch/tape.hpp"
+
+namespace burtorch {
+
+/// Records n nodes by calling f(k) for k = 0 .. n-1, where each call
+/// records one node (an op of ops.hpp) and returns its handle; the nodes
+/// are consecutive, so they are returned as one View (a layer's
+/// activations, its parameters). kNoView if a call failed (the tape keeps
+/// that status) or if the calls did not record exactly n nodes
+/// (kInvalidArgument). One check at the end: a failed op records nothing
+/// and every later op fails too, so the node count alone tells.
+template <class T, class F>
+inline View record_view(Tape<T>& tape, Index n, F f) noexcept {
+  const std::size_t first = tape.size();
+  for (Index k = 0U; k < n; ++k) {
+    static_cast<void>(f(k));
+  }
+  if (BURTORCH_UNLIKELY((tape.status() != Status::kOk) || ((tape.size() - first) != n))) {
+    static_cast<void>(tape.report(Status::kInvalidArgument));
+    return kNoView;
+  }
+  return View{static_cast<Index>(first), n};
+}
+
+/// Stores `count` views once (1 + 2 * count slots) as one operand; see
+/// ViewList. A list whose views are all inputs (Tape::input) is marked as
+/// such: the inner products over it compute no gradient for them.
+template <class T>
+ViewList view_list(Tape<T>& tape, const View* views, std::size_t count) noexcept;
+/// The view x as x.count / width views of `width` nodes each (1 + 2 *
+/// x.count / width slots; x.count a multiple of width, else
+/// kInvalidArgument): the same inputs as view_list(tape, &x, 1), in rows a
+/// layer can tell apart (a lane tape's layer reads a gathered row that
+/// every lane shares as shared scalars: lanes.hpp's matvec_shared).
+template <class T>
+ViewList view_list_rows(Tape<T>& tape, View x, Index width) noexcept;
+
+/// A reduction over xs[0..n): `view_op` is the view variant of a core
+/// reduction (Op::kSumR, kMeanR, kLogSumExpR, ...: op_kind() kViewReduce;
+/// a family's reduction, such as reduce_max, is recorded by its function);
+/// stored as a view if the nodes are consecutive, else as a list (the op's
+/// L variant). ops.hpp's reduce_sum and the others call it.
+template <class T>
+Value<T> reduce(Tape<T>& tape, Op view_op, const detail::PlainT<Value<T>>* xs, std::size_t n) noexcept;
+/// The same reduction of the view x read in place (a layer's outputs): no
+/// handle array to gather, the same node and bits. kInvalidArgument for
+/// another op or an empty view, kInvalidHandle if a node is not recorded.
+template <class T>
+Value<T> reduce(Tape<T>& tape, Op view_op, View x) noexcept;
+
+/// sum(w[i] * x[i]) (+ *bias if bias is not null); each side stored as a
+/// view when its nodes are consecutive, else as a list of slots.
+template <class T>
+Value<T> inner_product(Tape<T>& tape, const detail::PlainT<Value<T>>* w, const detail::PlainT<Value<T>>* x, std::size_t n,
+                       const detail::PlainT<Value<T>>* bias) noexcept;
+/// The same for two views of equal length (kInvalidArgument otherwise, or
+/// if they are empty): no handle array to gather and scan (attention
+/// scores).
+template <class T>
+Value<T> inner_product(Tape<T>& tape, View w, View x, const detail::PlainT<Value<T>>* bias = nullptr) noexcept;
+/// sum(value[w_first + i] * x[i]) (+ bias) over the x.total elements of the
+/// view list x (one neuron of a layer).
+template <class T>
+Value<T> inner_product(Tape<T>& tape, Index w_first, ViewList x, const detail::PlainT<Value<T>>* bias = nullptr) noexcept;
+
+/// A layer's outputs: `rows` consecutive nodes, row o = sum(value[w_first +
+/// o * x.total + k] * x[k]) (+ value[bias_first + o]; kNoIndex: no bias).
+/// The weights are row-major from w_first. All rows share one 4-slot
+/// descriptor (an inner product per output stores 3 slots each). Returns
+/// the rows (kNoView on error). fused.hpp's matvec<Act> fuses an
+/// activation into every row.
+template <class T>
+View matvec(Tape<T>& tape, Index w_first, Index rows, ViewList x, Index bias_first) noexcept;
+/// n consecutive nodes, output o = value[x_first + o] * value[scale_first +
+/// o] + value[shift_first + o], sharing one 3-slot descriptor (a layer
+/// norm's gain and bias). Returns the outputs (kNoView on error).
+template <class T>
+View scale_shift(Tape<T>& tape, Index scale_first, Index x_first, Index shift_first, Index n) noexcept;
+
+namespace detail {
+/// A matvec's checks (matvec()) and its 4-slot descriptor [w_first, list
+/// slot, bias_first, x.total] with room for its rows: the descriptor's
+/// first slot, or kNoIndex (status set, nothing taken). fused.hpp's rows
+/// share it.
+template <class T>
+Index matvec_descriptor(Tape<T>& tape, Index w_first, Index rows, ViewList x, Index bias_first) noexcept;
+}  // namespace detail
+
+// Compiled into the library (lib/tape.cpp).
+extern template ViewList view_list<float>(Tape<float>&, const View*, std::size_t) noexcept;
+extern template ViewList view_list_rows<float>(Tape<float>&, View, Index) noexcept;
+extern template Value<float> reduce<float>(Tape<float>&, Op, const Value<float>*, std::size_t) noexcept;
+extern template Value<float> reduce<float>(Tape<float>&, Op, View) noexcept;
+extern template Value<float> inner_product<float>(Tape<float>&, const Value<float>*, const Value<float>*, std::size_t,
+                                                const Value<float>*) noexcept;
+extern template Value<float> inner_product<float>(Tape<float>&, View, View, const Value<float>*) noexcept;
+extern template Value<float> inner_product<float>(Tape<float>&, Index, ViewList, const Value<float>*) noexcept;
+extern template View matvec<float>(Tape<float>&, Index, Index, ViewList, Index) noexcept;
+extern template View scale_shift<float>(Tape<float>&, Index, Index, Index, Index) noexcept;
+extern template Index detail::matvec_descriptor<float>(Tape<float>&, Index, Index, ViewList, Index) noexcept;
+extern template ViewList view_list<double>(Tape<double>&, const View*, std::size_t) noexcept;
+extern template ViewList view_list_rows<double>(Tape<double>&, View, Index) noexcept;
+extern template Value<double> reduce<double>(Tape<double>&, Op, const Value<double>*, std::size_t) noexcept;
+extern template Value<double> reduce<double>(Tape<double>&, Op, View) noexcept;
+extern template Value<double> inner_product<double>(Tape<double>&, const Value<double>*, const Value<double>*, std::size_t,
+                                                const Value<double>*) noexcept;
+extern template Value<double> inner_product<double>(Tape<double>&, View, View, const Value<double>*) noexcept;
+extern template Value<double> inner_product<double>(Tape<double>&, Index, ViewList, const Value<double>*) noexcept;
+extern template View matvec<double>(Tape<double>&, Index, Index, ViewList, Index) noexcept;
+extern template View scale_shift<double>(Tape<double>&, Index, Index, Index, Index) noexcept;
+extern template Index detail::matvec_descriptor<double>(Tape<double>&, Index, Index, ViewList, Index) noexcept;
+
+// The deprecated members of libburtorch 0.2 these replace (tape_deprecated.hpp).
+template <class T>
+template <class F>
+View detail::DeprecatedTapeMembers<T>::record_view(Index n, F f) noexcept {
+  return burtorch::record_view(self(), n, f);
+}
+template <class T>
+Value<T> detail::DeprecatedTapeMembers<T>::reduce(Op range_op, const Value<T>* xs, std::size_t n) noexcept {
+  return burtorch::reduce(self(), range_op, xs, n);
+}
+template <class T>
+Value<T> detail::DeprecatedTapeMembers<T>::dot(const Value<T>* w, const Value<T>* x, std::size_t n,
+                                               const Value<T>* bias) noexcept {
+  return burtorch::inner_product(self(), w, x, n, bias);
+}
+template <class T>
+Value<T> detail::DeprecatedTapeMembers<T>::dot_ranges(Index w_first, Index x_first, Index n,
+                                                      const Value<T>* bias) noexcept {
+  return burtorch::inner_product(self(), View{w_first, n}, View{x_first, n}, bias);
+}
+template <class T>
+ViewList detail::DeprecatedTapeMembers<T>::view_list(const View* parts, std::size_t count) noexcept {
+  return burtorch::view_list(self(), parts, count);
+}
+template <class T>
+ViewList detail::DeprecatedTapeMembers<T>::view_list_rows(View x, Index width) noexcept {
+  return burtorch::view_list_rows(self(), x, width);
+}
+template <class T>
+Value<T> detail::DeprecatedTapeMembers<T>::dot_views(Index w_first, ViewList x, const Value<T>* bias) noexcept {
+  return burtorch::inner_product(self(), w_first, x, bias);
+}
+template <class T>
+View detail::DeprecatedTapeMembers<T>::matvec(Index w_first, Index rows, ViewList x, Index bias_first) noexcept {
+  return burtorch::matvec(self(), w_first, rows, x, bias_first);
+}
+template <class T>
+View detail::DeprecatedTapeMembers<T>::scale_shift(Index scale_first, Index x_first, Index shift_first,
+                                                   Index n) noexcept {
+  return burtorch::scale_shift(self(), scale_first, x_first, shift_first, n);
+}
+template <class T>
+Value<T> detail::DeprecatedTapeMembers<T>::reduce_range(Op range_op, Index first, Index n) noexcept {
+  return burtorch::reduce(self(), range_op, View{first, n});
+}
+
+}  // namespace burtorch
+
+#endif  // BURTORCH_VIEWS_HPP

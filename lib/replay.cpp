@@ -1,0 +1,21 @@
+// SPDX-License-Identifier: Apache-2.0
+// Record once, replay many (replay.hpp), compiled for float and double: in
+// a program only where it calls them.
+#include "burtorch/replay.hpp"
+
+#include "burtorch/core/impl.hpp"
+
+namespace burtorch {
+
+template Replay replayable<float>(Tape<float>&, Mark, Value<float>) noexcept;
+template Status set_value<float>(Tape<float>&, Value<float>, float) noexcept;
+template Status set_values<float>(Tape<float>&, View, const float*) noexcept;
+template Status replay<float>(Tape<float>&, const Replay&) noexcept;
+template Status replay_forward<float>(Tape<float>&, const Replay&) noexcept;
+template Replay replayable<double>(Tape<double>&, Mark, Value<double>) noexcept;
+template Status set_value<double>(Tape<double>&, Value<double>, double) noexcept;
+template Status set_values<double>(Tape<double>&, View, const double*) noexcept;
+template Status replay<double>(Tape<double>&, const Replay&) noexcept;
+template Status replay_forward<double>(Tape<double>&, const Replay&) noexcept;
+
+}  // namespace burtorch
