@@ -31,26 +31,26 @@ struct Record {
   /// misuse is reported whichever side it is on).
   template <Op K>
   static Value<T> binary(Value<T> x, Value<T> y) noexcept {
-    Tape<T>* tape = (x.tape() != nullptr) ? x.tape() : y.tape();
-    return (tape != nullptr) ? tape->template record_binary<K>(x, y) : Value<T>();
+    Tape<T>* owner = (x.tape() != nullptr) ? x.tape() : y.tape();
+    return (owner != nullptr) ? owner->template record_binary<K>(x, y) : Value<T>();
   }
   /// op K (a unary row) of x.
   template <Op K>
   static Value<T> unary(Value<T> x) noexcept {
-    Tape<T>* tape = x.tape();
-    return (tape != nullptr) ? tape->template record_unary<K>(x) : x;
+    Tape<T>* owner = x.tape();
+    return (owner != nullptr) ? owner->template record_unary<K>(x) : x;
   }
   /// op K (a unary row) of x with the constant c folded into the value.
   template <Op K>
   static Value<T> unary(Value<T> x, T c) noexcept {
-    Tape<T>* tape = x.tape();
-    return (tape != nullptr) ? tape->template record_unary<K>(x, c) : x;
+    Tape<T>* owner = x.tape();
+    return (owner != nullptr) ? owner->template record_unary<K>(x, c) : x;
   }
   /// op K (a row with a stored constant) of x and c.
   template <Op K>
   static Value<T> constant(Value<T> x, T c) noexcept {
-    Tape<T>* tape = x.tape();
-    return (tape != nullptr) ? tape->template record_constant<K>(x, c) : x;
+    Tape<T>* owner = x.tape();
+    return (owner != nullptr) ? owner->template record_constant<K>(x, c) : x;
   }
   /// The run reduction K linked on use over xs[0..n), on the tape of the
   /// first operand that has one (first_tape below); an empty handle if none.
@@ -67,19 +67,19 @@ struct Record {
 /// handle anywhere in a list is then reported by that tape.
 template <class T>
 inline Tape<T>* first_tape(const Value<T>* xs, std::size_t n) noexcept {
-  Tape<T>* tape = nullptr;
+  Tape<T>* owner = nullptr;
   if (xs != nullptr) {
-    for (std::size_t i = 0U; (i < n) && (tape == nullptr); ++i) {
-      tape = xs[i].tape();
+    for (std::size_t i = 0U; (i < n) && (owner == nullptr); ++i) {
+      owner = xs[i].tape();
     }
   }
-  return tape;
+  return owner;
 }
 template <class T>
 template <Op K>
 inline Value<T> Record<T>::reduce(const Value<T>* xs, std::size_t n) noexcept {
-  Tape<T>* tape = first_tape(xs, n);
-  return (tape != nullptr) ? tape->template record_reduce<K>(xs, n) : Value<T>();
+  Tape<T>* owner = first_tape(xs, n);
+  return (owner != nullptr) ? owner->template record_reduce<K>(xs, n) : Value<T>();
 }
 }  // namespace detail
 
@@ -330,14 +330,14 @@ inline Value<T> negative_mean(Value<T> x, Value<T> y) noexcept {
 namespace detail {
 template <class T>
 inline Value<T> reduce(Op range_op, const Value<T>* xs, std::size_t n) noexcept {
-  Tape<T>* tape = first_tape(xs, n);
-  return (tape != nullptr) ? tape->reduce(range_op, xs, n) : Value<T>();
+  Tape<T>* owner = first_tape(xs, n);
+  return (owner != nullptr) ? owner->reduce(range_op, xs, n) : Value<T>();
 }
 template <class T>
 inline Value<T> dot(const Value<T>* w, const Value<T>* x, std::size_t n, const Value<T>* bias) noexcept {
-  Tape<T>* tape = first_tape(w, n);
-  tape = (tape != nullptr) ? tape : first_tape(x, n);
-  return ((tape != nullptr) && (w != nullptr) && (x != nullptr)) ? tape->dot(w, x, n, bias) : Value<T>();
+  Tape<T>* owner = first_tape(w, n);
+  owner = (owner != nullptr) ? owner : first_tape(x, n);
+  return ((owner != nullptr) && (w != nullptr) && (x != nullptr)) ? owner->dot(w, x, n, bias) : Value<T>();
 }
 }  // namespace detail
 
