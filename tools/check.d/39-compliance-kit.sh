@@ -40,15 +40,9 @@ rm -rf "$out"
 mkdir -p "$out"
 kit=tools/burtorch-compliance
 cache="$out/cache"
-schema=tests/compliance/sarif/sarif-schema-2.1.0.json
 
-# A Python with jsonschema (Debian python3-jsonschema installs it for /usr/bin/python3).
-py_schema=""
-for py in python3 /usr/bin/python3; do
-  if "$py" -c 'import jsonschema' 2>/dev/null; then py_schema=$py; break; fi
-done
-[ -n "$py_schema" ] || { echo "FAIL: no python3 with jsonschema (apt-get install python3-jsonschema)"; exit 1; }
-validate() { "$py_schema" tests/compliance/validate_sarif.py "$schema" "$@"; }
+# shellcheck source=tools/check.d/lib/compliance.sh
+. tools/check.d/lib/compliance.sh
 
 echo "== deviation record: JSON and Markdown agree"
 tools/render-deviations --check
@@ -60,21 +54,8 @@ doc = {"version": "2.1.0", "runs": [{"tool": {"driver": {"version": "1"}},
         "results": [{"ruleId": "x", "level": "severe", "message": {"text": "t"}}]}]}
 json.dump(doc, open(sys.argv[1], "w"))
 PY
-if validate "$out/broken.sarif"; then echo "FAIL: the validator accepted a SARIF file without a driver name"; exit 1; fi
+if validate_sarif "$out/broken.sarif"; then echo "FAIL: the validator accepted a SARIF file without a driver name"; exit 1; fi
 
-expect_rc() {  # expect_rc WANT LOG CMD...: the exit status, and the output kept in LOG
-  local want=$1 log=$2
-  shift 2
-  set +e
-  "$@" >"$log" 2>&1
-  local rc=$?
-  set -e
-  if [ "$rc" -ne "$want" ]; then
-    echo "FAIL: expected exit $want, got $rc: $*"
-    tail -n 30 "$log"
-    exit 1
-  fi
-}
 one_line() {  # one_line WANT-REGEX CMD...: exit 2 and exactly one line, matching
   local want=$1
   shift
@@ -267,6 +248,6 @@ grep -q "gone.cpp: listed in .* but not found" "$out/broken.log" || { cat "$out/
 grep 'error:' "$out/broken.log"
 
 echo "== every SARIF file: SARIF 2.1.0 schema"
-validate "$out"/hostile.sarif "$out"/planted.sarif "$out"/planted-greedy.sarif "$out"/relative.sarif \
+validate_sarif "$out"/hostile.sarif "$out"/planted.sarif "$out"/planted-greedy.sarif "$out"/relative.sarif \
   "$out"/texts.sarif "$out"/unmarked.sarif
 echo "compliance kit: hostile consumer clean, every planted violation reported, usage and tool errors exit 2"

@@ -34,12 +34,8 @@ results="$work/results.tsv"  # key, value: collected into measure.json
 : >"$results"
 note() { printf '%s\t%s\n' "$1" "$2" >>"$results"; }
 fail() { echo "FAIL: $*"; exit 1; }
-schema=tests/compliance/sarif/sarif-schema-2.1.0.json
-py_schema=""
-for py in python3 /usr/bin/python3; do
-  if "$py" -c 'import jsonschema' 2>/dev/null; then py_schema=$py; break; fi
-done
-[ -n "$py_schema" ] || fail "no python3 with jsonschema (apt-get install python3-jsonschema)"
+# shellcheck source=tools/check.d/lib/compliance.sh
+. tools/check.d/lib/compliance.sh
 # The kit's cold run on the Cortex-M4 firmware may take at most this many
 # times the same firmware's build with analysis turned on (docs say why).
 KIT_MARGIN=1.5
@@ -49,18 +45,9 @@ t_stage=$(date +%s.%N)
 now() { date +%s.%N; }
 since() { python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.1f}')" "$1" "$(now)"; }
 
-expect_rc() {  # expect_rc WANT LOG CMD...
-  local want=$1 log=$2
-  shift 2
-  set +e
-  "$@" >"$log" 2>&1
-  local rc=$?
-  set -e
-  [ "$rc" -eq "$want" ] || { tail -n 40 "$log"; fail "expected exit $want, got $rc: $*"; }
-}
 clean_sarif() {  # clean_sarif FILE: nothing unsuppressed, our headers analysed; schema
   python3 tests/compliance/check_sarif.py clean "$1" docs/misra/deviations.json
-  "$py_schema" tests/compliance/validate_sarif.py "$schema" "$1"
+  validate_sarif "$1"
 }
 
 # name|toolchain file|-D options of each cross preset, from CMakePresets.json.
@@ -160,7 +147,7 @@ expect_rc 1 "$work/planted.kit" "$kit" -p "$fw" --cache-dir "$cache" --srcroot "
 note kit_one_more_file "$(since "$t0")"
 grep -q '20 of 22 analyses from the cache' "$work/planted.kit" || { cat "$work/planted.kit"; fail "the unchanged units were analysed again"; }
 python3 tests/compliance/check_sarif.py planted "$work/planted.sarif" tests/compliance/planted.cpp
-"$py_schema" tests/compliance/validate_sarif.py "$schema" "$work/planted.sarif"
+validate_sarif "$work/planted.sarif"
 cmake -S tests/compliance/firmware -B "$fw" -DFW_EXTRA_SOURCES= >>"$fw.log" 2>&1
 
 echo "== cortex-m4: a database that points at a moved install: tool error, exit 2"
@@ -171,7 +158,7 @@ grep -q "model.cpp: arm-none-eabi-g++ cannot preprocess it: missing header 'burt
   { cat "$work/moved.kit"; fail "the missing header is not named"; }
 grep 'error:' "$work/moved.kit" | head -3
 if grep -q 'unsuppressed findings: [1-9]' "$work/moved.kit"; then fail "findings from a broken database"; fi
-"$py_schema" tests/compliance/validate_sarif.py "$schema" "$work/moved.sarif"
+validate_sarif "$work/moved.sarif"
 
 echo "== cortex-m4: the firmware built by a Makefile; bear's and a hand-written database"
 mk="$work/make"
@@ -225,7 +212,7 @@ for ex in line_fit xor_nn xor_firmware; do
   grep -q "unsuppressed findings: [0-9]* ([0-9]* in your code, 0 in libburtorch's headers)" "$work/ex-$ex.kit" ||
     fail "$ex: findings in libburtorch's headers"
   note "findings_example_$ex" "$(sed -n 's/.*unsuppressed findings: \([0-9]*\) .*/\1/p' "$work/ex-$ex.kit")"
-  "$py_schema" tests/compliance/validate_sarif.py "$schema" "$work/ex-$ex.sarif"
+  validate_sarif "$work/ex-$ex.sarif"
 done
 
 note load_after "$(cut -d' ' -f1 /proc/loadavg)"

@@ -18,24 +18,19 @@ namespace {
 namespace bt = burtorch;
 namespace nn = burtorch::nn;
 
-constexpr nn::LinearOptions hidden_options() noexcept {
+// A fully connected layer: sizes, activation, and the initialisation for its gain.
+constexpr nn::LinearOptions layer(bt::Index in, bt::Index out, nn::Activation act, double gain) noexcept {
   nn::LinearOptions o{};
-  o.in = 2U;
-  o.out = 4U;
-  o.act = nn::Activation::kTanh;
-  o.weight_init = nn::Init::fan_in_uniform(nn::kGainTanh);
+  o.in = in;
+  o.out = out;
+  o.act = act;
+  o.weight_init = nn::Init::fan_in_uniform(gain);
   o.bias_init = nn::Init::zeros();
   return o;
 }
-
+constexpr nn::LinearOptions hidden_options() noexcept { return layer(2U, 4U, nn::Activation::kTanh, nn::kGainTanh); }
 constexpr nn::LinearOptions output_options() noexcept {
-  nn::LinearOptions o{};
-  o.in = 4U;
-  o.out = 1U;
-  o.act = nn::Activation::kSigmoid;
-  o.weight_init = nn::Init::fan_in_uniform(nn::kGainSigmoid);
-  o.bias_init = nn::Init::zeros();
-  return o;
+  return layer(4U, 1U, nn::Activation::kSigmoid, nn::kGainSigmoid);
 }
 
 constexpr std::size_t kParameters =
