@@ -30,8 +30,8 @@
 #     missing header or compiler), never findings;
 #  9. every SARIF file validates against the SARIF 2.1.0 JSON schema
 #     (tests/compliance/sarif/), and the validator rejects a broken one.
-# About 2.5 minutes on 2 idle cores (cppcheck's MISRA addon on the consumer
-# is most of it).
+# About 1 minute on 2 idle cores, 1.5 at load average 6 (cppcheck's MISRA
+# addon on the hostile consumer is most of it).
 set -eu
 cd "$(dirname "$0")/../.."
 root=$PWD

@@ -22,7 +22,8 @@
 # Writes build/compliance-presets/measure.json (wall times, load average);
 # tools/compliance-timings renders it into docs/compliance-in-your-ci.md
 # (--write) and checks the docs' block (--check, run here).
-# About 3.5 minutes on 2 idle cores (seven library installs are a third).
+# About 3.5 minutes of CPU time (6 minutes of wall time at load average 7 on 2
+# cores; docs/compliance-in-your-ci.md, "Measured", has the last run).
 set -eu
 cd "$(dirname "$0")/../.."
 root=$PWD
