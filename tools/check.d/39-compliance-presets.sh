@@ -175,7 +175,7 @@ grep -E 'burtorch-compliance: |unsuppressed' "$mk/bear.kit"
 clean_sarif "$mk/bear.sarif"
 mkdir -p "$mk/hand"
 sed -e "s|@SRC@|$root/tests/compliance/firmware/src|g" -e "s|@OUT@|$mk/out|g" -e "s|@BURTORCH@|$m4|g" \
-  tests/compliance/make-firmware/compile_commands.json.in >"$mk/hand/compile_commands.json"
+  tests/compliance/make-firmware/compile_commands.in.json >"$mk/hand/compile_commands.json"
 expect_rc 0 "$mk/hand.kit" "$kit" -p "$mk/hand" --cache-dir "$cache" --srcroot "$root" --sarif "$mk/hand.sarif"
 grep -E 'burtorch-compliance: |unsuppressed' "$mk/hand.kit"
 clean_sarif "$mk/hand.sarif"
