@@ -15,6 +15,7 @@
 #   P/share/burtorch/board/           board.ld, sections.ld, board.cmake (and
 #                                     uart_console.cpp where the board has one)
 #   P/share/burtorch/toolchains/      the CMake toolchain files
+# and, for a cross Linux build, P/share/burtorch/toolchains/<its file>.cmake
 #   P/share/burtorch/tools/qemu-run   the QEMU runner
 # with burtorch_target_program() defined by find_package(burtorch).
 include(GNUInstallDirs)
@@ -59,6 +60,20 @@ if(TARGET burtorch_board)
     install(FILES ${BURTORCH_BOARD_DIR}/uart_console.cpp DESTINATION ${CMAKE_INSTALL_DATADIR}/burtorch/board)
   endif()
   install(FILES ${PROJECT_SOURCE_DIR}/cmake/BurtorchProgram.cmake DESTINATION ${BURTORCH_INSTALL_CMAKEDIR})
+endif()
+
+# A cross Linux build (the aarch64-linux and armv7-linux presets) installs
+# its toolchain file too: a program is then built against the install with
+# the compiler and flags the library was built with.
+set(BURTORCH_PACKAGE_LINUX_TOOLCHAIN "")
+if(NOT TARGET burtorch_board AND CMAKE_CROSSCOMPILING AND CMAKE_TOOLCHAIN_FILE)
+  get_filename_component(_burtorch_tc "${CMAKE_TOOLCHAIN_FILE}" REALPATH)
+  get_filename_component(_burtorch_tc_dir "${_burtorch_tc}" DIRECTORY)
+  get_filename_component(_burtorch_our_tc_dir "${PROJECT_SOURCE_DIR}/toolchains" REALPATH)
+  if(_burtorch_tc_dir STREQUAL _burtorch_our_tc_dir)
+    get_filename_component(BURTORCH_PACKAGE_LINUX_TOOLCHAIN "${_burtorch_tc}" NAME)
+    install(FILES ${_burtorch_tc} DESTINATION ${CMAKE_INSTALL_DATADIR}/burtorch/toolchains)
+  endif()
 endif()
 
 # Values burtorchConfig.cmake reports (BURTORCH_BOARD, BURTORCH_CPU, flags).

@@ -16,6 +16,16 @@
 #ifndef BURTORCH_CONFIG_HPP
 #define BURTORCH_CONFIG_HPP
 
+// The headers are C++17 (inline variables, noexcept in function types): one
+// clear error under an older standard instead of many confusing ones.
+#if defined(_MSVC_LANG)
+#if _MSVC_LANG < 201703L
+#error "C++17 required: libburtorch's headers need /std:c++17 or later"
+#endif
+#elif !defined(__cplusplus) || (__cplusplus < 201703L)
+#error "C++17 required: libburtorch's headers need -std=c++17 or later"
+#endif
+
 #ifdef BURTORCH_CONFIG_USER_HEADER
 #include BURTORCH_CONFIG_USER_HEADER
 #endif

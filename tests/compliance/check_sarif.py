@@ -9,8 +9,12 @@
       and in lib/)
   check_sarif.py planted FILE PLANTED_CPP
       structure; every rule listed after a `PLANTED:` marker in PLANTED_CPP is
-      reported, unsuppressed, at that line; nothing in PLANTED_CPP is
-      suppressed
+      reported, unsuppressed, at that line (aliases of one clang-tidy check,
+      such as cppcoreguidelines-avoid-c-arrays and hicpp-avoid-c-arrays, in
+      one result that lists both); nothing in PLANTED_CPP is suppressed
+Structure, for both: every run names its tool, version and invocation; every
+rule has a short description and a help URI; every location is relative to
+a base of originalUriBaseIds; one result per diagnostic (aliases folded).
 Exit 0 when every check holds, 1 otherwise. Standard library only.
 """
 
@@ -29,6 +33,11 @@ def fail(msg: str) -> None:
 
 
 def load(path: str) -> list[dict]:
+    """Structure the kit promises beyond the schema (validate_sarif.py checks
+    the schema): each run names its tool and version and the invocation
+    (command line, success, exit code); each rule has a short description and
+    a help URI; each location is relative to a base of originalUriBaseIds
+    (SRCROOT for the user's files, BURTORCH* for ours)."""
     doc = json.loads(Path(path).read_text())
     if doc.get("version") != "2.1.0":
         fail(f"version is {doc.get('version')!r}, not '2.1.0'")
@@ -40,11 +49,27 @@ def load(path: str) -> list[dict]:
     names = []
     results = []
     for run in runs:
-        name = run.get("tool", {}).get("driver", {}).get("name")
-        if not name:
-            fail("a run without tool.driver.name")
+        driver = run.get("tool", {}).get("driver", {})
+        name = driver.get("name")
+        if not name or not re.match(r"^\d+\.\d+", str(driver.get("version", ""))):
+            fail(f"a run without tool.driver.name and a version: {name} {driver.get('version')}")
         names.append(name)
-        rules = {r["id"] for r in run["tool"]["driver"].get("rules", [])}
+        if not any(e.get("name") == "burtorch-compliance" and e.get("version")
+                   for e in run["tool"].get("extensions", [])):
+            fail(f"{name}: the kit is not listed with its version in tool.extensions")
+        inv = run.get("invocations", [{}])[0]
+        if "burtorch-compliance" not in inv.get("commandLine", "") or "exitCode" not in inv or \
+                not isinstance(inv.get("executionSuccessful"), bool):
+            fail(f"{name}: invocation without commandLine, exitCode and executionSuccessful")
+        bases = {k: v["uri"] for k, v in run.get("originalUriBaseIds", {}).items()}
+        if not bases.get("SRCROOT", "").startswith("file:///") or not bases["SRCROOT"].endswith("/"):
+            fail(f"{name}: no SRCROOT in originalUriBaseIds")
+        rules = {}
+        for r in driver.get("rules", []):
+            if not r.get("shortDescription", {}).get("text") or not str(r.get("helpUri", "")).startswith(
+                    ("https://", "file:///")):
+                fail(f"rule {r.get('id')} without shortDescription and helpUri")
+            rules[r["id"]] = r
         for r in run.get("results", []):
             if not r.get("ruleId") or r["ruleId"] not in rules:
                 fail(f"result without a ruleId of its driver's rules: {r.get('ruleId')}")
@@ -56,19 +81,35 @@ def load(path: str) -> list[dict]:
             if not locs:
                 fail(f"{r['ruleId']}: no locations")
             phys = locs[0].get("physicalLocation", {})
-            uri = phys.get("artifactLocation", {}).get("uri", "")
+            art = phys.get("artifactLocation", {})
+            uri, base = art.get("uri", ""), art.get("uriBaseId")
             line = phys.get("region", {}).get("startLine")
-            if not uri.startswith("file://") or not isinstance(line, int) or line < 1:
-                fail(f"{r['ruleId']}: bad location {uri}:{line}")
+            if base not in bases or uri.startswith(("/", "file:")) or not isinstance(line, int) or line < 1:
+                fail(f"{r['ruleId']}: location not relative to a base of originalUriBaseIds: {base} {uri}:{line}")
+            origin = r.get("properties", {}).get("origin")
+            if (origin == "ours") != base.startswith("BURTORCH") or (origin == "user") != (base == "SRCROOT"):
+                fail(f"{r['ruleId']}: {origin} result located under {base}")
+            checks = r.get("properties", {}).get("checks")
+            if not checks or checks[0] != r["ruleId"]:
+                fail(f"{r['ruleId']}: properties.checks does not start with the ruleId")
             for s in r.get("suppressions", []):
                 if s.get("kind") != "external" or not s.get("justification"):
                     fail(f"{r['ruleId']}: suppression without kind 'external' and a justification")
             r["_tool"] = name
-            r["_path"] = unquote(urlparse(uri).path)
+            r["_path"] = unquote(urlparse(bases[base]).path) + unquote(uri)
             r["_line"] = line
+            r["_checks"] = checks
             results.append(r)
     if sorted(names) != ["clang-tidy", "cppcheck"]:
         fail(f"runs are {names}, expected cppcheck and clang-tidy")
+    # Aliases folded: one result per (tool, place, message).
+    seen: dict[tuple, str] = {}
+    for r in results:
+        k = (r["_tool"], r["_path"], r["_line"], r["locations"][0]["physicalLocation"]["region"].get("startColumn"),
+             r["message"]["text"])
+        if k in seen:
+            fail(f"two results for one diagnostic at {r['_path']}:{r['_line']}: {seen[k]} and {r['ruleId']}")
+        seen[k] = r["ruleId"]
     return results
 
 
@@ -117,7 +158,7 @@ def check_planted(sarif: str, planted: str) -> None:
             continue
         for rule in m.group(1).split():
             n += 1
-            if not any(r["ruleId"] == rule and r["_line"] == i for r in mine):
+            if not any(rule in r["_checks"] and r["_line"] == i for r in mine):
                 missing.append(f"{src.name}:{i}: {rule}")
     if n == 0:
         fail(f"no PLANTED markers in {src}")

@@ -29,8 +29,8 @@ template class burtorch::Tape<LanesD>;
 
 namespace {
 
-void on_fault(bt::Status status, void* context) noexcept {
-  static_cast<void>(status);
+void on_fault(bt::Status fault, void* context) noexcept {
+  static_cast<void>(fault);
   static_cast<void>(context);
 }
 
@@ -39,10 +39,10 @@ constexpr std::size_t kN = 6U;
 
 // Every recording op on one tape. Returns true when the tape stayed kOk.
 template <class T>
-bool record_ops(bt::Tape<T>& tape) {
+bool record_ops(bt::Tape<T>& tp) {
   std::array<bt::Value<T>, kN> xs{};
   for (std::size_t i = 0U; i < kN; ++i) {
-    xs[i] = tape.leaf(static_cast<T>(i + 1U) * T(0.25));
+    xs[i] = tp.leaf(static_cast<T>(i + 1U) * T(0.25));
   }
   const bt::Value<T> a = xs[0U];
   const bt::Value<T> b = xs[1U];
@@ -78,36 +78,36 @@ bool record_ops(bt::Tape<T>& tape) {
   }
   // View form: a weight range against a list of runs.
   const std::array<bt::View, 2U> runs = {bt::View{0U, 2U}, bt::View{3U, 2U}};
-  const bt::ViewList segs = bt::view_list(tape, runs.data(), runs.size());
+  const bt::ViewList segs = bt::view_list(tp, runs.data(), runs.size());
   y = y + bt::inner_product_views(xs[1U], segs) + bt::inner_product_views_with_bias(xs[1U], segs, a);
-  const bt::View rows = bt::matvec(tape, 0U, 1U, segs, bt::kNoIndex);
-  const bt::View shifts = bt::scale_shift(tape, 0U, 1U, 2U, 2U);
-  const bt::Value<T> row(&tape, rows.first);
-  const bt::Value<T> shifted(&tape, shifts.first);
-  const bt::Value<T> ranged = bt::inner_product(tape, bt::View{0U, 3U}, bt::View{2U, 3U}, nullptr);
+  const bt::View rows = bt::matvec(tp, 0U, 1U, segs, bt::kNoIndex);
+  const bt::View shifts = bt::scale_shift(tp, 0U, 1U, 2U, 2U);
+  const bt::Value<T> row(&tp, rows.first);
+  const bt::Value<T> shifted(&tp, shifts.first);
+  const bt::Value<T> ranged = bt::inner_product(tp, bt::View{0U, 3U}, bt::View{2U, 3U}, nullptr);
   y = y + row + shifted + ranged;
   // Read-only accessors and the status protocol.
-  tape.set_fault_hook(&on_fault, nullptr);
-  const bt::Index last = static_cast<bt::Index>(tape.size()) - 1U;
-  const bool described = (bt::node_op(tape, last) != bt::Op::kNone) && (bt::node_operands(tape, last).a != bt::kNoIndex) &&
-                         (bt::slot_at(tape, 0U) != bt::kNoIndex) && (bt::param_name(tape, 0U) == nullptr) &&
-                         (tape.usage().slot_capacity >= tape.usage().slots) && (tape.usage().params == 0U);
-  static_cast<void>(bt::node_operands(tape, last).b);
-  static_cast<void>(bt::node_constant(tape, last));
-  static_cast<void>(tape.value(last));
-  static_cast<void>(tape.grad(last));
-  tape.clear_status();
-  const bt::Mark before = tape.mark();
+  tp.set_fault_hook(&on_fault, nullptr);
+  const bt::Index last = static_cast<bt::Index>(tp.size()) - 1U;
+  const bool described = (bt::node_op(tp, last) != bt::Op::kNone) && (bt::node_operands(tp, last).a != bt::kNoIndex) &&
+                         (bt::slot_at(tp, 0U) != bt::kNoIndex) && (bt::param_name(tp, 0U) == nullptr) &&
+                         (tp.usage().slot_capacity >= tp.usage().slots) && (tp.usage().params == 0U);
+  static_cast<void>(bt::node_operands(tp, last).b);
+  static_cast<void>(bt::node_constant(tp, last));
+  static_cast<void>(tp.value(last));
+  static_cast<void>(tp.grad(last));
+  tp.clear_status();
+  const bt::Mark before = tp.mark();
   const bt::Value<T> scratch = y * y;
-  const bool scratch_ok = scratch.valid() && (tape.rewind(before) == bt::Status::kOk);
-  tape.zero_grad();
-  const bool ok = scratch_ok && (tape.backward(y) == bt::Status::kOk) && bt::all_finite(tape);
-  return described && ok && (tape.status() == bt::Status::kOk);
+  const bool scratch_ok = scratch.valid() && (tp.rewind(before) == bt::Status::kOk);
+  tp.zero_grad();
+  const bool ok = scratch_ok && (tp.backward(y) == bt::Status::kOk) && bt::all_finite(tp);
+  return described && ok && (tp.status() == bt::Status::kOk);
 }
 
 // Layers, losses, models, optimizers and a serial batch.
 template <class T>
-bool train_layers(bt::Tape<T>& tape) {
+bool train_layers(bt::Tape<T>& tp) {
   bt::nn::Rng rng(7U);
   bt::nn::Linear<T> linear;
   bt::nn::Embedding<T> embedding;
@@ -132,16 +132,16 @@ bool train_layers(bt::Tape<T>& tape) {
   attention_options.heads = 2U;
   attention_options.weight_init = bt::nn::Init::fan_in_normal(bt::nn::kGainLinear);
   attention_options.proj_init = bt::nn::Init::uniform(-0.1, 0.1);
-  bool ok = embedding.create(tape, embedding_options, rng);
-  ok = ok && linear.create(tape, linear_options, rng);
-  ok = ok && norm.create(tape, norm_options, rng);
-  ok = ok && attention.create(tape, attention_options, rng);
+  bool ok = embedding.create(tp, embedding_options, rng);
+  ok = ok && linear.create(tp, linear_options, rng);
+  ok = ok && norm.create(tp, norm_options, rng);
+  ok = ok && attention.create(tp, attention_options, rng);
   const bt::View params{embedding.params().first,
                             static_cast<bt::Index>(embedding.params().count + linear.params().count +
                                                    norm.params().count + attention.params().count)};
-  ok = ok && bt::nn::is_recorded(tape, params) && (params.count == tape.size());
+  ok = ok && bt::nn::is_recorded(tp, params) && (params.count == tp.size());
   const std::array<T, 4U> target = {T(0), T(1), T(0), T(1)};
-  const T mean_loss = bt::nn::serial_batch(tape, params, 2U, [&](bt::Tape<T>& t, std::size_t i) {
+  const T mean_loss = bt::nn::serial_batch(tp, params, 2U, [&](bt::Tape<T>& t, std::size_t i) {
     const bt::View x = embedding.row(static_cast<bt::Index>(i));
     const bt::View h = bt::nn::add(t, linear.forward(t, x), x);
     const std::array<bt::View, 2U> steps = {norm.forward(t, h), h};
@@ -159,15 +159,15 @@ bool train_layers(bt::Tape<T>& tape) {
     config.kind = kind;
     bt::nn::Optimizer<T> optimizer(config, state.data(), state.size());
     optimizer.set_lr(T(0.01));
-    static_cast<void>(bt::nn::clip_gradient_norm(tape, params, T(1)));
-    const bt::Status stepped = optimizer.step(tape, params);
+    static_cast<void>(bt::nn::clip_gradient_norm(tp, params, T(1)));
+    const bt::Status stepped = optimizer.step(tp, params);
     ok = ok && (stepped == bt::Status::kOk) && optimizer.ready() && (optimizer.steps() == 1U) &&
-         (optimizer.max_parameters() >= params.count) && (bt::nn::gradient_norm(tape, params) >= T(0));
+         (optimizer.max_parameters() >= params.count) && (bt::nn::gradient_norm(tp, params) >= T(0));
   }
   bt::nn::OptimizerConfig<T> sgd;
   bt::nn::Optimizer<T> stateless(sgd);
-  ok = ok && (stateless.step(tape, bt::kNoView) == bt::Status::kInvalidArgument);
-  return ok && (tape.status() == bt::Status::kOk);
+  ok = ok && (stateless.step(tp, bt::kNoView) == bt::Status::kInvalidArgument);
+  return ok && (tp.status() == bt::Status::kOk);
 }
 
 constexpr bt::nn::MlpConfig mlp_config() {
@@ -217,17 +217,17 @@ bool build_models() {
 
 // Checkpoint of a tape's nodes, and the Graphviz export.
 template <class T>
-bool save_and_export(bt::Tape<T>& tape) {
+bool save_and_export(bt::Tape<T>& tp) {
   static std::array<std::uint8_t, 65536U> bytes{};
   bt::MemoryStream stream{bytes.data(), bytes.size(), 0U, 0U};
-  const bt::Index n = static_cast<bt::Index>(tape.size());
-  bool ok = bt::save_nodes(tape, 0U, n, true, bt::memory_sink(&stream)) == bt::Status::kOk;
-  ok = ok && (bt::load_nodes(tape, 0U, n, true, bt::memory_source(&stream)) == bt::Status::kOk);
+  const bt::Index n = static_cast<bt::Index>(tp.size());
+  bool ok = bt::save_nodes(tp, 0U, n, true, bt::memory_sink(&stream)) == bt::Status::kOk;
+  ok = ok && (bt::load_nodes(tp, 0U, n, true, bt::memory_source(&stream)) == bt::Status::kOk);
   static std::array<std::uint8_t, 65536U> scratch{};
   stream.position = 0U;
-  ok = ok && (bt::load_nodes(tape, 0U, n, true, bt::memory_source(&stream), scratch.data(), scratch.size()) ==
+  ok = ok && (bt::load_nodes(tp, 0U, n, true, bt::memory_source(&stream), scratch.data(), scratch.size()) ==
               bt::Status::kOk);
-  const std::array<bt::Section, 2U> sections = {bt::node_values(tape, 0U, n), bt::node_grads(tape, 0U, n)};
+  const std::array<bt::Section, 2U> sections = {bt::node_values(tp, 0U, n), bt::node_grads(tp, 0U, n)};
   bt::MemoryStream second{bytes.data(), bytes.size(), 0U, 0U};
   ok = ok && (bt::save_checkpoint(bt::memory_sink(&second), bt::ScalarKindOf<T>::value, sections.data(),
                                   sections.size()) == bt::Status::kOk);
@@ -242,25 +242,25 @@ bool save_and_export(bt::Tape<T>& tape) {
                                   sections.size()) == bt::Status::kOk);
   ok = ok && (bt::checkpoint_bytes(sections.data(), sections.size()) == second.size);
   bt::MemoryStream dot{bytes.data(), bytes.size(), 0U, 0U};
-  const bt::Value<T> root(&tape, n - 1U);
-  ok = ok && (bt::write_graphviz(tape, root, bt::memory_sink(&dot)) == bt::Status::kOk);
+  const bt::Value<T> root(&tp, n - 1U);
+  ok = ok && (bt::write_graphviz(tp, root, bt::memory_sink(&dot)) == bt::Status::kOk);
   return ok;
 }
 
 template <class T>
 bool exercise() {
-  static bt::FixedTape<T, kNodes> tape;
-  bool ok = record_ops<T>(tape);
-  ok = save_and_export<T>(tape) && ok;
-  tape.reset();
-  ok = train_layers<T>(tape) && ok;
+  static bt::FixedTape<T, kNodes> tp;
+  bool ok = record_ops<T>(tp);
+  ok = save_and_export<T>(tp) && ok;
+  tp.reset();
+  ok = train_layers<T>(tp) && ok;
   return build_models<T>() && ok;
 }
 
 template <class L>
 bool exercise_lanes() {
-  static bt::FixedTape<L, 512U> tape;
-  return record_ops<L>(tape);
+  static bt::FixedTape<L, 512U> tp;
+  return record_ops<L>(tp);
 }
 
 // Lanes from one value per sample, and their sum.

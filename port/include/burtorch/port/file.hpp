@@ -27,6 +27,8 @@ class FileWriter {
   FileWriter() noexcept = default;
   FileWriter(const FileWriter&) = delete;
   FileWriter& operator=(const FileWriter&) = delete;
+  FileWriter(FileWriter&&) = delete;
+  FileWriter& operator=(FileWriter&&) = delete;
   ~FileWriter();
   /// Creates `path` (with `atomic`: a temporary file next to it).
   Status open(const char* path, bool atomic) noexcept;
@@ -52,6 +54,8 @@ class FileReader {
   FileReader() noexcept = default;
   FileReader(const FileReader&) = delete;
   FileReader& operator=(const FileReader&) = delete;
+  FileReader(FileReader&&) = delete;
+  FileReader& operator=(FileReader&&) = delete;
   ~FileReader();
   /// Opens `path` for reading.
   Status open(const char* path) noexcept;
