@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Board support for bare-metal builds (included by the top-level
 # CMakeLists.txt before port/). With BURTORCH_BOARD set to a folder of
-# targets/ (mps2-an386, mps2-an500, mps2-an505, mps3-an547, microbit) it
-#   - builds the startup code (targets/cortex-m) as the object library
+# targets/boards/ (mps2-an386, mps2-an500, mps2-an505, mps3-an547, microbit) it
+#   - builds the startup code (targets/boards/cortex-m) as the object library
 #     burtorch_board,
 #   - defines burtorch_target_program(<target>) (cmake/BurtorchProgram.cmake),
 #     which tests/ and users call to turn an executable into a firmware for
@@ -14,7 +14,7 @@
 # floating-point switches of cmake/BurtorchFloatingPoint.cmake.
 include(${CMAKE_CURRENT_LIST_DIR}/BurtorchFloatingPoint.cmake)
 
-set(BURTORCH_BOARD "" CACHE STRING "Cortex-M board from targets/ (empty: host or Linux)")
+set(BURTORCH_BOARD "" CACHE STRING "Cortex-M board from targets/boards/ (empty: host or Linux)")
 set(BURTORCH_RAM_BUDGET "" CACHE STRING "RAM budget in bytes enforced at link time (empty: the board's default)")
 set(BURTORCH_FLASH_BUDGET "" CACHE STRING "Flash budget in bytes enforced at link time (empty: the board's default)")
 set(BURTORCH_STACK_SIZE "" CACHE STRING "Thread (main) stack in bytes (empty: the board's default)")
@@ -24,7 +24,7 @@ if(NOT BURTORCH_BOARD)
   return()
 endif()
 
-set(BURTORCH_BOARD_DIR ${PROJECT_SOURCE_DIR}/targets/${BURTORCH_BOARD})
+set(BURTORCH_BOARD_DIR ${PROJECT_SOURCE_DIR}/targets/boards/${BURTORCH_BOARD})
 if(NOT EXISTS ${BURTORCH_BOARD_DIR}/board.cmake)
   message(FATAL_ERROR "BURTORCH_BOARD '${BURTORCH_BOARD}': no ${BURTORCH_BOARD_DIR}/board.cmake")
 endif()
@@ -61,7 +61,7 @@ endforeach()
 # scope does not see the variables set here).
 set_property(GLOBAL PROPERTY BURTORCH_BOARD_TARGET burtorch::board)
 set_property(GLOBAL PROPERTY BURTORCH_BOARD_LINKER_SCRIPT ${BURTORCH_BOARD_DIR}/board.ld)
-set_property(GLOBAL PROPERTY BURTORCH_BOARD_LINK_DIR ${PROJECT_SOURCE_DIR}/targets/cortex-m)
+set_property(GLOBAL PROPERTY BURTORCH_BOARD_LINK_DIR ${PROJECT_SOURCE_DIR}/targets/boards/cortex-m)
 set_property(GLOBAL PROPERTY BURTORCH_BOARD_LINK_OPTIONS ${_burtorch_link_symbols})
 set_property(GLOBAL PROPERTY BURTORCH_BOARD_EMULATOR ${PROJECT_SOURCE_DIR}/tools/qemu-run
              --machine ${BURTORCH_BOARD_QEMU_MACHINE} --timeout ${BURTORCH_QEMU_TIMEOUT} --)
@@ -70,5 +70,5 @@ include(${CMAKE_CURRENT_LIST_DIR}/BurtorchProgram.cmake)
 set(CMAKE_CROSSCOMPILING_EMULATOR ${PROJECT_SOURCE_DIR}/tools/qemu-run --machine ${BURTORCH_BOARD_QEMU_MACHINE}
     --timeout ${BURTORCH_QEMU_TIMEOUT} --)
 
-# Startup code and the footprint probe (tools/footprint).
-add_subdirectory(${PROJECT_SOURCE_DIR}/targets/cortex-m ${PROJECT_BINARY_DIR}/targets/cortex-m)
+# Startup code.
+add_subdirectory(${PROJECT_SOURCE_DIR}/targets/boards/cortex-m ${PROJECT_BINARY_DIR}/targets/boards/cortex-m)

@@ -49,7 +49,7 @@ set(BURTORCH_PACKAGE_HAS_BOARD OFF)
 if(TARGET burtorch_board)
   set(BURTORCH_PACKAGE_HAS_BOARD ON)
   install(FILES ${BURTORCH_BOARD_DIR}/board.ld ${BURTORCH_BOARD_DIR}/board.cmake
-                ${PROJECT_SOURCE_DIR}/targets/cortex-m/sections.ld
+                ${PROJECT_SOURCE_DIR}/targets/boards/cortex-m/sections.ld
           DESTINATION ${CMAKE_INSTALL_DATADIR}/burtorch/board)
   install(FILES ${PROJECT_SOURCE_DIR}/toolchains/arm-none-eabi.cmake ${PROJECT_SOURCE_DIR}/toolchains/${BURTORCH_CPU}.cmake
           DESTINATION ${CMAKE_INSTALL_DATADIR}/burtorch/toolchains)

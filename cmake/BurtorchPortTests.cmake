@@ -53,12 +53,6 @@ if(BURTORCH_TEST_DELIBERATE_FAILURE)
   endforeach()
 endif()
 
-# The footprint probe (board builds) also runs, as a smoke test.
-if(TARGET footprint_tape_core)
-  add_test(NAME footprint_tape_core COMMAND footprint_tape_core)
-  set_tests_properties(footprint_tape_core PROPERTIES LABELS "port" TIMEOUT 120)
-endif()
-
 # Worked example of a user console backend (docs/porting.md): the API suite
 # with its output on the board's UART instead of semihosting.
 if(BURTORCH_BOARD AND EXISTS ${BURTORCH_BOARD_DIR}/uart_console.cpp)

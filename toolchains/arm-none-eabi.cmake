@@ -10,7 +10,7 @@
 #   -fno-exceptions -fno-rtti -fno-threadsafe-statics (C++)
 #   -ffunction-sections -fdata-sections and --gc-sections
 #   --specs=nano.specs -nostartfiles: newlib-nano for memcpy and libm only;
-#     startup code comes from targets/cortex-m. No syscall stubs are linked,
+#     startup code comes from targets/boards/cortex-m. No syscall stubs are linked,
 #     so anything that would reach malloc or stdio fails to link.
 set(CMAKE_SYSTEM_NAME Generic)
 set(CMAKE_SYSTEM_PROCESSOR arm)

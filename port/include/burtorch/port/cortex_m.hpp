@@ -14,7 +14,7 @@
 /// To print on a UART instead, define console_write() and terminate() in one
 /// .cpp of your firmware: the linker then never takes the default backend
 /// (port/cortex-m/semihosting_backend.cpp, an object of its own) out of the
-/// archive. targets/mps2-an386/uart_console.cpp is the worked example
+/// archive. targets/boards/mps2-an386/uart_console.cpp is the worked example
 /// (docs/porting.md).
 #ifndef BURTORCH_PORT_CORTEX_M_HPP
 #define BURTORCH_PORT_CORTEX_M_HPP
@@ -54,7 +54,7 @@ void write_register(std::uintptr_t address, std::uint32_t value) noexcept;
 /// @}
 
 /// Exit code of a firmware stopped by an exception nobody handles
-/// (targets/cortex-m/board.cpp reports the exception and the faulting PC).
+/// (targets/boards/cortex-m/board.cpp reports the exception and the faulting PC).
 constexpr int kUnexpectedExceptionExitCode = 71;
 
 }  // namespace cortex_m

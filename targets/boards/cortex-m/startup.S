@@ -12,7 +12,7 @@
  *   6. calls main() and hands its return code to burtorch_board_exit(), which
  *      ends the program through the port (semihosting exit code under QEMU).
  * Exceptions nobody handles go to Default_Handler, which reports the
- * exception and the faulting PC (targets/cortex-m/board.cpp) and exits.
+ * exception and the faulting PC (targets/boards/cortex-m/board.cpp) and exits.
  * BT-DEV-022: assembly language, confined to this file and the semihosting
  * trap in port/cortex-m.
  */

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Footprint probe interface (targets/cortex-m/footprint).
+// Footprint probe interface (targets/firmware/footprint).
 #ifndef BURTORCH_FOOTPRINT_TAPE_CORE_PROBE_HPP
 #define BURTORCH_FOOTPRINT_TAPE_CORE_PROBE_HPP
 

@@ -9,7 +9,7 @@
 #include "burtorch/port/cortex_m.hpp"
 #include "burtorch/port/port.hpp"
 
-// Linker-script symbols (targets/cortex-m/sections.ld): only their
+// Linker-script symbols (targets/boards/cortex-m/sections.ld): only their
 // addresses are used. BT-DEV-023: reserved (double-underscore) names.
 extern "C" {
 extern const std::uint8_t __burtorch_stack_limit[];
