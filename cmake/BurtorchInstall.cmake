@@ -60,6 +60,21 @@ if(TARGET burtorch_board)
   install(FILES ${PROJECT_SOURCE_DIR}/cmake/BurtorchProgram.cmake DESTINATION ${BURTORCH_INSTALL_CMAKEDIR})
 endif()
 
+# A cross build for Linux (aarch64, armv7) carries its toolchain file like a
+# board build does: a project consumes the install with
+#   -DCMAKE_TOOLCHAIN_FILE=<prefix>/share/burtorch/toolchains/<file> -DCMAKE_PREFIX_PATH=<prefix>
+set(BURTORCH_PACKAGE_TOOLCHAIN "")
+if(TARGET burtorch_board)
+  set(BURTORCH_PACKAGE_TOOLCHAIN "${BURTORCH_CPU}.cmake")
+elseif(CMAKE_CROSSCOMPILING AND CMAKE_TOOLCHAIN_FILE)
+  get_filename_component(_burtorch_toolchain "${CMAKE_TOOLCHAIN_FILE}" ABSOLUTE)
+  get_filename_component(_burtorch_toolchain_dir "${_burtorch_toolchain}" DIRECTORY)
+  if(_burtorch_toolchain_dir STREQUAL "${PROJECT_SOURCE_DIR}/toolchains")
+    get_filename_component(BURTORCH_PACKAGE_TOOLCHAIN "${_burtorch_toolchain}" NAME)
+    install(FILES "${_burtorch_toolchain}" DESTINATION ${CMAKE_INSTALL_DATADIR}/burtorch/toolchains)
+  endif()
+endif()
+
 # Values burtorchConfig.cmake reports (BURTORCH_BOARD, BURTORCH_CPU, flags).
 set(BURTORCH_PACKAGE_BOARD "${BURTORCH_BOARD}")
 set(BURTORCH_PACKAGE_CPU "${BURTORCH_CPU}")
