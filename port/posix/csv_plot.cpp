@@ -574,7 +574,8 @@ class PixelCanvas {
   }
 
  private:
-  static long at(double v) noexcept { return std::lround(v); }
+  // The pixel that covers v: pixel i spans [i, i + 1), as in SVG.
+  static long at(double v) noexcept { return static_cast<long>(std::floor(v)); }
   void set(long x, long y, std::uint8_t c) noexcept {
     if ((x >= 0) && (y >= 0) && (x < static_cast<long>(kPlotWidth)) && (y < static_cast<long>(kPlotHeight))) {
       px_[(static_cast<std::size_t>(y) * kPlotWidth) + static_cast<std::size_t>(x)] = c;
