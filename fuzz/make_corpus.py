@@ -11,6 +11,14 @@ it shares no code with lib/checkpoint.cpp. It makes
 
 Usage: fuzz/make_corpus.py [--cpp]   (writes fuzz/corpus/ next to this file)
 """
+import os as _os
+import sys as _sys
+
+_sys.path.insert(0, _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "..", "tools"))
+import cli  # noqa: E402 (tools/cli.py: --help, unknown options)
+
+if __name__ == "__main__":
+    cli.check(__doc__)
 import os
 import struct
 import sys

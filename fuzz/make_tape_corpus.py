@@ -10,6 +10,14 @@ and rewinds, every op kind, list and view-list operands, backward and
 zero_grad. None of them misuses the tape: the fuzzer has to find the
 misuse (stale marks, foreign handles, nodes a root does not reach) itself.
 """
+import os as _os
+import sys as _sys
+
+_sys.path.insert(0, _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "..", "tools"))
+import cli  # noqa: E402 (tools/cli.py: --help, unknown options)
+
+if __name__ == "__main__":
+    cli.check(__doc__)
 import os
 import sys
 

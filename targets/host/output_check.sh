@@ -8,6 +8,12 @@
 #                                                 mid-run (needs root to mount;
 #                                                 prints "SKIPPED: " if it cannot)
 set -u
+for arg in "$@"; do  # --help: the comment above; no options otherwise
+  case "$arg" in
+    -h|--help) sed -n '3,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;;
+    -*) echo "$(basename "$0"): unknown option $arg (see --help)" >&2; exit 2 ;;
+  esac
+done
 program=$1
 work=$2
 mode=$3

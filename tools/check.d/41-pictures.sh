@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# The pictures. docs/img/small_graph.png is a PNG that Graphviz renders from
+# Pictures: the README's graph and the plots drawn in C++. docs/img/small_graph.png
+# is a PNG that Graphviz renders from
 # the demo's DOT export of the small graph (paper Fig. 2) at the same size as
 # a fresh render. To remake it:
 #   build/demo/targets/host/burtorch-demo --dot small_graph.dot
