@@ -70,7 +70,8 @@ while IFS= read -r cmd; do
     "cmake --workflow --preset demo")
       $cmd > "$work/demo.out" 2>&1 || { tail -30 "$work/demo.out"; fail "the demo workflow failed"; }
       grep -q '100% tests passed' "$work/demo.out" || fail "demo: tests did not all pass"
-      grep -q '^g.value() = ' "$work/demo.out" || grep -q 'small graph' "$work/demo.out" || fail "demo: no graph output"
+      grep -q 'Small graph (paper Fig. 2' "$work/demo.out" && grep -q 'wrote .*small_graph.dot' "$work/demo.out" ||
+        fail "demo: no small graph and DOT file"
       grep -q 'samples: ' "$work/demo.out" || fail "demo: no sampled words"
       echo "  demo built and run; its tests passed, words sampled" ;;
     "tools/check"|"tools/check gates")
