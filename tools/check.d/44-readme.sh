@@ -17,6 +17,8 @@ work="$root/build/readme"
 rm -rf "$work"
 mkdir -p "$work"
 fail() { echo "FAIL: $*"; exit 1; }
+# README's `cmake --build DIR` lines use CMake's default parallelism: 2 jobs.
+export CMAKE_BUILD_PARALLEL_LEVEL=2
 git clone -q "$root" "$work/clone"
 clone="$work/clone"
 prefix="$work/prefix"
