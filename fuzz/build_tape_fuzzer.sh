@@ -4,12 +4,7 @@
 # INCLUDE_DIR LIB_DIR OUTPUT. clang with libFuzzer + ASan + UBSan and the
 # project's warnings; every .cpp under LIB_DIR is compiled in.
 set -euo pipefail
-for arg in "$@"; do  # --help: the comment above; no options otherwise
-  case "$arg" in
-    -h|--help) sed -n '3,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;;
-    -*) echo "$(basename "$0"): unknown option $arg (see --help)" >&2; exit 2 ;;
-  esac
-done
+source "$(dirname "$0")/../tools/usage.sh" "$0" "$@"  # --help: the comment above
 include=$1
 lib=$2
 output=$3

@@ -13,12 +13,7 @@
 #               root does not reach.
 # Usage: fuzz/prove_tape_fuzzer.sh [OUTPUT_DIR]
 set -euo pipefail
-for arg in "$@"; do  # --help: the comment above; no options otherwise
-  case "$arg" in
-    -h|--help) sed -n '3,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;;
-    -*) echo "$(basename "$0"): unknown option $arg (see --help)" >&2; exit 2 ;;
-  esac
-done
+source "$(dirname "$0")/../tools/usage.sh" "$0" "$@"  # --help: the comment above
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 out=${1:-build/fuzz-tape-proof}

@@ -363,32 +363,10 @@ class SvgCanvas {
   }
   void end() noexcept { raw("</svg>\n"); }
   void fill_rect(double x, double y, double w, double h, std::uint8_t fill, std::uint8_t stroke) noexcept {
-    raw("<rect x=\"");
-    num(x);
-    raw("\" y=\"");
-    num(y);
-    raw("\" width=\"");
-    num(w);
-    raw("\" height=\"");
-    num(h);
-    raw("\" fill=\"");
-    colour(fill);
-    raw("\" stroke=\"");
-    colour(stroke);
-    raw("\"/>\n");
+    rect(x, y, w, h, &fill, stroke);
   }
   void frame(double x, double y, double w, double h, std::uint8_t stroke) noexcept {
-    raw("<rect x=\"");
-    num(x);
-    raw("\" y=\"");
-    num(y);
-    raw("\" width=\"");
-    num(w);
-    raw("\" height=\"");
-    num(h);
-    raw("\" fill=\"none\" stroke=\"");
-    colour(stroke);
-    raw("\"/>\n");
+    rect(x, y, w, h, nullptr, stroke);
   }
   void line(double x0, double y0, double x1, double y1, std::uint8_t c, int width, bool dashed) noexcept {
     raw("<line x1=\"");
@@ -456,6 +434,27 @@ class SvgCanvas {
   }
 
  private:
+  // A rectangle, filled with *fill (nullptr: not filled).
+  void rect(double x, double y, double w, double h, const std::uint8_t* fill, std::uint8_t stroke) noexcept {
+    raw("<rect x=\"");
+    num(x);
+    raw("\" y=\"");
+    num(y);
+    raw("\" width=\"");
+    num(w);
+    raw("\" height=\"");
+    num(h);
+    raw("\" fill=\"");
+    if (fill != nullptr) {
+      colour(*fill);
+    } else {
+      raw("none");
+    }
+    raw("\" stroke=\"");
+    colour(stroke);
+    raw("\"/>\n");
+  }
+
   ByteSink sink_;
   Status status_ = Status::kOk;
   bool first_ = true;
@@ -590,8 +589,10 @@ class PixelCanvas {
 
 // --- the plot ----------------------------------------------------------------------
 
-// Pass 1: header, curves, ranges.
-Status scan(const char* csv_path, Table& t, Range& xr, Range& yr) noexcept {
+// Calls f(cells, first) for each line of the CSV that is not blank, `first`
+// for the first of them (the header, if it has one).
+template <class F>
+Status each_row(const char* csv_path, F&& f) noexcept {
   LineReader in(csv_path);
   bool first = true;
   while (in.next()) {
@@ -604,61 +605,76 @@ Status scan(const char* csv_path, Table& t, Range& xr, Range& yr) noexcept {
     if ((cells.count == 1U) && (cells.cell[0][0] == '\0')) {
       continue;  // a blank line
     }
-    double x = 0.0;
+    f(cells, first);
+    first = false;
+  }
+  return in.status();
+}
+
+// The column names, the curves and their error-bar columns (first row).
+void read_header(const Cells& cells, Table& t) noexcept {
+  double x = 0.0;
+  t.columns = cells.count;
+  t.header = !number(cells.cell[0], x);
+  for (std::size_t c = 0U; c < cells.count; ++c) {
+    if (t.header) {
+      static_cast<void>(std::snprintf(t.names[c], kNameBytes, "%s", cells.cell[c]));
+    } else {
+      static_cast<void>(std::snprintf(t.names[c], kNameBytes, "column %zu", c + 1U));
+    }
+  }
+  for (std::size_t c = 1U; c < cells.count; ++c) {
+    if (!ends_with(t.names[c], ":lo") && !ends_with(t.names[c], ":hi") && (t.curves < kPlotMaxCurves)) {
+      t.curve_column[t.curves] = c;
+      t.lo_column[t.curves] = -1;
+      t.hi_column[t.curves] = -1;
+      ++t.curves;
+    }
+  }
+  for (std::size_t c = 1U; c < cells.count; ++c) {
+    const long lo = bar_owner(t, c, ":lo");
+    const long hi = bar_owner(t, c, ":hi");
+    if (lo >= 0) {
+      t.lo_column[lo] = static_cast<long>(c);
+    }
+    if (hi >= 0) {
+      t.hi_column[hi] = static_cast<long>(c);
+    }
+  }
+}
+
+// The number in cell `column` of a row, if it has one.
+bool cell_number(const Cells& cells, long column, double& v) noexcept {
+  return (column >= 0) && (static_cast<std::size_t>(column) < cells.count) &&
+         number(cells.cell[static_cast<std::size_t>(column)], v);
+}
+
+// Pass 1: header, curves, ranges.
+Status scan(const char* csv_path, Table& t, Range& xr, Range& yr) noexcept {
+  const Status s = each_row(csv_path, [&](const Cells& cells, bool first) {
     if (first) {
-      first = false;
-      t.columns = cells.count;
-      t.header = !number(cells.cell[0], x);
-      for (std::size_t c = 0U; c < cells.count; ++c) {
-        if (t.header) {
-          static_cast<void>(std::snprintf(t.names[c], kNameBytes, "%s", cells.cell[c]));
-        } else {
-          static_cast<void>(std::snprintf(t.names[c], kNameBytes, "column %zu", c + 1U));
-        }
-      }
-      for (std::size_t c = 1U; c < cells.count; ++c) {
-        if (!ends_with(t.names[c], ":lo") && !ends_with(t.names[c], ":hi") && (t.curves < kPlotMaxCurves)) {
-          t.curve_column[t.curves] = c;
-          t.lo_column[t.curves] = -1;
-          t.hi_column[t.curves] = -1;
-          ++t.curves;
-        }
-      }
-      for (std::size_t c = 1U; c < cells.count; ++c) {
-        const long lo = bar_owner(t, c, ":lo");
-        const long hi = bar_owner(t, c, ":hi");
-        if (lo >= 0) {
-          t.lo_column[lo] = static_cast<long>(c);
-        }
-        if (hi >= 0) {
-          t.hi_column[hi] = static_cast<long>(c);
-        }
-      }
+      read_header(cells, t);
       if (t.header) {
-        continue;
+        return;
       }
     }
+    double x = 0.0;
     if (!number(cells.cell[0], x)) {
-      continue;
+      return;
     }
     ++t.rows;
     xr.add(x);
     for (std::size_t k = 0U; k < t.curves; ++k) {
       double v = 0.0;
-      const std::size_t c = t.curve_column[k];
-      if ((c < cells.count) && number(cells.cell[c], v)) {
-        yr.add(v);
-      }
-      for (const long bar : {t.lo_column[k], t.hi_column[k]}) {
-        if ((bar >= 0) && (static_cast<std::size_t>(bar) < cells.count) &&
-            number(cells.cell[static_cast<std::size_t>(bar)], v)) {
+      for (const long column : {static_cast<long>(t.curve_column[k]), t.lo_column[k], t.hi_column[k]}) {
+        if (cell_number(cells, column, v)) {
           yr.add(v);
         }
       }
     }
-  }
-  if (in.status() != Status::kOk) {
-    return in.status();
+  });
+  if (s != Status::kOk) {
+    return s;
   }
   return ((t.rows == 0U) || (t.curves == 0U)) ? Status::kBadFormat : Status::kOk;
 }
@@ -666,43 +682,19 @@ Status scan(const char* csv_path, Table& t, Range& xr, Range& yr) noexcept {
 // Calls f(x, y, lo_or_nan, hi_or_nan) for each point of curve k, in order.
 template <class F>
 Status each_point(const char* csv_path, const Table& t, std::size_t k, F&& f) noexcept {
-  LineReader in(csv_path);
-  bool first = true;
-  while (in.next()) {
-    char line[kPlotMaxLine + 1U];
-    std::memcpy(line, in.line(), std::strlen(in.line()) + 1U);  // BT-DEV-010
-    Cells cells;
-    if (!split(line, cells)) {
-      return Status::kBadFormat;
-    }
-    if ((cells.count == 1U) && (cells.cell[0][0] == '\0')) {
-      continue;
-    }
-    if (first) {
-      first = false;
-      if (t.header) {
-        continue;
-      }
-    }
+  return each_row(csv_path, [&](const Cells& cells, bool first) {
     double x = 0.0;
     double y = 0.0;
-    const std::size_t c = t.curve_column[k];
-    if (!number(cells.cell[0], x) || (c >= cells.count) || !number(cells.cell[c], y)) {
-      continue;
+    if ((first && t.header) || !number(cells.cell[0], x) ||
+        !cell_number(cells, static_cast<long>(t.curve_column[k]), y)) {
+      return;
     }
     double lo = NAN;
     double hi = NAN;
-    const long l = t.lo_column[k];
-    const long h = t.hi_column[k];
-    if ((l >= 0) && (static_cast<std::size_t>(l) < cells.count)) {
-      static_cast<void>(number(cells.cell[static_cast<std::size_t>(l)], lo));
-    }
-    if ((h >= 0) && (static_cast<std::size_t>(h) < cells.count)) {
-      static_cast<void>(number(cells.cell[static_cast<std::size_t>(h)], hi));
-    }
+    static_cast<void>(cell_number(cells, t.lo_column[k], lo));
+    static_cast<void>(cell_number(cells, t.hi_column[k], hi));
     f(x, y, lo, hi);
-  }
-  return in.status();
+  });
 }
 
 const char* base_name(const char* path) noexcept {

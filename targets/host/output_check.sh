@@ -8,12 +8,7 @@
 #                                                 mid-run (needs root to mount;
 #                                                 prints "SKIPPED: " if it cannot)
 set -u
-for arg in "$@"; do  # --help: the comment above; no options otherwise
-  case "$arg" in
-    -h|--help) sed -n '3,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;;
-    -*) echo "$(basename "$0"): unknown option $arg (see --help)" >&2; exit 2 ;;
-  esac
-done
+source "$(dirname "$0")/../../tools/usage.sh" "$0" "$@"  # --help: the comment above
 program=$1
 work=$2
 mode=$3
