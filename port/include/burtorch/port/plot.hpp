@@ -38,7 +38,11 @@ struct PlotLabels {
 
 /// How an axis maps values: linear, log10, or kAuto (log10 when every value
 /// is positive and the largest is at least 10 times the smallest).
-enum class PlotScale : std::uint8_t { kLinear, kLog, kAuto };
+enum class PlotScale : std::uint8_t {
+  kLinear,  ///< values as they are
+  kLog,     ///< log10 of the values; values <= 0 are left out
+  kAuto     ///< kLog when every value is positive and max >= 10 * min, else kLinear
+};
 
 /// A line plot of a CSV file's columns (write_csv_plot_svg/png). The CSV:
 /// a header row of column names (if its first cell is not a number), then
@@ -51,11 +55,11 @@ struct CsvPlot {
   const char* title = nullptr;    ///< nullptr: the CSV file's name
   const char* x_label = nullptr;  ///< nullptr: the first column's name
   const char* y_label = nullptr;  ///< nullptr: none
-  PlotScale x_scale = PlotScale::kLinear;
-  PlotScale y_scale = PlotScale::kAuto;
+  PlotScale x_scale = PlotScale::kLinear;  ///< the x axis
+  PlotScale y_scale = PlotScale::kAuto;    ///< the y axis
   bool markers = false;      ///< a dot on every point (always on a curve of fewer than 2 points)
   bool has_mark = false;     ///< a dashed vertical line at x = mark (e.g. where a run resumed)
-  double mark = 0.0;
+  double mark = 0.0;         ///< where the mark line is, with has_mark
   const char* mark_label = nullptr;  ///< text next to the mark line
 };
 
@@ -68,8 +72,8 @@ constexpr std::size_t kPlotHeight = 500U;
 constexpr std::size_t kPlotPngBufferBytes = kPlotWidth * kPlotHeight;
 
 /// Writes the plot of `csv_path` as SVG 1.1 to `svg_path` (atomically, as
-/// port::FileWriter). Each curve is one <polyline class="curve"
-/// data-column="NAME"> with one "x,y" pair per point, in the CSV's order.
+/// port::FileWriter). Each curve is one `<polyline class="curve"
+/// data-column="NAME">` with one "x,y" pair per point, in the CSV's order.
 /// kIoError: a file cannot be read or written; kBadFormat: not such a CSV
 /// (no data row, a line too long, too many columns, no curve).
 Status write_csv_plot_svg(const char* csv_path, const char* svg_path, const CsvPlot& plot) noexcept;
