@@ -67,7 +67,7 @@ constexpr std::size_t kPlotMaxColumns = 16U;  ///< columns a plotted CSV may hav
 constexpr std::size_t kPlotMaxCurves = 6U;    ///< curves one plot draws
 constexpr std::size_t kPlotMaxLine = 1024U;   ///< bytes of one CSV line, newline included
 constexpr std::size_t kPlotWidth = 800U;      ///< pixels (PNG) or user units (SVG)
-constexpr std::size_t kPlotHeight = 500U;
+constexpr std::size_t kPlotHeight = 500U;     ///< pixels (PNG) or user units (SVG)
 /// Bytes of the pixel buffer write_csv_plot_png needs (one byte per pixel).
 constexpr std::size_t kPlotPngBufferBytes = kPlotWidth * kPlotHeight;
 
