@@ -11,17 +11,7 @@ it shares no code with lib/checkpoint.cpp. It makes
 
 Usage: fuzz/make_corpus.py [--cpp]   (writes fuzz/corpus/ next to this file)
 """
-import os as _os
-import sys as _sys
-
-_sys.path.insert(0, _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "..", "tools"))
-try:
-    import cli  # noqa: E402 (tools/cli.py: --help, unknown options)
-except ImportError:  # a copy run outside the tree (stages 40 and 42 run one)
-    cli = None
-
-if __name__ == "__main__" and cli is not None:
-    cli.check(__doc__)
+import argparse
 import os
 import struct
 import sys
@@ -111,7 +101,9 @@ def cpp_array(name, data):
 
 
 def main():
-    if "--cpp" in sys.argv[1:]:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--cpp", action="store_true", help="print the golden seeds as C++ arrays instead")
+    if parser.parse_args().cpp:
         for name, data in goldens().items():
             print(cpp_array(name, data))
         return 0

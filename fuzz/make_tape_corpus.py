@@ -10,17 +10,7 @@ and rewinds, every op kind, list and view-list operands, backward and
 zero_grad. None of them misuses the tape: the fuzzer has to find the
 misuse (stale marks, foreign handles, nodes a root does not reach) itself.
 """
-import os as _os
-import sys as _sys
-
-_sys.path.insert(0, _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "..", "tools"))
-try:
-    import cli  # noqa: E402 (tools/cli.py: --help, unknown options)
-except ImportError:  # a copy run outside the tree (stages 40 and 42 run one)
-    cli = None
-
-if __name__ == "__main__" and cli is not None:
-    cli.check(__doc__)
+import argparse
 import os
 import sys
 
@@ -170,6 +160,8 @@ def seeds():
 
 
 def main():
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                            formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     here = os.path.dirname(os.path.abspath(__file__))
     target = os.path.join(here, "corpus-tape")
     os.makedirs(target, exist_ok=True)
