@@ -76,13 +76,18 @@ bt::Value<float> sample_loss(bt::Tape<float>& tape, const Model& m, const float*
 int main(int argc, char** argv) {
   std::string mode_name = "flash-stop";
   long iterations = 1000;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (std::strcmp(argv[i], "--mode") == 0) {
+  constexpr const char* kUsage = "usage: bench_finetune [--mode full|stop|flash|flash-stop] [--iterations N]\n";
+  for (int i = 1; i < argc; i += 2) {
+    if ((std::strcmp(argv[i], "--help") == 0) || (std::strcmp(argv[i], "-h") == 0)) {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+    if ((std::strcmp(argv[i], "--mode") == 0) && (i + 1 < argc)) {
       mode_name = argv[i + 1];
-    } else if (std::strcmp(argv[i], "--iterations") == 0) {
+    } else if ((std::strcmp(argv[i], "--iterations") == 0) && (i + 1 < argc)) {
       iterations = std::atol(argv[i + 1]);
     } else {
-      std::fprintf(stderr, "usage: bench_finetune [--mode full|stop|flash|flash-stop] [--iterations N]\n");
+      std::fputs(kUsage, stderr);
       return 2;
     }
   }

@@ -152,11 +152,13 @@ int main(int argc, char** argv) {
   const char* graph = flags.get("--graph", "both");
   const bool want_tiny = (std::strcmp(graph, "tiny") == 0) || (std::strcmp(graph, "both") == 0);
   const bool want_small = (std::strcmp(graph, "small") == 0) || (std::strcmp(graph, "both") == 0);
-  if (!flags.check({"--runs", "--iterations", "--graph"}, {"--csv", "--json", "--count", "--forward-only", "--replay"}) ||
+  const char* const usage =
+      "bench_graphs [--runs N] [--csv | --json] [--graph tiny|small|both] [--iterations N] [--count] "
+      "[--forward-only] [--replay]";
+  if (!flags.check({"--runs", "--iterations", "--graph"}, {"--csv", "--json", "--count", "--forward-only", "--replay"},
+                   usage) ||
       (!want_tiny && !want_small)) {
-    std::fprintf(stderr,
-                 "usage: bench_graphs [--runs N] [--csv | --json] [--graph tiny|small|both] [--iterations N] "
-                 "[--count] [--forward-only] [--replay]\n");
+    std::fprintf(stderr, "usage: %s\n", usage);
     return 2;
   }
   int runs = static_cast<int>(flags.get_long("--runs", 21));

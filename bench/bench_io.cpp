@@ -40,8 +40,9 @@ bool load(const char* path) {
 
 int main(int argc, char** argv) {
   const bench::Flags flags(argc, argv);
-  if (!flags.check({"--file", "--iterations", "--runs"}, {})) {
-    std::fprintf(stderr, "usage: bench_io --file PATH [--iterations N] [--runs R]\n");
+  const char* const usage = "bench_io --file PATH [--iterations N] [--runs R]";
+  if (!flags.check({"--file", "--iterations", "--runs"}, {}, usage)) {
+    std::fprintf(stderr, "usage: %s\n", usage);
     return 2;
   }
   const char* path = flags.get("--file", "bench_io.btck");

@@ -225,8 +225,9 @@ __attribute__((noinline)) double fma_peak() {
 
 int main(int argc, char** argv) {
   const bench::Flags flags(argc, argv);
-  if (!flags.check({"--runs", "--iterations"}, {"--json", "--isa", "--fma-peak"})) {
-    std::fprintf(stderr, "usage: bench_lanes [--runs R] [--iterations N] [--json] | --isa | --fma-peak\n");
+  const char* const usage = "bench_lanes [--runs R] [--iterations N] [--json] | --isa | --fma-peak";
+  if (!flags.check({"--runs", "--iterations"}, {"--json", "--isa", "--fma-peak"}, usage)) {
+    std::fprintf(stderr, "usage: %s\n", usage);
     return 2;
   }
   if (flags.has("--fma-peak")) {

@@ -44,7 +44,7 @@ inline bool parse_step_options(const Flags& flags, const char* program, const ch
   for (const char* f : {"--batch", "--steps", "--warmup", "--data", "--lr", "--seed", "--lanes"}) {
     known.emplace_back(f);
   }
-  if (!flags.check(known, {})) {
+  if (!flags.check(known, {}, usage)) {
     std::fprintf(stderr, "usage: %s\n", usage);
     return false;
   }

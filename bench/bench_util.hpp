@@ -76,10 +76,16 @@ class Flags {
     return (v != nullptr) ? std::atof(v) : fallback;
   }
   // Fails (returns false) if an argument is not one of `known` (flags with
-  // a value) or `switches` (flags without one).
-  bool check(const std::vector<std::string>& known, const std::vector<std::string>& switches) const {
+  // a value) or `switches` (flags without one). --help or -h: prints
+  // "usage: <usage>" on stdout and exits 0.
+  bool check(const std::vector<std::string>& known, const std::vector<std::string>& switches,
+             const char* usage) const {
     for (int i = 1; i < argc_; ++i) {
       const std::string a = argv_[i];
+      if ((a == "--help") || (a == "-h")) {
+        std::printf("usage: %s\n", usage);
+        std::exit(0);
+      }
       if (std::find(switches.begin(), switches.end(), a) != switches.end()) {
         continue;
       }

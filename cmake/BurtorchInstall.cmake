@@ -15,7 +15,6 @@
 #   P/share/burtorch/board/           board.ld, sections.ld, board.cmake (and
 #                                     uart_console.cpp where the board has one)
 #   P/share/burtorch/toolchains/      the CMake toolchain files
-# and, for a cross Linux build, P/share/burtorch/toolchains/<its file>.cmake
 #   P/share/burtorch/tools/qemu-run   the QEMU runner
 # with burtorch_target_program() defined by find_package(burtorch).
 include(GNUInstallDirs)
@@ -62,17 +61,18 @@ if(TARGET burtorch_board)
   install(FILES ${PROJECT_SOURCE_DIR}/cmake/BurtorchProgram.cmake DESTINATION ${BURTORCH_INSTALL_CMAKEDIR})
 endif()
 
-# A cross Linux build (the aarch64-linux and armv7-linux presets) installs
-# its toolchain file too: a program is then built against the install with
-# the compiler and flags the library was built with.
-set(BURTORCH_PACKAGE_LINUX_TOOLCHAIN "")
-if(NOT TARGET burtorch_board AND CMAKE_CROSSCOMPILING AND CMAKE_TOOLCHAIN_FILE)
-  get_filename_component(_burtorch_tc "${CMAKE_TOOLCHAIN_FILE}" REALPATH)
-  get_filename_component(_burtorch_tc_dir "${_burtorch_tc}" DIRECTORY)
-  get_filename_component(_burtorch_our_tc_dir "${PROJECT_SOURCE_DIR}/toolchains" REALPATH)
-  if(_burtorch_tc_dir STREQUAL _burtorch_our_tc_dir)
-    get_filename_component(BURTORCH_PACKAGE_LINUX_TOOLCHAIN "${_burtorch_tc}" NAME)
-    install(FILES ${_burtorch_tc} DESTINATION ${CMAKE_INSTALL_DATADIR}/burtorch/toolchains)
+# A cross build for Linux (aarch64, armv7) carries its toolchain file like a
+# board build does: a project consumes the install with
+#   -DCMAKE_TOOLCHAIN_FILE=<prefix>/share/burtorch/toolchains/<file> -DCMAKE_PREFIX_PATH=<prefix>
+set(BURTORCH_PACKAGE_TOOLCHAIN "")
+if(TARGET burtorch_board)
+  set(BURTORCH_PACKAGE_TOOLCHAIN "${BURTORCH_CPU}.cmake")
+elseif(CMAKE_CROSSCOMPILING AND CMAKE_TOOLCHAIN_FILE)
+  get_filename_component(_burtorch_toolchain "${CMAKE_TOOLCHAIN_FILE}" ABSOLUTE)
+  get_filename_component(_burtorch_toolchain_dir "${_burtorch_toolchain}" DIRECTORY)
+  if(_burtorch_toolchain_dir STREQUAL "${PROJECT_SOURCE_DIR}/toolchains")
+    get_filename_component(BURTORCH_PACKAGE_TOOLCHAIN "${_burtorch_toolchain}" NAME)
+    install(FILES "${_burtorch_toolchain}" DESTINATION ${CMAKE_INSTALL_DATADIR}/burtorch/toolchains)
   endif()
 endif()
 

@@ -4,6 +4,7 @@
 # INCLUDE_DIR LIB_DIR OUTPUT. clang with libFuzzer + ASan + UBSan and the
 # project's warnings; every .cpp under LIB_DIR is compiled in.
 set -euo pipefail
+source "$(dirname "$0")/../tools/usage.sh" "$0" "$@"  # --help: the comment above
 include=$1
 lib=$2
 output=$3

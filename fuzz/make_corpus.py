@@ -11,6 +11,7 @@ it shares no code with lib/checkpoint.cpp. It makes
 
 Usage: fuzz/make_corpus.py [--cpp]   (writes fuzz/corpus/ next to this file)
 """
+import argparse
 import os
 import struct
 import sys
@@ -100,7 +101,9 @@ def cpp_array(name, data):
 
 
 def main():
-    if "--cpp" in sys.argv[1:]:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--cpp", action="store_true", help="print the golden seeds as C++ arrays instead")
+    if parser.parse_args().cpp:
         for name, data in goldens().items():
             print(cpp_array(name, data))
         return 0

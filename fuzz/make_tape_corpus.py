@@ -10,6 +10,7 @@ and rewinds, every op kind, list and view-list operands, backward and
 zero_grad. None of them misuses the tape: the fuzzer has to find the
 misuse (stale marks, foreign handles, nodes a root does not reach) itself.
 """
+import argparse
 import os
 import sys
 
@@ -159,6 +160,8 @@ def seeds():
 
 
 def main():
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                            formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     here = os.path.dirname(os.path.abspath(__file__))
     target = os.path.join(here, "corpus-tape")
     os.makedirs(target, exist_ok=True)

@@ -13,6 +13,7 @@
 #               root does not reach.
 # Usage: fuzz/prove_tape_fuzzer.sh [OUTPUT_DIR]
 set -euo pipefail
+source "$(dirname "$0")/../tools/usage.sh" "$0" "$@"  # --help: the comment above
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 out=${1:-build/fuzz-tape-proof}

@@ -18,6 +18,13 @@ set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
 set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
+# Packages built for this target outside the sysroot, such as an installed
+# libburtorch: -DCMAKE_PREFIX_PATH=<prefix> names them, and each prefix is
+# also a root (otherwise it would be searched under the sysroot only, as
+# <sysroot>/<prefix>, and never found). Host packages stay out of reach.
+foreach(_burtorch_prefix IN LISTS CMAKE_PREFIX_PATH)
+  list(APPEND CMAKE_FIND_ROOT_PATH "${_burtorch_prefix}")
+endforeach()
 
 # -march=armv8-a is the baseline every 64-bit Pi runs; Neon (Advanced SIMD)
 # is mandatory there, so no flag is needed for it.

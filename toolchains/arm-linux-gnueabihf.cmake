@@ -18,6 +18,13 @@ set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
 set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
+# Packages built for this target outside the sysroot, such as an installed
+# libburtorch: -DCMAKE_PREFIX_PATH=<prefix> names them, and each prefix is
+# also a root (otherwise it would be searched under the sysroot only, as
+# <sysroot>/<prefix>, and never found). Host packages stay out of reach.
+foreach(_burtorch_prefix IN LISTS CMAKE_PREFIX_PATH)
+  list(APPEND CMAKE_FIND_ROOT_PATH "${_burtorch_prefix}")
+endforeach()
 
 # ARMv7-A, VFPv4 + Neon (Cortex-A7/A53 in AArch32), hard-float calling
 # convention, Thumb-2 code. See docs/floating-point.md for what Neon does

@@ -15,6 +15,15 @@ import statistics
 import sys
 import time
 
+# The running script's command line (tools/cli.py): --help prints its
+# docstring without loading torch; an option it does not name exits 2.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
+import cli  # noqa: E402
+
+if getattr(sys.modules.get("__main__"), "__file__", None) and \
+        os.path.dirname(os.path.abspath(sys.modules["__main__"].__file__)) == os.path.dirname(os.path.abspath(__file__)):
+    cli.check(sys.modules["__main__"].__doc__)
+
 # One BLAS thread, as tools/bench sets them (read when torch loads the BLAS).
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")

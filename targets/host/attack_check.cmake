@@ -389,11 +389,17 @@ elseif(CASE STREQUAL "resume_report")
       list(APPEND got_steps "${s}")
     endforeach()
     string(REPLACE ";" "," got_steps "${got_steps}")
-    if(NOT head STREQUAL "step,train_loss" OR NOT got_steps STREQUAL want_steps)
+    if(NOT head STREQUAL "step,train_loss,val_loss" OR NOT got_steps STREQUAL want_steps)
       message(FATAL_ERROR "${label}: CSV header '${head}', steps ${got_steps}; want one header and steps ${want_steps}")
     endif()
   endfunction()
   expect_csv("resumed CSV" "${WORK}/c.csv" 5 10 15 20 25 30)
+  # The validation loss is in the last row of each run (steps 20 and 30).
+  file(STRINGS "${WORK}/c.csv" validated REGEX "^[0-9]+,[^,]+,[0-9]")
+  list(TRANSFORM validated REPLACE ",.*" "")
+  if(NOT validated STREQUAL "20;30")
+    message(FATAL_ERROR "resumed CSV: validation losses at steps '${validated}', want 20;30")
+  endif()
   # Resuming the step-20 checkpoint again: rows past step 20 are dropped, not duplicated.
   expect_ok("resume again to 40" ${args} --steps 40 --csv c.csv --resume r.ckpt)
   if(NOT out MATCHES "c.csv: dropped 2 rows after step 20")
@@ -410,7 +416,17 @@ elseif(CASE STREQUAL "resume_report")
   endif()
   # A file that is not a loss CSV is not appended to.
   file(WRITE "${WORK}/notes.csv" "my notes\n")
-  expect("resume into a foreign CSV" 2 "does not start with the header 'step,train_loss'" BEFORE_TRAINING
+  # A CSV of an earlier version (two columns) is appended to in two columns.
+  file(WRITE "${WORK}/old.csv" "step,train_loss\n5,3.1\n10,3.0\n15,2.9\n20,2.8\n25,2.7\n")
+  expect_ok("resume into a two-column CSV" ${args} --steps 30 --csv old.csv --resume r.ckpt)
+  file(STRINGS "${WORK}/old.csv" old_rows)
+  list(LENGTH old_rows old_count)
+  list(GET old_rows 6 old_last)
+  # Row 25 of the file is past the checkpoint's step 20: dropped, trained again.
+  if(NOT old_count EQUAL 7 OR NOT old_last MATCHES "^30,[0-9.e+-]+$")
+    message(FATAL_ERROR "two-column CSV: ${old_count} lines, last '${old_last}'; want 7, '30,<loss>'")
+  endif()
+  expect("resume into a foreign CSV" 2 "does not start with the header 'step,train_loss,val_loss'" BEFORE_TRAINING
          ARGS ${args} --steps 25 --csv notes.csv --resume r.ckpt)
   expect_content("foreign CSV" "${WORK}/notes.csv" "my notes\n")
 

@@ -46,8 +46,11 @@ constexpr const char* kUsage =
     "                     validate (default: 6000 generated strokes, 4 classes)\n"
     "  --print-every K    steps per 'step' line and CSV row (default 100)\n"
     "  --csv FILE         loss curve CSV (default cnn_loss.csv; none: no CSV)\n"
-    "  --plot FILE        matplotlib script plotting the CSV (default: next to the CSV;\n"
-    "                     none: no script)\n"
+    "  --plot KIND        the loss curve's plot next to the CSV (cnn_loss.svg):\n"
+    "                     svg (default), png, py (a matplotlib script), none; or a FILE\n"
+    "                     (.svg, .png, else a matplotlib script); none without a CSV\n"
+    "  --val-every K      validation loss every K steps into the CSV (a multiple of\n"
+    "                     --print-every; default: at the last step only)\n"
     "  --save FILE        checkpoint at the end (parameters, optimizer, step, PRNG)\n"
     "  --resume FILE      continue from a checkpoint up to step --steps; the CSV keeps its\n"
     "                     rows up to the checkpoint's step and is appended to\n"
@@ -342,6 +345,7 @@ void export_header(const trainer::Options& o, const nn::CnnConfig& c, const T* p
   h += "\n}  // namespace finetune_model\n\n#endif  // BURTORCH_TARGETS_FIRMWARE_FINETUNE_MODEL_HPP\n";
 
   bt::port::FileWriter file;
+  errno = 0;
   bt::Status s = file.open(o.export_header.c_str(), true);
   if (s == bt::Status::kOk) {
     const bt::ByteSink sink = file.sink();
@@ -351,7 +355,7 @@ void export_header(const trainer::Options& o, const nn::CnnConfig& c, const T* p
     s = file.commit();
   }
   if (s != bt::Status::kOk) {
-    trainer::fail(kProgram, "cannot write --export-header '" + o.export_header + "': " + bt::status_name(s));
+    trainer::fail(kProgram, "cannot write --export-header '" + o.export_header + "': " + trainer::io_reason(s, errno));
   }
   std::printf("exported %s\n", o.export_header.c_str());
 }
@@ -391,13 +395,18 @@ int run(const trainer::Options& o) {
                              true};
   identity.vocabulary[0] = (std::uint64_t{1} << config.classes) - 1U;
   trainer::Session<T> session(kProgram, "cnn", kDefaultCsv, o, tape, model.params(), identity);
+  const std::size_t n_eval =
+      (o.eval_samples > 0) ? std::min(data.val.size(), static_cast<std::size_t>(o.eval_samples)) : data.val.size();
+  Score val;
+  session.set_validation([&]() {
+    val = evaluate(model, tape, data.val, n_eval);
+    return val.loss;
+  });
   session.train(static_cast<std::uint32_t>(data.train.size()), [&](bt::Tape<T>& tp, std::uint32_t k) {
     return model.loss(tp, data.train.at(k), data.train.labels[k]);
   });
 
-  const std::size_t n_eval =
-      (o.eval_samples > 0) ? std::min(data.val.size(), static_cast<std::size_t>(o.eval_samples)) : data.val.size();
-  const Score val = evaluate(model, tape, data.val, n_eval);
+  static_cast<void>(session.validation_loss());  // sets val
   std::printf("val loss %.6f accuracy %.4f (%zu pictures)\n", val.loss, val.accuracy, val.n);
   Score shifted;
   if (o.data.empty()) {
@@ -436,6 +445,7 @@ int run(const trainer::Options& o) {
                 named ? kClassNames[best] : "", named ? ")" : "", 1.0 / total);
     static_cast<void>(tape.rewind(start));
   }
+  trainer::check_stdout(kProgram);
   return 0;
 }
 

@@ -38,11 +38,19 @@ double time_tiny_graph_ns(int iterations) {
 
 int main(int argc, char** argv) {
   const char* dot_path = "small_graph.dot";
+  constexpr const char* kUsage =
+      "usage: burtorch-demo [--dot FILE]\n"
+      "Builds the paper's two graphs, prints their values and gradients, and writes the small\n"
+      "graph as Graphviz DOT to FILE (default small_graph.dot).\n";
   for (int i = 1; i < argc; ++i) {
+    if ((std::strcmp(argv[i], "--help") == 0) || (std::strcmp(argv[i], "-h") == 0)) {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
     if ((std::strcmp(argv[i], "--dot") == 0) && (i + 1 < argc)) {
       dot_path = argv[++i];
     } else {
-      std::fprintf(stderr, "usage: burtorch-demo [--dot FILE]\n");
+      std::fputs(kUsage, stderr);
       return 2;
     }
   }

@@ -38,8 +38,11 @@ constexpr const char* kUsage =
     "                     128 distinct bytes (default: generated prose)\n"
     "  --print-every K    steps per 'step' line and CSV row (default 50)\n"
     "  --csv FILE         loss curve CSV (default gpt_loss.csv; none: no CSV)\n"
-    "  --plot FILE        matplotlib script plotting the CSV (default: next to the CSV;\n"
-    "                     none: no script)\n"
+    "  --plot KIND        the loss curve's plot next to the CSV (gpt_loss.svg):\n"
+    "                     svg (default), png, py (a matplotlib script), none; or a FILE\n"
+    "                     (.svg, .png, else a matplotlib script); none without a CSV\n"
+    "  --val-every K      validation loss every K steps into the CSV (a multiple of\n"
+    "                     --print-every; default: at the last step only)\n"
     "  --save FILE        checkpoint at the end (parameters, optimizer, step, PRNG)\n"
     "  --resume FILE      continue from a checkpoint up to step --steps (the same text: the\n"
     "                     checkpoint records its characters); the CSV keeps its rows up\n"
@@ -142,6 +145,19 @@ int run(const trainer::Options& o) {
                              false};
   std::copy(corpus.vocabulary, corpus.vocabulary + 4, identity.vocabulary);
   trainer::Session<T> session(kProgram, "gpt", kDefaultCsv, o, tape, model.params(), identity);
+  // Validation: evenly spaced windows of the held-out text.
+  const std::size_t val_windows = corpus.val.size() - block;
+  const std::size_t n_eval = std::min(val_windows, static_cast<std::size_t>((o.eval_samples > 0) ? o.eval_samples : 200));
+  session.set_validation([&]() {
+    const bt::Mark at = tape.mark();
+    double total = 0.0;
+    for (std::size_t i = 0U; i < n_eval; ++i) {
+      const std::uint8_t* x = &corpus.val[(i * val_windows) / n_eval];
+      total += static_cast<double>(model.loss(tape, x, x + 1, block).value());
+      static_cast<void>(tape.rewind(at));
+    }
+    return (n_eval > 0U) ? total / static_cast<double>(n_eval) : 0.0;
+  });
   const auto limit = static_cast<std::uint32_t>(corpus.train.size() - block);
   trainer::with_lanes(trainer::lane_count(o), [&](auto lanes) {
     constexpr std::size_t kLanes = decltype(lanes)::value;
@@ -188,18 +204,8 @@ int run(const trainer::Options& o) {
     }
   });
 
-  // Validation: evenly spaced windows of the held-out text.
-  const std::size_t val_windows = corpus.val.size() - block;
-  const std::size_t n_eval = std::min(val_windows, static_cast<std::size_t>((o.eval_samples > 0) ? o.eval_samples : 200));
   const bt::Mark start = tape.mark();
-  double val_total = 0.0;
-  for (std::size_t i = 0U; i < n_eval; ++i) {
-    const std::uint8_t* x = &corpus.val[(i * val_windows) / n_eval];
-    val_total += static_cast<double>(model.loss(tape, x, x + 1, block).value());
-    static_cast<void>(tape.rewind(start));
-  }
-  std::printf("val loss %.6f (%zu sequences)\n", (n_eval > 0U) ? val_total / static_cast<double>(n_eval) : 0.0,
-              n_eval);
+  std::printf("val loss %.6f (%zu sequences)\n", session.validation_loss(), n_eval);
   session.print_summary();
   session.save_if_asked();
 
@@ -223,6 +229,7 @@ int run(const trainer::Options& o) {
     }
     std::printf("\n");
   }
+  trainer::check_stdout(kProgram);
   return 0;
 }
 

@@ -36,8 +36,11 @@ constexpr const char* kUsage =
     "                     (default: generated names)\n"
     "  --print-every K    steps per 'step' line and CSV row (default 100)\n"
     "  --csv FILE         loss curve CSV (default makemore_loss.csv; none: no CSV)\n"
-    "  --plot FILE        matplotlib script plotting the CSV (default: next to the CSV;\n"
-    "                     none: no script)\n"
+    "  --plot KIND        the loss curve's plot next to the CSV (makemore_loss.svg):\n"
+    "                     svg (default), png, py (a matplotlib script), none; or a FILE\n"
+    "                     (.svg, .png, else a matplotlib script); none without a CSV\n"
+    "  --val-every K      validation loss every K steps into the CSV (a multiple of\n"
+    "                     --print-every; default: at the last step only)\n"
     "  --save FILE        checkpoint at the end (parameters, optimizer, step, PRNG)\n"
     "  --resume FILE      continue from a checkpoint up to step --steps; the CSV keeps its\n"
     "                     rows up to the checkpoint's step and is appended to\n"
@@ -160,6 +163,18 @@ int run(const trainer::Options& o) {
     identity.vocabulary[1] |= std::uint64_t{1} << static_cast<unsigned>(ch - 64);
   }
   trainer::Session<T> session(kProgram, "makemore", kDefaultCsv, o, tape, model.params(), identity);
+  // Validation loss: forward only, one sample at a time.
+  const std::size_t n_eval =
+      (o.eval_samples > 0) ? std::min(val.size(), static_cast<std::size_t>(o.eval_samples)) : val.size();
+  session.set_validation([&]() {
+    const bt::Mark at = tape.mark();
+    double total = 0.0;
+    for (std::size_t i = 0U; i < n_eval; ++i) {
+      total += static_cast<double>(model.loss(tape, &val.contexts[i * kContext], val.targets[i]).value());
+      static_cast<void>(tape.rewind(at));
+    }
+    return (n_eval > 0U) ? total / static_cast<double>(n_eval) : 0.0;
+  });
   const auto limit = static_cast<std::uint32_t>(train.size());
   trainer::with_lanes(trainer::lane_count(o), [&](auto lanes) {
     constexpr std::size_t kLanes = decltype(lanes)::value;
@@ -185,17 +200,8 @@ int run(const trainer::Options& o) {
     }
   });
 
-  // Validation loss: forward only, one sample at a time.
-  const std::size_t n_eval =
-      (o.eval_samples > 0) ? std::min(val.size(), static_cast<std::size_t>(o.eval_samples)) : val.size();
   const bt::Mark start = tape.mark();
-  double val_total = 0.0;
-  for (std::size_t i = 0U; i < n_eval; ++i) {
-    val_total += static_cast<double>(model.loss(tape, &val.contexts[i * kContext], val.targets[i]).value());
-    static_cast<void>(tape.rewind(start));
-  }
-  std::printf("val loss %.6f (%zu samples)\n", (n_eval > 0U) ? val_total / static_cast<double>(n_eval) : 0.0,
-              n_eval);
+  std::printf("val loss %.6f (%zu samples)\n", session.validation_loss(), n_eval);
   session.print_summary();
   session.save_if_asked();
 
@@ -220,6 +226,7 @@ int run(const trainer::Options& o) {
     }
     std::printf("\n");
   }
+  trainer::check_stdout(kProgram);
   return 0;
 }
 

@@ -1,12 +1,14 @@
 # SPDX-License-Identifier: Apache-2.0
-# A trainer writes its loss-curve CSV and, next to it, a matplotlib script
-# that draws the CSV; run the script with Debian's python3-matplotlib and
-# check the PNG (skipped, printing "SKIPPED: ", when matplotlib is not installed).
+# A trainer writes its loss-curve CSV and, with --plot py, next to it a
+# matplotlib script that draws the CSV; run the script with Debian's
+# python3-matplotlib and check the PNG (skipped, printing "SKIPPED: ", when
+# matplotlib is not installed). The SVG and PNG the trainers draw themselves
+# (the default, --plot svg, and --plot png) are checked by stage 41-pictures.
 # cmake -DPROGRAM=<trainer> -DWORK=<dir> "-DARGS=<flags>" -P plot_check.cmake
 file(REMOVE_RECURSE "${WORK}")
 file(MAKE_DIRECTORY "${WORK}")
 separate_arguments(args UNIX_COMMAND "${ARGS}")
-execute_process(COMMAND "${PROGRAM}" ${args} --steps 60 --print-every 10 --csv "${WORK}/loss.csv"
+execute_process(COMMAND "${PROGRAM}" ${args} --steps 60 --print-every 10 --csv "${WORK}/loss.csv" --plot py
                 WORKING_DIRECTORY "${WORK}" RESULT_VARIABLE rc OUTPUT_QUIET ERROR_QUIET)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "trainer failed: ${rc}")

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// Shared pieces of the host trainers (burtorch-makemore, burtorch-gpt):
-// command-line flags, the tape buffer, progress display, the loss CSV,
-// checkpoints through burtorch/checkpoint.hpp. Host programs only: they may
+// Shared pieces of the host trainers (burtorch-makemore, burtorch-gpt,
+// burtorch-cnn): command-line flags, the tape buffer, progress display, the
+// loss CSV and its plot, checkpoints through burtorch/checkpoint.hpp. Every
+// write, flush and close of an output is checked: a failure is one line
+// naming the file and the reason, exit status 2. Host programs only: they may
 // use the C library and the heap for data; the model state itself lives in
 // one buffer sized by the model's memory plan.
 #ifndef BURTORCH_TARGETS_HOST_TRAINER_HPP
@@ -23,6 +25,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <new>
 #include <string>
@@ -56,7 +59,8 @@ struct Options {
   std::string save;
   std::string resume;
   std::string csv;
-  std::string plot;
+  std::string plot;      // none | svg | png | py | FILE ("": svg)
+  long val_every = 0;    // 0: the validation loss at the end of the run only
   long samples = 10;
   long eval_samples = 0;  // 0: the whole validation split
   double clip = 0.0;      // 0: no clipping
@@ -215,6 +219,8 @@ inline void parse(int argc, char** argv, Options& o, const char* program, const 
       o.csv = v;
     } else if (flag == "--plot") {
       o.plot = v;
+    } else if (flag == "--val-every") {
+      o.val_every = parse_long(program, "--val-every", v, 1, kMaxSteps);
     } else if (flag == "--samples") {
       o.samples = parse_long(program, "--samples", v, 0, 100000L);
     } else if (flag == "--eval-samples") {
@@ -242,6 +248,40 @@ inline void parse(int argc, char** argv, Options& o, const char* program, const 
       fail(program, "unknown flag: '" + flag + "' (see --help)");
     }
   }
+  if ((o.val_every > 0) && ((o.val_every % o.print_every) != 0)) {
+    fail(program, "--val-every " + std::to_string(o.val_every) + " is not a multiple of --print-every " +
+                      std::to_string(o.print_every) + " (the validation loss goes into the CSV's rows)");
+  }
+}
+
+// The reason an output failed: errno's text for an I/O error (the port's
+// file writer leaves errno as the failing call set it), else the status.
+inline std::string io_reason(bt::Status s, int error) {
+  return ((s == bt::Status::kIoError) && (error != 0)) ? std::string(std::strerror(error))
+                                                        : std::string(bt::status_name(s));
+}
+
+// errno of the first failed flush of standard output (flush_stdout()).
+inline int stdout_error = 0;
+
+// Flushes standard output, keeping the reason of a failure for check_stdout.
+inline void flush_stdout() {
+  errno = 0;
+  if ((std::fflush(stdout) != 0) && (stdout_error == 0)) {
+    stdout_error = errno;
+  }
+}
+
+// Standard output (the step lines, the summary, samples) must reach its
+// file: a failed write or flush is an error like any other output's.
+inline void check_stdout(const char* program) {
+  flush_stdout();
+  if (std::ferror(stdout) != 0) {
+    const int error = stdout_error;
+    std::fprintf(stderr, "%s: cannot write standard output: %s\n", program,
+                 (error != 0) ? std::strerror(error) : "write error");
+    std::exit(2);
+  }
 }
 
 // --- files --------------------------------------------------------------------
@@ -251,29 +291,57 @@ inline std::string csv_path(const Options& o, const char* default_csv) {
   return o.csv.empty() ? std::string(default_csv) : o.csv;
 }
 
-// The plot script's path: next to the CSV by default (makemore_loss.csv ->
-// makemore_loss.py), or --plot FILE; empty when none is written.
-inline std::string plot_script_path(const Options& o, const std::string& csv) {
-  if ((csv == "none") || (o.plot == "none")) {
-    return std::string();
-  }
-  if (!o.plot.empty()) {
-    return o.plot;
-  }
-  const bool has_suffix = (csv.size() > 4U) && (csv.compare(csv.size() - 4U, 4U, ".csv") == 0);
-  return (has_suffix ? csv.substr(0U, csv.size() - 4U) : csv) + ".py";
+// What --plot asks for: none, an SVG or PNG drawn here at the end of the
+// run, or the matplotlib script of before (written at the start).
+enum class PlotKind { kNone, kSvg, kPng, kPy };
+struct PlotTarget {
+  PlotKind kind = PlotKind::kNone;
+  std::string path;  // the plot, or the script
+  std::string png;   // kPy: the PNG the script draws
+};
+
+inline bool has_suffix(const std::string& s, const char* suffix) {
+  const std::size_t n = std::strlen(suffix);
+  return (s.size() > n) && (s.compare(s.size() - n, n, suffix) == 0);
 }
 
-// Writes the matplotlib script that plots the loss CSV (drawing STEM.png
-// next to it, or FILE.png for --plot FILE).
+// --plot none|svg|png|py: that format next to the CSV (makemore_loss.csv ->
+// makemore_loss.svg); --plot FILE: FILE, an SVG if it ends in .svg, a PNG
+// if .png, else the matplotlib script (drawing FILE.png). None without a CSV.
+inline PlotTarget plot_target(const Options& o, const std::string& csv) {
+  PlotTarget t;
+  if ((csv == "none") || (o.plot == "none")) {
+    return t;
+  }
+  const std::string stem = has_suffix(csv, ".csv") ? csv.substr(0U, csv.size() - 4U) : csv;
+  if (o.plot.empty() || (o.plot == "svg")) {
+    t.kind = PlotKind::kSvg;
+    t.path = stem + ".svg";
+  } else if (o.plot == "png") {
+    t.kind = PlotKind::kPng;
+    t.path = stem + ".png";
+  } else if (o.plot == "py") {
+    t.kind = PlotKind::kPy;
+    t.path = stem + ".py";
+    t.png = stem + ".png";
+  } else {
+    t.path = o.plot;
+    t.kind = has_suffix(o.plot, ".svg") ? PlotKind::kSvg : (has_suffix(o.plot, ".png") ? PlotKind::kPng : PlotKind::kPy);
+    t.png = (t.kind == PlotKind::kPy) ? o.plot + ".png" : std::string();
+  }
+  return t;
+}
+
+// Writes the matplotlib script that plots the loss CSV (--plot py).
 inline void write_plot_script(const char* program, const Options& o, const std::string& csv) {
-  const std::string script = plot_script_path(o, csv);
-  if (script.empty()) {
+  const PlotTarget plot = plot_target(o, csv);
+  if (plot.kind != PlotKind::kPy) {
     return;
   }
-  const std::string png = o.plot.empty() ? (script.substr(0U, script.size() - 3U) + ".png") : (o.plot + ".png");
-  if (bt::port::write_loss_plot_script(csv.c_str(), png.c_str(), script.c_str()) != bt::Status::kOk) {
-    fail(program, "cannot write '" + script + "'");
+  errno = 0;
+  const bt::Status s = bt::port::write_loss_plot_script(csv.c_str(), plot.png.c_str(), plot.path.c_str());
+  if (s != bt::Status::kOk) {
+    fail(program, "cannot write --plot '" + plot.path + "': " + io_reason(s, errno));
   }
 }
 
@@ -367,8 +435,9 @@ inline void check_files(const char* program, const Options& o, const char* defau
     const char* flag;
     std::string path;
   };
+  const PlotTarget plot = plot_target(o, csv);
   const Output outputs[4] = {{"--csv", (csv == "none") ? std::string() : csv},
-                             {"--plot", plot_script_path(o, csv)},
+                             {"--plot", plot.path},
                              {"--save", o.save},
                              {"--export-header", o.export_header}};
   for (const Output& out : outputs) {
@@ -381,6 +450,10 @@ inline void check_files(const char* program, const Options& o, const char* defau
                         "'; refusing to overwrite it");
     }
   }
+  if ((plot.kind != PlotKind::kNone) && (same_file(plot.path, csv) || (plot.path == csv))) {
+    fail(program, "--plot '" + plot.path + "' is the --csv file; write them apart");
+  }
+  check_replaced_output(program, "--plot", plot.path, "a plot");
   check_replaced_output(program, "--save", o.save, "a checkpoint");
   check_replaced_output(program, "--export-header", o.export_header, "a header");
 }
@@ -473,7 +546,7 @@ class Progress {
   void report(long step, double mean_loss) {
     erase();
     std::printf("step %ld loss %.10g\n", step, mean_loss);
-    std::fflush(stdout);
+    flush_stdout();
     if (!tty_) {
       return;
     }
@@ -506,17 +579,21 @@ class Progress {
   int shown_ = 0;
 };
 
-// The loss curve as CSV: "step,train_loss", then one row per step line.
-// A new run truncates the file and writes the header. A resumed run keeps
-// the header and the rows up to the step it resumes from, drops later rows
-// (a run that went on past the checkpoint) and appends; a missing or empty
-// file gets the header. A file that does not start with the header is not
-// appended to. Opening never waits: a FIFO without a reader is an error.
+// The loss curve as CSV: "step,train_loss,val_loss", then one row per step
+// line; val_loss is empty but where the validation loss was measured
+// (--val-every, and the run's last row). A new run truncates the file and
+// writes the header. A resumed run keeps the header and the rows up to the
+// step it resumes from, drops later rows (a run that went on past the
+// checkpoint) and appends; a missing or empty file gets the header. A file
+// that does not start with the header is not appended to (one with the
+// header of earlier versions, "step,train_loss", is, in its two columns).
+// Opening never waits: a FIFO without a reader is an error. Every write,
+// flush and close is checked: the methods return "" or what went wrong.
 class Csv {
  public:
-  static constexpr const char* kHeader = "step,train_loss";
+  static constexpr const char* kHeader = "step,train_loss,val_loss";
+  static constexpr const char* kHeaderTwoColumns = "step,train_loss";
 
-  // "" on success, else what went wrong.
   std::string open(const std::string& path, bool resumed, long resumed_step) {
     const int flags = O_WRONLY | O_CREAT | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (resumed ? 0 : O_TRUNC);
     const int fd = ::open(path.c_str(), resumed ? (flags & ~O_WRONLY) | O_RDWR : flags, 0644);
@@ -526,8 +603,9 @@ class Csv {
     static_cast<void>(::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK));
     file_ = ::fdopen(fd, resumed ? "r+" : "w");
     if (file_ == nullptr) {
+      const int error = errno;
       static_cast<void>(::close(fd));
-      return std::strerror(errno);
+      return std::strerror(error);
     }
     struct stat st {};
     const bool regular = (::fstat(fd, &st) == 0) && S_ISREG(st.st_mode);
@@ -539,25 +617,58 @@ class Csv {
       }
     }
     if (header) {
-      std::fprintf(file_, "%s\n", kHeader);
-      std::fflush(file_);
+      errno = 0;
+      if ((std::fprintf(file_, "%s\n", kHeader) < 0) || (std::fflush(file_) != 0)) {
+        return failure();
+      }
     }
     return std::string();
   }
-  void row(long step, double loss) {
-    if (file_ != nullptr) {
-      std::fprintf(file_, "%ld,%.10g\n", step, loss);
-      std::fflush(file_);
+  // A row; `val` nullptr: no validation loss at this step.
+  std::string row(long step, double loss, const double* val) {
+    if (file_ == nullptr) {
+      return std::string();
     }
+    errno = 0;
+    int written = 0;
+    if (!three_columns_) {
+      written = std::fprintf(file_, "%ld,%.10g\n", step, loss);
+    } else if (val != nullptr) {
+      written = std::fprintf(file_, "%ld,%.10g,%.10g\n", step, loss, *val);
+    } else {
+      written = std::fprintf(file_, "%ld,%.10g,\n", step, loss);
+    }
+    if ((written < 0) || (std::fflush(file_) != 0)) {
+      return failure();
+    }
+    return std::string();
   }
+  // Closes the file (every byte reached it, or the reason it did not).
+  std::string close() {
+    if (file_ == nullptr) {
+      return std::string();
+    }
+    std::FILE* file = file_;
+    file_ = nullptr;
+    errno = 0;
+    const bool bad = std::ferror(file) != 0;
+    if ((std::fclose(file) != 0) || bad) {
+      return (errno != 0) ? std::string(std::strerror(errno)) : std::string("write error");
+    }
+    return std::string();
+  }
+  bool is_open() const { return file_ != nullptr; }
   long dropped() const { return dropped_; }
   ~Csv() {
     if (file_ != nullptr) {
-      std::fclose(file_);
+      static_cast<void>(std::fclose(file_));
     }
   }
 
  private:
+  std::string failure() const {
+    return (errno != 0) ? std::string(std::strerror(errno)) : std::string("write error");
+  }
   // Truncates after the last complete row whose step is <= `step`; sets
   // `header` if the file is empty (so it needs one).
   std::string keep_rows_up_to(long step, bool& header) {
@@ -571,9 +682,11 @@ class Csv {
       }
       if (first) {
         first = false;
-        if (std::strcmp(line, (std::string(kHeader) + "\n").c_str()) != 0) {
+        const bool two = std::strcmp(line, (std::string(kHeaderTwoColumns) + "\n").c_str()) == 0;
+        if (!two && (std::strcmp(line, (std::string(kHeader) + "\n").c_str()) != 0)) {
           return std::string("it does not start with the header '") + kHeader + "'; refusing to append to it";
         }
+        three_columns_ = !two;
       } else {
         char* end = nullptr;
         const long at = std::strtol(line, &end, 10);
@@ -592,10 +705,12 @@ class Csv {
       return std::strerror(errno);
     }
     header = first;
+    three_columns_ = three_columns_ || first;
     return std::string();
   }
 
   std::FILE* file_ = nullptr;
+  bool three_columns_ = true;
   long dropped_ = 0;
 };
 
@@ -872,18 +987,36 @@ class Session {
       step_ = resume(program, o, tape.values() + first_, n_, opt_, counters_, batch_rng_, id);
     }
     first_step_ = step_;
-    const std::string csv = csv_path(o, default_csv);
-    if (csv != "none") {
-      const std::string problem = csv_.open(csv, !o.resume.empty(), step_);
+    csv_path_ = csv_path(o, default_csv);
+    plot_ = plot_target(o, csv_path_);
+    plot_title_ = std::string(program) + ": loss (" + csv_path_.substr(csv_path_.rfind('/') + 1U) + ")";
+    if (csv_path_ != "none") {
+      const std::string problem = csv_.open(csv_path_, !o.resume.empty(), step_);
       if (!problem.empty()) {
-        fail(program, "cannot write --csv '" + csv + "': " + problem);
+        fail(program, "cannot write --csv '" + csv_path_ + "': " + problem);
       }
       if (csv_.dropped() > 0) {
-        std::printf("  %s: dropped %ld rows after step %ld\n", csv.c_str(), csv_.dropped(), step_);
+        std::printf("  %s: dropped %ld rows after step %ld\n", csv_path_.c_str(), csv_.dropped(), step_);
       }
     }
-    write_plot_script(program, o, csv);
+    write_plot_script(program, o, csv_path_);
     progress_ = Progress(name, o.steps, step_, o.batch);
+  }
+
+  // The mean validation loss of the current parameters (forward only, on
+  // the tape after the parameters); measured for the CSV's rows at the last
+  // step and every --val-every steps.
+  void set_validation(std::function<double()> validate) { validate_ = std::move(validate); }
+
+  // The validation loss at the end of training (measured now unless the
+  // last step's row already did).
+  double validation_loss() {
+    if (!validated_ || (validated_step_ != step_)) {
+      val_ = validate_ ? validate_() : 0.0;
+      validated_ = true;
+      validated_step_ = step_;
+    }
+    return val_;
   }
 
   // Steps until --steps: each draws --batch indices below `limit`, runs the
@@ -993,7 +1126,15 @@ class Session {
       if ((step_ % o_.print_every == 0) || (step_ == o_.steps)) {
         const double mean = since / static_cast<double>(count);
         progress_.report(step_, mean);
-        csv_.row(step_, mean);
+        check_stdout(program_);
+        const bool validate =
+            validate_ && csv_.is_open() && ((step_ == o_.steps) || ((o_.val_every > 0) && (step_ % o_.val_every == 0)));
+        const double val = validate ? validation_loss() : 0.0;
+        const std::string problem = csv_.row(step_, mean, validate ? &val : nullptr);
+        if (!problem.empty()) {
+          progress_.erase();
+          fail(program_, "cannot write --csv '" + csv_path_ + "': " + problem);
+        }
         since = 0.0;
         count = 0;
       }
@@ -1003,19 +1144,65 @@ class Session {
 
   double elapsed() const { return progress_.elapsed(); }
 
+  // Closes the CSV and draws its plot (--plot svg or png); one line and
+  // exit status 2 if either fails. Returns the files written, for the
+  // summary line ("" if none).
+  std::string finish_outputs() {
+    std::string written;
+    if (csv_path_ == "none") {
+      return written;
+    }
+    const std::string problem = csv_.close();
+    if (!problem.empty()) {
+      fail(program_, "cannot write --csv '" + csv_path_ + "': " + problem);
+    }
+    written = csv_path_;
+    if ((plot_.kind == PlotKind::kSvg) || (plot_.kind == PlotKind::kPng)) {
+      bt::port::CsvPlot plot;
+      plot.title = plot_title_.c_str();
+      plot.x_label = "step";
+      plot.y_label = "mean loss";
+      plot.has_mark = (first_step_ > 0);
+      plot.mark = static_cast<double>(first_step_);
+      plot.mark_label = "resumed";
+      errno = 0;
+      bt::Status s = bt::Status::kOk;
+      if (plot_.kind == PlotKind::kSvg) {
+        s = bt::port::write_csv_plot_svg(csv_path_.c_str(), plot_.path.c_str(), plot);
+      } else {
+        const std::unique_ptr<std::uint8_t[]> pixels =
+            allocate<std::uint8_t>(program_, bt::port::kPlotPngBufferBytes, "plot's pixels");
+        s = bt::port::write_csv_plot_png(csv_path_.c_str(), plot_.path.c_str(), plot, pixels.get(),
+                                         bt::port::kPlotPngBufferBytes);
+      }
+      if (s != bt::Status::kOk) {
+        fail(program_, "cannot write --plot '" + plot_.path + "': " + io_reason(s, errno));
+      }
+    }
+    if (plot_.kind != PlotKind::kNone) {
+      written += ", " + plot_.path;
+    }
+    return written;
+  }
+
   // What the run did: "trained 400 steps in 1.23 s (5200 samples/s)", or
-  // after --resume "resumed at step 200, trained 200 steps to step 400 in ...".
-  void print_summary() const {
+  // after --resume "resumed at step 200, trained 200 steps to step 400 in
+  // ...", then "; wrote FILES" naming the CSV and its plot (finish_outputs()
+  // writes them first).
+  void print_summary() {
+    const std::string written = finish_outputs();
+    const std::string wrote = written.empty() ? std::string() : "; wrote " + written;
     const double seconds = elapsed();
     const long trained = step_ - first_step_;
     const double rate =
         (seconds > 0.0) ? static_cast<double>(trained) * static_cast<double>(o_.batch) / seconds : 0.0;
     if (o_.resume.empty()) {
-      std::printf("trained %ld steps in %.2f s (%.0f samples/s)\n", trained, seconds, rate);
+      std::printf("trained %ld steps in %.2f s (%.0f samples/s)%s\n", trained, seconds, rate, wrote.c_str());
     } else {
-      std::printf("resumed at step %ld, trained %ld steps to step %ld in %.2f s (%.0f samples/s)\n", first_step_,
-                  trained, step_, seconds, rate);
+      std::printf("resumed at step %ld, trained %ld steps to step %ld in %.2f s (%.0f samples/s)%s\n", first_step_,
+                  trained, step_, seconds, rate, wrote.c_str());
     }
+    check_stdout(program_);
   }
 
   // --save: parameters, optimizer state, step and batch PRNG.
@@ -1026,9 +1213,10 @@ class Session {
     counters_.step = static_cast<std::uint64_t>(step_);
     counters_.optimizer_steps = opt_.steps();
     std::copy(batch_rng_.state(), batch_rng_.state() + nn::Rng::kStateWords, counters_.rng);
+    errno = 0;
     const bt::Status s = save(o_.save, tape_.values() + first_, n_, opt_, counters_);
     if (s != bt::Status::kOk) {
-      fail(program_, "cannot save '" + o_.save + "': " + bt::status_name(s));
+      fail(program_, "cannot save '" + o_.save + "': " + io_reason(s, errno));
     }
     std::printf("saved %s\n", o_.save.c_str());
   }
@@ -1047,6 +1235,13 @@ class Session {
   long step_ = 0;
   long first_step_ = 0;
   Csv csv_;
+  std::string csv_path_;
+  PlotTarget plot_;
+  std::string plot_title_;
+  std::function<double()> validate_;
+  bool validated_ = false;
+  long validated_step_ = 0;
+  double val_ = 0.0;
   Progress progress_{"", 0, 0, 0};
 };
 

@@ -20,6 +20,15 @@ Exit 0 when every check holds, 1 otherwise. Standard library only.
 
 from __future__ import annotations
 
+import os as _os
+import sys as _sys
+
+_sys.path.insert(0, _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "..", "..", "tools"))
+import cli  # noqa: E402 (tools/cli.py: --help, unknown options)
+
+if __name__ == "__main__":
+    cli.check(__doc__)
+
 import json
 import re
 import sys

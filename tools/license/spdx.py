@@ -8,6 +8,14 @@
 Source files are the files git tracks, except prose and data that carry no
 comments (Markdown, JSON, CSV, the fuzz corpus, LICENSE itself). The line
 goes first, or after a '#!' line, in the file's own comment syntax."""
+import os as _os
+import sys as _sys
+
+_sys.path.insert(0, _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), ".."))
+import cli  # noqa: E402 (tools/cli.py: --help, unknown options)
+
+if __name__ == "__main__":
+    cli.check(__doc__)
 import pathlib
 import subprocess
 import sys

@@ -63,8 +63,14 @@ std::uint64_t number(const char* text) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if ((argc == 2) && ((std::strcmp(argv[1], "--help") == 0) || (std::strcmp(argv[1], "-h") == 0))) {
+    std::puts("usage: checkpoint_tamper IN OUT set|setf64|resize TAG ARG VALUE (resize: TAG BYTES -)\n"
+              "Test tool: rewrites a field of a checkpoint's section and its CRC.");
+    return 0;
+  }
   if (argc != 7) {
-    die("usage: checkpoint_tamper IN OUT set|setf64|resize TAG ARG VALUE (resize: TAG BYTES -)");
+    std::fprintf(stderr, "usage: checkpoint_tamper IN OUT set|setf64|resize TAG ARG VALUE (resize: TAG BYTES -)\n");
+    return 2;
   }
   std::vector<unsigned char> in;
   if (std::FILE* f = std::fopen(argv[1], "rb")) {

@@ -17,7 +17,11 @@
 #include <vector>
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
+  if ((argc >= 2) && ((std::string(argv[1]) == "--help") || (std::string(argv[1]) == "-h"))) {
+    std::printf("usage: pty_screen PROGRAM [ARGS...]\nTest tool: the lines a terminal shows of PROGRAM's output.\n");
+    return 0;
+  }
+  if ((argc < 2) || (argv[1][0] == '-')) {
     std::fprintf(stderr, "usage: pty_screen PROGRAM [ARGS...]\n");
     return 2;
   }

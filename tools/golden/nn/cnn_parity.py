@@ -19,6 +19,14 @@ to 1e-9 relative, for SGD and for Adam.
 
 Run: /usr/bin/python3 tools/golden/nn/cnn_parity.py <burtorch-cnn> [steps]
 """
+import os as _os
+import sys as _sys
+
+_sys.path.insert(0, _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "..", ".."))
+import cli  # noqa: E402 (tools/cli.py: --help, unknown options)
+
+if __name__ == "__main__":
+    cli.check(__doc__)
 import math
 import os
 import re

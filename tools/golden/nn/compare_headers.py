@@ -3,6 +3,14 @@
   compare_headers.py COMMITTED FRESH REL_TOL
 Same names, same lengths, every value within REL_TOL (relative, with an
 absolute floor of REL_TOL * 1e-3). Exit 1 on any difference."""
+import os as _os
+import sys as _sys
+
+_sys.path.insert(0, _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "..", ".."))
+import cli  # noqa: E402 (tools/cli.py: --help, unknown options)
+
+if __name__ == "__main__":
+    cli.check(__doc__)
 import re
 import sys
 

@@ -7,6 +7,14 @@ FP64; the per-step mean losses go to tests/test_nn_trajectory_golden.hpp.
 Run (after building the host preset):
   /usr/bin/python3 tools/golden/nn/make_trajectory.py [build/host/tests/test_nn_export]
 """
+import os as _os
+import sys as _sys
+
+_sys.path.insert(0, _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "..", ".."))
+import cli  # noqa: E402 (tools/cli.py: --help, unknown options)
+
+if __name__ == "__main__":
+    cli.check(__doc__)
 import array
 import os
 import subprocess

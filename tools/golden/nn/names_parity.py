@@ -8,6 +8,14 @@ fails if they differ by more than 0.05.
 
   /usr/bin/python3 tools/golden/nn/names_parity.py BURTORCH_MAKEMORE NAMES_TXT [STEPS]
 """
+import os as _os
+import sys as _sys
+
+_sys.path.insert(0, _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "..", ".."))
+import cli  # noqa: E402 (tools/cli.py: --help, unknown options)
+
+if __name__ == "__main__":
+    cli.check(__doc__)
 import math
 import os
 import re
