@@ -162,8 +162,13 @@ struct MaxR {
   }
 };
 /// reduce_max over a list of indices: MaxR's row read through a list.
-struct MaxL : MaxR {
+struct MaxL {
   static constexpr OpKind kKind = OpKind::kListReduce;
+  static constexpr const char* kName = MaxR::kName;
+  template <class T, class At> static T forward(const T* v, At at, Index n) noexcept { return MaxR::forward(v, at, n); }
+  template <class T, class At> static void backward(const T* v, T* gr, At at, Index n, T g, T out) noexcept {
+    MaxR::backward(v, gr, at, n, g, out);
+  }
 };
 // clang-format on
 /// @endcond

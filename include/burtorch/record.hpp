@@ -97,9 +97,13 @@ class Recorder {
   static constexpr Index kConstantSlots = static_cast<Index>((sizeof(T) + sizeof(Index) - 1U) / sizeof(Index));
 
   // --- the arrays ------------------------------------------------------
-  /// Values and gradients of nodes [0, size), argument slots [0, slots_used).
+  /// Values and gradients of nodes [0, size), argument slots [0, slots_used),
+  /// for writing: the tape is not const to the recorder that writes them.
+  // cppcheck-suppress constParameter ; write access to the tape's arrays
   static T* values(Tape<T>& t) noexcept { return t.values_; }
+  // cppcheck-suppress constParameter ; write access to the tape's arrays
   static T* grads(Tape<T>& t) noexcept { return t.grads_; }
+  // cppcheck-suppress constParameter ; write access to the tape's arrays
   static Index* slots(Tape<T>& t) noexcept { return t.args_; }
   static const Index* slots(const Tape<T>& t) noexcept { return t.args_; }
   /// Nodes recorded, slots in use, and the parameter region's end.
