@@ -51,7 +51,8 @@ clean_sarif() {  # clean_sarif FILE: nothing unsuppressed, our headers analysed;
   validate_sarif "$1"
 }
 
-# name|toolchain file|-D options of each cross preset, from CMakePresets.json.
+# name|toolchain file|-D options of each cross preset of the registry
+# (targets/targets.json), from CMakePresets.json.
 mapfile -t presets < <(python3 - <<'PY'
 import json
 p = {c["name"]: c for c in json.load(open("CMakePresets.json"))["configurePresets"]}
@@ -65,10 +66,12 @@ def resolved(name):
     out["toolchainFile"] = c.get("toolchainFile", out["toolchainFile"])
     out["cacheVariables"].update(c.get("cacheVariables", {}))
     return out
-for name, c in p.items():
+import sys
+sys.path.insert(0, "tools")
+from targets import by_kind  # the cross targets of targets/targets.json
+for name in (t["preset"] for t in by_kind("linux", "mcu")):
+    c = p[name]
     r = resolved(name)
-    if c.get("hidden") or not r["toolchainFile"]:
-        continue
     tc = r["toolchainFile"].replace("${sourceDir}/", "")
     opts = " ".join(f"-D{k}={v}" for k, v in sorted(r["cacheVariables"].items()))
     print(f"{name}|{tc}|{opts}")

@@ -27,6 +27,9 @@ printf '%s\n' "$out" | grep -q "no stage matches 'no-stage-has-this-name'" || fa
 printf '%s\n' "$out" | grep -q 'passed' && fail "an unmatched filter reported a count: $out"
 echo "unmatched filter: exit 2, '$out'"
 
+# The target registry agrees with CMakePresets.json, the stages and the boards.
+python3 "$root/tools/targets.py" --check || fail "targets/targets.json disagrees with the tree"
+
 out=$("$root/tools/check" check-cli no-stage-has-this-name 2>&1); code=$?
 [ "$code" = 2 ] || fail "one unmatched filter among others exited $code"
 echo "one unmatched filter among matching ones: exit 2"

@@ -92,9 +92,12 @@ class Target:
         return self.tools[name]
 
 
-# Every preset of CMakePresets.json that builds the library for a target.
-TARGETS = [Target(n) for n in ("host", "aarch64-linux", "armv7-linux", "cortex-m0", "cortex-m4", "cortex-m7",
-                               "cortex-m33", "cortex-m55")]
+# Every preset that builds the library for a target: the registry,
+# targets/targets.json (tools/targets.py).
+sys.path.insert(0, str(ROOT / "tools"))
+from targets import TARGETS as _REGISTRY  # noqa: E402
+
+TARGETS = [Target(t["preset"]) for t in _REGISTRY]
 # Optimisation levels analysed besides the preset's own (Release: -O3, MinSizeRel: -Os).
 OPTS = ["-O0", "-O2", "-Os"]
 
