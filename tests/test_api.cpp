@@ -4,6 +4,7 @@
 #include <burtorch/burtorch.hpp>
 
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 
@@ -151,8 +152,36 @@ void bad_buffers_and_marks(bt_test::Context& t) {
   BT_CHECK(t, !small.leaf(1.0).valid());
   small.reset();
   BT_CHECK(t, small.status() == bt::Status::kInvalidArgument);
-  bt::Tape<double> misaligned(buffer + 1, need, 16U, 16U);
-  BT_CHECK(t, misaligned.status() == bt::Status::kInvalidArgument);
+  // A buffer at any address: the arrays start at its first 32-byte
+  // boundary, so it needs up to kArrayAlign - 1 more bytes than an aligned one.
+  constexpr std::size_t kAlign = bt::Tape<double>::kArrayAlign;
+  static_assert(need + kAlign <= sizeof(buffer), "test buffer");
+  bt::Tape<double> short_of_pad(buffer + 1, need, 16U, 16U);
+  BT_CHECK(t, short_of_pad.status() == bt::Status::kInvalidArgument);
+  for (std::size_t offset = 1U; offset < kAlign; offset += 5U) {
+    std::memset(buffer, 0xA5, sizeof(buffer));
+    bt::Tape<double> anywhere(buffer + offset, need + kAlign - 1U, 16U, 16U);
+    BT_CHECK(t, (anywhere.status() == bt::Status::kOk) && (anywhere.usage().node_capacity == 16U));
+    const auto at = reinterpret_cast<std::uintptr_t>(anywhere.values());  // NOLINT: checks the alignment
+    BT_CHECK(t, (at % kAlign) == 0U);
+    const unsigned char* first = reinterpret_cast<const unsigned char*>(anywhere.values());  // NOLINT
+    BT_CHECK(t, (first >= buffer + offset) && (first < buffer + offset + kAlign));
+    // Fill it: nothing before the buffer's start or past its end is written.
+    auto x = anywhere.leaf(1.5);
+    for (int k = 0; k < 7; ++k) {  // 15 nodes, 14 slots: the tape nearly full
+      x = x * 1.0001 + 0.5;
+    }
+    BT_CHECK(t, anywhere.backward(x) == bt::Status::kOk);
+    bool guards = true;
+    for (std::size_t i = 0U; i < offset; ++i) {
+      guards = guards && (buffer[i] == 0xA5U);
+    }
+    for (std::size_t i = offset + need + kAlign - 1U; i < sizeof(buffer); ++i) {
+      guards = guards && (buffer[i] == 0xA5U);
+    }
+    BT_CHECK(t, guards);
+  }
+  std::memset(buffer, 0, sizeof(buffer));
   bt::Tape<double> null_buffer(nullptr, need, 16U, 16U);
   BT_CHECK(t, null_buffer.status() == bt::Status::kInvalidArgument);
   bt::Tape<double> good(buffer, need, 16U, 16U);

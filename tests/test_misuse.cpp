@@ -20,6 +20,7 @@
 #include "harness.hpp"
 
 namespace bt = burtorch;
+namespace nn = burtorch::nn;
 
 namespace {
 
@@ -616,7 +617,7 @@ void reduce_range_matches_handles(bt_test::Context& t) {
   BT_CHECK(t, !bt::reduce(tape, bt::Op::kSumL, bt::View{0U, 3U}).valid());
   BT_CHECK(t, tape.status() == bt::Status::kInvalidArgument);
   tape.clear_status();
-  BT_CHECK(t, !bt::reduce(tape, bt::Op::kSumR, bt::View{0U, 0U}).valid());
+  BT_CHECK(t, !bt::reduce(tape, bt::Op::kSumR, bt::kNoView).valid());  // a failed layer's output
   BT_CHECK(t, tape.status() == bt::Status::kInvalidArgument);
   tape.clear_status();
   BT_CHECK(t, !bt::reduce(tape, bt::Op::kSumR, bt::View{2U, 9U}).valid());
@@ -702,7 +703,111 @@ void op_families_per_tape(bt_test::Context& t) {
   BT_CHECK(t, g_buffer.intact(need));
 }
 
+// After kCapacityExceeded, usage() says what the recording needed: the
+// nodes and slots up to the op that did not fit, plus one node per
+// elementwise op after it. The count is exact for a chain of elementwise
+// ops: a tape of that many nodes records the chain.
+void capacity_reports_what_was_needed(bt_test::Context& t) {
+  g_buffer.fill();
+  const std::size_t need = bt::Tape<float>::bytes_required(6U, 4U);
+  BT_CHECK(t, need <= 256U);
+  bt::Tape<float> tape(g_buffer.body(), need, 6U, 4U);
+  const auto chain = [](bt::Tape<float>& tp) {
+    auto x = tp.leaf(0.5F);
+    for (int k = 0; k < 9; ++k) {  // 1 + 9 * 2 nodes, 9 * 1 slots (x * c stores c)
+      x = bt::tanh(x * 1.5F);
+    }
+    return x;
+  };
+  BT_CHECK(t, tape.usage().nodes_needed == 0U);
+  static_cast<void>(chain(tape));
+  const bt::TapeUsage u = tape.usage();
+  BT_CHECK(t, tape.status() == bt::Status::kCapacityExceeded);
+  BT_CHECK(t, (u.nodes == 6U) && (u.nodes_needed == 19U));
+  BT_CHECK(t, u.slots_needed >= 3U);  // the slots up to the op that failed (the ops after it are not counted)
+  tape.clear_status();
+  BT_CHECK(t, tape.usage().nodes_needed == 0U);
+  BT_CHECK(t, g_buffer.intact(need));
+  // A tape of the nodes reported (and the slots the chain takes) records it.
+  static bt::FixedTape<float, 19, 9> big;
+  big.reset();
+  BT_CHECK(t, chain(big).valid() && (big.status() == bt::Status::kOk) && (big.size() == 19U));
+}
+
+// A refused record_view leaves the tape as it found it: the nodes and slots
+// its calls recorded are gone (and the status says why).
+void refused_record_view_records_nothing(bt_test::Context& t) {
+  static bt::FixedTape<double, 16, 16> tape;
+  tape.reset();
+  auto x = tape.leaf(2.0);
+  const std::size_t size = tape.size();
+  const std::size_t slots = tape.usage().slots;
+  // Two nodes per call (and a slot each): not a view of n one-node ops.
+  const bt::View v = bt::record_view(tape, 3U, [&](bt::Index) { return bt::relu(x * 3.0); });
+  BT_CHECK(t, (v.count == 0U) && (tape.status() == bt::Status::kInvalidArgument));
+  BT_CHECK(t, (tape.size() == size) && (tape.usage().slots == slots));
+  // A call that fails half way (the tape fills): the recorded half is gone.
+  tape.clear_status();
+  const bt::View w = bt::record_view(tape, 20U, [&](bt::Index) { return x + 1.0; });
+  BT_CHECK(t, (w.count == 0U) && (tape.status() == bt::Status::kCapacityExceeded));
+  BT_CHECK(t, (tape.size() == size) && (tape.usage().slots == slots));
+  // Accepted, it is the n nodes.
+  tape.clear_status();
+  const bt::View ok = bt::record_view(tape, 3U, [&](bt::Index k) { return x + static_cast<double>(k); });
+  BT_CHECK(t, (ok.first == size) && (ok.count == 3U) && (tape.value(ok.first + 2U) == 4.0));
+}
+
+// An optimizer with state is bound to the parameters of its first step: a
+// step over others (or on another tape) is refused, nothing changed;
+// reset() frees it. SGD (no state) steps any view. params_view() makes the
+// view of parameters recorded by hand, and refuses handles that are not.
+void optimizer_binds_its_parameters(bt_test::Context& t) {
+  static bt::FixedTape<double, 16, 16> tape;
+  static bt::FixedTape<double, 16, 16> other;
+  tape.reset();
+  other.reset();
+  const bt::Value<double> p[4] = {tape.param(1.0), tape.param(2.0), tape.param(3.0), tape.param(4.0)};
+  const bt::View a = nn::params_view(tape, p, 2U);
+  const bt::View b = nn::params_view(tape, p + 2, 2U);
+  BT_CHECK(t, (a.first == p[0].index()) && (a.count == 2U) && (b.first == p[2].index()));
+  nn::OptimizerConfig<double> adam;
+  adam.kind = nn::OptimizerKind::kAdam;
+  adam.lr = 0.1;
+  double state[8] = {};
+  nn::Optimizer<double> opt(adam, state);
+  tape.grads()[0] = 1.0;
+  BT_CHECK(t, opt.step(tape, a) == bt::Status::kOk);
+  const double after = p[0].value();
+  BT_CHECK(t, (after < 1.0) && (opt.bound_params().first == a.first) && (opt.bound_params().count == 2U));
+  BT_CHECK(t, opt.step(tape, b) == bt::Status::kInvalidArgument);  // another view: refused
+  const bt::Value<double> q[2] = {other.param(1.0), other.param(2.0)};
+  BT_CHECK(t, opt.step(other, nn::params_view(other, q, 2U)) == bt::Status::kInvalidArgument);  // another tape
+  BT_CHECK(t, (p[0].value() == after) && (p[2].value() == 3.0) && (opt.steps() == 1U));
+  opt.reset();
+  BT_CHECK(t, (opt.steps() == 0U) && (state[0] == 0.0) && (opt.bound_params().count == 0U));
+  BT_CHECK(t, opt.step(tape, b) == bt::Status::kOk);
+  // SGD keeps no state: any view.
+  nn::OptimizerConfig<double> sgd;
+  sgd.lr = 0.5;
+  nn::Optimizer<double> plain(sgd);
+  BT_CHECK(t, (plain.step(tape, a) == bt::Status::kOk) && (plain.step(tape, b) == bt::Status::kOk));
+  // params_view refuses what is not parameters one after another.
+  const bt::Value<double> gap[2] = {p[0], p[2]};
+  BT_CHECK(t, nn::params_view(tape, gap, 2U).count == 0U);
+  BT_CHECK(t, tape.status() == bt::Status::kInvalidArgument);
+  tape.clear_status();
+  const bt::Value<double> interior[1] = {p[0] * 2.0};
+  BT_CHECK(t, nn::params_view(tape, interior, 1U).count == 0U);
+  tape.clear_status();
+  BT_CHECK(t, nn::params_view(tape, q, 2U).count == 0U);  // another tape's
+  tape.clear_status();
+  BT_CHECK(t, nn::params_view(tape, p, 0U).count == 0U);
+}
+
 const bt_test::TestCase kCases[] = {
+    {"capacity_reports_what_was_needed", capacity_reports_what_was_needed},
+    {"refused_record_view_records_nothing", refused_record_view_records_nothing},
+    {"optimizer_binds_its_parameters", optimizer_binds_its_parameters},
     {"op_families_per_tape", op_families_per_tape},
     {"report_records_a_callers_error", report_records_a_callers_error},
     {"reduce_range_matches_handles", reduce_range_matches_handles},

@@ -644,6 +644,58 @@ void every_elementwise_op(bt_test::Context& t) {
   BT_CHECK(t, elementwise == 31U);  // 25 of the paper's set, 6 of functions.hpp; update with a new row and its case
 }
 
+// Reductions over no operands give PyTorch's values of nothing, with no
+// error (torch.sum/prod of an empty tensor: 0 and 1; mean, var: NaN;
+// logsumexp: -inf; the maximum of nothing, which PyTorch refuses: -inf),
+// on the tape they are given, as a constant node that backward passes
+// through; over a view of no nodes too. Without a tape (the handle-only
+// forms) there is nothing to record on: an empty handle, as documented.
+void empty_reductions(bt_test::Context& t) {
+  g_tape64.reset();
+  using V = bt::Value<double>;
+  const V* none = nullptr;
+  const double kNaN = std::numeric_limits<double>::quiet_NaN();
+  const double kInf = std::numeric_limits<double>::infinity();
+  const struct {
+    const char* name;
+    V (*fn)(bt::Tape<double>&, const V*, std::size_t);
+    double want;
+  } kCases[] = {
+      {"sum", &bt::reduce_sum<double>, 0.0},
+      {"sub", &bt::reduce_sub<double>, 0.0},
+      {"mul", &bt::reduce_mul<double>, 1.0},
+      {"mean", &bt::reduce_mean<double>, kNaN},
+      {"sum_of_squares", &bt::reduce_sum_of_squares<double>, 0.0},
+      {"mean_squares", &bt::reduce_mean_squares<double>, kNaN},
+      {"negative_mean", &bt::reduce_negative_mean<double>, kNaN},
+      {"variance", &bt::variance<double>, kNaN},
+      {"variance_biased", &bt::variance_biased<double>, kNaN},
+      {"log_sum_exp", &bt::log_sum_exp<double>, -kInf},
+      {"max", &bt::reduce_max<double>, -kInf},
+  };
+  for (const auto& c : kCases) {
+    t.test_name = c.name;
+    const V x = g_tape64.leaf(2.0);
+    const V e = c.fn(g_tape64, none, 0U);
+    BT_CHECK(t, e.valid() && (g_tape64.status() == bt::Status::kOk));
+    BT_CHECK(t, (e.value() == c.want) || (std::isnan(c.want) && std::isnan(e.value())));
+    BT_CHECK(t, bt::node_op(g_tape64, e.index()) == bt::Op::kInput);  // a constant: no gradient
+    // It takes part in a graph like any node: d(x * 3 + e)/dx = 3.
+    const V y = std::isfinite(c.want) ? (x * 3.0 + e) : (x * 3.0);
+    BT_CHECK(t, g_tape64.backward(y) == bt::Status::kOk);
+    BT_CHECK(t, x.grad() == 3.0);
+  }
+  t.test_name = "empty_view";
+  const V a = g_tape64.leaf(1.0);
+  BT_CHECK(t, bt::reduce(g_tape64, bt::Op::kSumR, bt::View{a.index(), 0U}).value() == 0.0);
+  BT_CHECK(t, std::isinf(bt::reduce_max(g_tape64, bt::View{a.index(), 0U}).value()));
+  BT_CHECK(t, g_tape64.status() == bt::Status::kOk);
+  t.test_name = "no_tape";
+  BT_CHECK(t, bt::reduce_sum(none, 0U).tape() == nullptr);
+  BT_CHECK(t, g_tape64.status() == bt::Status::kOk);
+  t.test_name = "empty_reductions";
+}
+
 void product_with_zeros(bt_test::Context& t) {
   g_tape64.reset();
   bt::Value<double> x[4] = {g_tape64.leaf(2.0), g_tape64.leaf(0.0), g_tape64.leaf(-3.0), g_tape64.leaf(0.5)};
@@ -935,7 +987,7 @@ void reduce_max_misuse(bt_test::Context& t) {
   BT_CHECK(t, g_tape64.size() == size && g_tape64.usage().slots == 0U);
   // A run of no nodes; a run past the end.
   g_tape64.clear_status();
-  BT_CHECK(t, !bt::reduce_max(g_tape64, bt::View{a.index(), 0U}).valid());
+  BT_CHECK(t, !bt::reduce_max(g_tape64, bt::kNoView).valid());
   BT_CHECK(t, g_tape64.status() == bt::Status::kInvalidArgument);
   g_tape64.clear_status();
   BT_CHECK(t, !bt::reduce_max(g_tape64, bt::View{b.index(), 2U}).valid());
@@ -1057,7 +1109,8 @@ const bt_test::TestCase kCases[] = {
     {"unary_fp64", unary_fp64},         {"unary_fp32", unary_fp32},
     {"edges", edges},                   {"binary_fp64", binary_fp64},
     {"binary_fp32", binary_fp32},       {"reductions_fp64", reductions_fp64},
-    {"reductions_fp32", reductions_fp32}, {"product_with_zeros", product_with_zeros},
+    {"reductions_fp32", reductions_fp32}, {"empty_reductions", empty_reductions},
+    {"product_with_zeros", product_with_zeros},
     {"repeated_operands", repeated_operands}, {"every_elementwise_op", every_elementwise_op},
     {"linked_op_edges", linked_op_edges},     {"reduce_max_cases", reduce_max_cases},
     {"reduce_max_misuse", reduce_max_misuse}, {"linked_ops_on_lanes", linked_ops_on_lanes},

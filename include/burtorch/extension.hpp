@@ -192,6 +192,11 @@ struct OpFamily {
     }
     return enable(*on) ? Recorder<T>::template reduce<op<R>(), op<L>(), R>(*on, xs, n) : Value<T>(on, kNoIndex);
   }
+  /// The same on `tape` (over no operands: the row's value of nothing).
+  template <class R, class L, class T>
+  static Value<T> reduce(Tape<T>& tape, const Value<T>* xs, std::size_t n) noexcept {
+    return enable(tape) ? Recorder<T>::template reduce<op<R>(), op<L>(), R>(tape, xs, n) : Value<T>(&tape, kNoIndex);
+  }
   /// Row R (a view reduction) over the view x of tape, read in place.
   template <class R, class T>
   static Value<T> reduce(Tape<T>& tape, View x) noexcept {

@@ -134,6 +134,7 @@ struct Huber {  // Huber function of a residual d, c = delta > 0
 /// backward sends the whole gradient to that one operand.
 struct MaxR {
   static constexpr OpKind kKind = OpKind::kViewReduce;
+  static constexpr Empty kEmpty = Empty::kMinusInf;  // the maximum of nothing (PyTorch raises)
   static constexpr const char* kName = "max";
   template <class T> static T step(T m, T x) noexcept {
     return ScalarOps<T>::select_nan(x, x, ScalarOps<T>::select_greater(x, m, x, m));
@@ -164,6 +165,7 @@ struct MaxR {
 /// reduce_max over a list of indices: MaxR's row read through a list.
 struct MaxL {
   static constexpr OpKind kKind = OpKind::kListReduce;
+  static constexpr Empty kEmpty = MaxR::kEmpty;
   static constexpr const char* kName = MaxR::kName;
   template <class T, class At> static T forward(const T* v, At at, Index n) noexcept { return MaxR::forward(v, at, n); }
   template <class T, class At> static void backward(const T* v, T* gr, At at, Index n, T g, T out) noexcept {
@@ -233,6 +235,12 @@ inline Value<T> huber(Value<T> d, detail::PlainT<T> delta = detail::PlainT<T>(1)
 template <class T>
 inline Value<T> reduce_max(const Value<T>* xs, std::size_t n) noexcept {
   return PiecewiseOps::reduce<rows::MaxR, rows::MaxL>(xs, n);
+}
+/// The same on `tape`: over no operands, -inf (the maximum of nothing;
+/// PyTorch raises), with no error.
+template <class T>
+inline Value<T> reduce_max(Tape<T>& tape, const detail::PlainT<Value<T>>* xs, std::size_t n) noexcept {
+  return PiecewiseOps::reduce<rows::MaxR, rows::MaxL>(tape, xs, n);
 }
 /// reduce_max() of the view x of `tape` (a pooling window, read in place:
 /// no handles, no slots). kInvalidArgument if x is empty, kInvalidHandle

@@ -246,6 +246,8 @@ struct Lanes {
     static constexpr bool is_specialized = true;  ///< as std::numeric_limits
     /// NaN in every lane.
     static constexpr Lanes quiet_NaN() noexcept { return Lanes(std::numeric_limits<T>::quiet_NaN()); }
+    /// +inf in every lane.
+    static constexpr Lanes infinity() noexcept { return Lanes(std::numeric_limits<T>::infinity()); }
   };
 };
 

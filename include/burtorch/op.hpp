@@ -29,6 +29,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 
 #include "burtorch/config.hpp"
 #include "burtorch/detail/math.hpp"
@@ -74,6 +75,19 @@ enum class OpKind : std::uint8_t {
   kDescriptor,   ///< a = a descriptor in slots (inner products, layer rows)
 };
 
+/// A reduction's value over no operands (a row's kEmpty): PyTorch's sum and
+/// product of nothing (0, 1), its mean and variance of nothing (NaN), its
+/// log-sum-exp of nothing (-inf); the maximum of nothing is -inf too.
+enum class Empty : std::uint8_t { kZero, kOne, kNaN, kMinusInf };
+/// The value of e in T.
+template <class T>
+constexpr T empty_value(Empty e) noexcept {
+  return (e == Empty::kZero) ? T(0)
+         : (e == Empty::kOne) ? T(1)
+         : (e == Empty::kNaN) ? std::numeric_limits<T>::quiet_NaN()
+                              : -std::numeric_limits<T>::infinity();
+}
+
 /// The row of op K: specialised once per core op (the specialisations are
 /// the op set, read in the source; the reference documents their members
 /// once, here; an extension's rows are plain structs with the same members):
@@ -87,6 +101,7 @@ enum class OpKind : std::uint8_t {
 ///   reductions: `backward(v, grads, at, n, g, out)`; descriptor ops:
 ///   `backward(arrays, i, a, b, g)`);
 /// - `kPair` (reductions only): the other variant, view (R) or list (L);
+/// - `kEmpty` (reductions only): its value over no operands (Empty);
 /// - `kRows` (descriptor ops only, optional): true for the rows of a
 ///   matrix-vector product, b = the row, row b - k at node i - k: the
 ///   sweep hands the whole block to the row (detail::rows_step);

@@ -27,6 +27,7 @@ namespace burtorch {
 template <> struct OpDef<Op::kSumR> {
   static constexpr OpKind kKind = OpKind::kViewReduce;
   static constexpr Op kPair = Op::kSumL;
+  static constexpr Empty kEmpty = Empty::kZero;  // of no operands (PyTorch's)
   static constexpr const char* kName = "sum";
   template <class T, class At> static T forward(const T* v, At at, Index n) noexcept { return detail::sum_of(v, at, n); }
   template <class T, class At> static void backward(const T* /*v*/, T* gr, At at, Index n, T g, T /*out*/) noexcept {
@@ -37,6 +38,7 @@ template <> struct OpDef<Op::kSumL> : detail::ListVariant<Op::kSumR> {};
 template <> struct OpDef<Op::kSubR> {  // x0 - (x1 + ... + x(n-1))
   static constexpr OpKind kKind = OpKind::kViewReduce;
   static constexpr Op kPair = Op::kSubL;
+  static constexpr Empty kEmpty = Empty::kZero;  // of no operands (PyTorch's)
   static constexpr const char* kName = "sub_n";
   template <class T, class At> static T forward(const T* v, At at, Index n) noexcept {
     T rest = T(0);
@@ -52,6 +54,7 @@ template <> struct OpDef<Op::kSubL> : detail::ListVariant<Op::kSubR> {};
 template <> struct OpDef<Op::kProdR> {  // exact zeros handled in backward
   static constexpr OpKind kKind = OpKind::kViewReduce;
   static constexpr Op kPair = Op::kProdL;
+  static constexpr Empty kEmpty = Empty::kOne;  // of no operands (PyTorch's)
   static constexpr const char* kName = "prod";
   template <class T, class At> static T forward(const T* v, At at, Index n) noexcept { return detail::product_of(v, at, n); }
   template <class T, class At> static void backward(const T* v, T* gr, At at, Index n, T g, T /*out*/) noexcept {
@@ -62,6 +65,7 @@ template <> struct OpDef<Op::kProdL> : detail::ListVariant<Op::kProdR> {};
 template <> struct OpDef<Op::kMeanR> {
   static constexpr OpKind kKind = OpKind::kViewReduce;
   static constexpr Op kPair = Op::kMeanL;
+  static constexpr Empty kEmpty = Empty::kNaN;  // of no operands (PyTorch's)
   static constexpr const char* kName = "mean";
   template <class T, class At> static T forward(const T* v, At at, Index n) noexcept {
     return detail::sum_of(v, at, n) / static_cast<T>(n);
@@ -75,6 +79,7 @@ template <> struct OpDef<Op::kMeanL> : detail::ListVariant<Op::kMeanR> {};
 template <> struct OpDef<Op::kSumSqR> {  // sum of x_i^2
   static constexpr OpKind kKind = OpKind::kViewReduce;
   static constexpr Op kPair = Op::kSumSqL;
+  static constexpr Empty kEmpty = Empty::kZero;  // of no operands (PyTorch's)
   static constexpr const char* kName = "sum_sq";
   template <class T, class At> static T forward(const T* v, At at, Index n) noexcept { return detail::sum_of_squares(v, at, n); }
   template <class T, class At> static void backward(const T* v, T* gr, At at, Index n, T g, T /*out*/) noexcept {
@@ -86,6 +91,7 @@ template <> struct OpDef<Op::kSumSqL> : detail::ListVariant<Op::kSumSqR> {};
 template <> struct OpDef<Op::kMeanSqR> {  // mean of x_i^2
   static constexpr OpKind kKind = OpKind::kViewReduce;
   static constexpr Op kPair = Op::kMeanSqL;
+  static constexpr Empty kEmpty = Empty::kNaN;  // of no operands (PyTorch's)
   static constexpr const char* kName = "mean_sq";
   template <class T, class At> static T forward(const T* v, At at, Index n) noexcept {
     return detail::sum_of_squares(v, at, n) / static_cast<T>(n);
@@ -99,6 +105,7 @@ template <> struct OpDef<Op::kMeanSqL> : detail::ListVariant<Op::kMeanSqR> {};
 template <> struct OpDef<Op::kNegMeanR> {  // -mean
   static constexpr OpKind kKind = OpKind::kViewReduce;
   static constexpr Op kPair = Op::kNegMeanL;
+  static constexpr Empty kEmpty = Empty::kNaN;  // of no operands (PyTorch's)
   static constexpr const char* kName = "neg_mean";
   template <class T, class At> static T forward(const T* v, At at, Index n) noexcept {
     return -detail::sum_of(v, at, n) / static_cast<T>(n);
@@ -126,6 +133,7 @@ void variance_backward(const T* v, T* gr, At at, Index n, T g, T denominator) no
 template <> struct OpDef<Op::kVarR> {  // sum((x - mean)^2) / (n - 1); NaN for n == 1
   static constexpr OpKind kKind = OpKind::kViewReduce;
   static constexpr Op kPair = Op::kVarL;
+  static constexpr Empty kEmpty = Empty::kNaN;  // of no operands (PyTorch's)
   static constexpr const char* kName = "var";
   template <class T, class At> static T forward(const T* v, At at, Index n) noexcept {
     return detail::variance_of(v, at, n, static_cast<T>(n) - T(1));
@@ -138,6 +146,7 @@ template <> struct OpDef<Op::kVarL> : detail::ListVariant<Op::kVarR> {};
 template <> struct OpDef<Op::kVarBiasedR> {  // sum((x - mean)^2) / n
   static constexpr OpKind kKind = OpKind::kViewReduce;
   static constexpr Op kPair = Op::kVarBiasedL;
+  static constexpr Empty kEmpty = Empty::kNaN;  // of no operands (PyTorch's)
   static constexpr const char* kName = "var_biased";
   template <class T, class At> static T forward(const T* v, At at, Index n) noexcept {
     return detail::variance_of(v, at, n, static_cast<T>(n));
@@ -150,6 +159,7 @@ template <> struct OpDef<Op::kVarBiasedL> : detail::ListVariant<Op::kVarBiasedR>
 template <> struct OpDef<Op::kLogSumExpR> {  // log(sum(exp(x_i))), max-shifted
   static constexpr OpKind kKind = OpKind::kViewReduce;
   static constexpr Op kPair = Op::kLogSumExpL;
+  static constexpr Empty kEmpty = Empty::kMinusInf;  // of no operands (PyTorch's)
   static constexpr const char* kName = "log_sum_exp";
   template <class T, class At> static T forward(const T* v, At at, Index n) noexcept { return detail::log_sum_exp_of(v, at, n); }
   // d/dx_i = softmax(x)_i = exp(x_i - out).

@@ -247,7 +247,10 @@ inline Value<T> negative_mean(Value<T> x, Value<T> y) noexcept {
 /// only (first, n); otherwise their indices go to n argument slots. With no
 /// operand that has a tape (n == 0, xs null, all empty) there is no tape to
 /// report to: the result is an empty handle, and using it in a later op
-/// reports kEmptyHandle on that op's tape.
+/// reports kEmptyHandle on that op's tape. Each reduction also takes the
+/// tape first (reduce_sum(tape, xs, n)): over no operands it then records
+/// the value PyTorch gives for nothing (sum 0, product 1, mean and variance
+/// NaN, log-sum-exp -inf), with no error.
 namespace detail {
 template <class T>
 inline Value<T> reduce(Op view_op, const Value<T>* xs, std::size_t n) noexcept {
@@ -307,6 +310,59 @@ inline Value<T> variance(const Value<T>* xs, std::size_t n) noexcept {
 template <class T>
 inline Value<T> variance_biased(const Value<T>* xs, std::size_t n) noexcept {
   return detail::reduce(Op::kVarBiasedR, xs, n);
+}
+
+
+// --- the same reductions on a given tape: defined over no operands too ------
+/// xs[0] + ... + xs[n-1]; 0 over no operands (on tape).
+template <class T>
+inline Value<T> reduce_sum(Tape<T>& tape, const detail::PlainT<Value<T>>* xs, std::size_t n) noexcept {
+  return reduce(tape, Op::kSumR, xs, n);
+}
+/// xs[0] - xs[1] - ... - xs[n-1]; 0 over no operands (on tape).
+template <class T>
+inline Value<T> reduce_sub(Tape<T>& tape, const detail::PlainT<Value<T>>* xs, std::size_t n) noexcept {
+  return reduce(tape, Op::kSubR, xs, n);
+}
+/// xs[0] * ... * xs[n-1]; 1 over no operands (on tape).
+template <class T>
+inline Value<T> reduce_mul(Tape<T>& tape, const detail::PlainT<Value<T>>* xs, std::size_t n) noexcept {
+  return reduce(tape, Op::kProdR, xs, n);
+}
+/// the mean of xs[0..n); NaN over no operands (on tape).
+template <class T>
+inline Value<T> reduce_mean(Tape<T>& tape, const detail::PlainT<Value<T>>* xs, std::size_t n) noexcept {
+  return reduce(tape, Op::kMeanR, xs, n);
+}
+/// sum(xs[i]^2); 0 over no operands (on tape).
+template <class T>
+inline Value<T> reduce_sum_of_squares(Tape<T>& tape, const detail::PlainT<Value<T>>* xs, std::size_t n) noexcept {
+  return reduce(tape, Op::kSumSqR, xs, n);
+}
+/// mean(xs[i]^2); NaN over no operands (on tape).
+template <class T>
+inline Value<T> reduce_mean_squares(Tape<T>& tape, const detail::PlainT<Value<T>>* xs, std::size_t n) noexcept {
+  return reduce(tape, Op::kMeanSqR, xs, n);
+}
+/// -mean(xs); NaN over no operands (on tape).
+template <class T>
+inline Value<T> reduce_negative_mean(Tape<T>& tape, const detail::PlainT<Value<T>>* xs, std::size_t n) noexcept {
+  return reduce(tape, Op::kNegMeanR, xs, n);
+}
+/// the unbiased variance; NaN over fewer than two operands (on tape).
+template <class T>
+inline Value<T> variance(Tape<T>& tape, const detail::PlainT<Value<T>>* xs, std::size_t n) noexcept {
+  return reduce(tape, Op::kVarR, xs, n);
+}
+/// the population variance; NaN over no operands (on tape).
+template <class T>
+inline Value<T> variance_biased(Tape<T>& tape, const detail::PlainT<Value<T>>* xs, std::size_t n) noexcept {
+  return reduce(tape, Op::kVarBiasedR, xs, n);
+}
+/// log(sum(exp(xs[i]))), max-shifted; -inf over no operands (on tape).
+template <class T>
+inline Value<T> log_sum_exp(Tape<T>& tape, const detail::PlainT<Value<T>>* xs, std::size_t n) noexcept {
+  return reduce(tape, Op::kLogSumExpR, xs, n);
 }
 
 /// The two results of reduce_mean_and_mean_squares.

@@ -165,6 +165,9 @@ class Recorder {
   static bool list_valid(Tape<T>& t, ViewList x) noexcept;
   /// Records the first error (sticky) and returns an invalid handle.
   static Value<T> fail(Tape<T>& t, Status status) noexcept { return t.fail(status); }
+  /// kCapacityExceeded by a recorder that needed `nodes` more nodes and
+  /// `slots` more argument slots (TapeUsage::nodes_needed, slots_needed).
+  static Value<T> fail_capacity(Tape<T>& t, Index nodes, Index slots) noexcept { return t.fail_capacity(nodes, slots); }
   /// Records why operand x is refused, from its tape alone: none
   /// kEmptyHandle, t kInvalidHandle, another kForeignValue.
   static void reject(Tape<T>& t, Value<T> x) noexcept { t.reject(x.tape()); }
@@ -260,7 +263,7 @@ class Recorder {
     if (BURTORCH_UNLIKELY(!t.owns(x))) {
       t.reject(x.tape());
     } else if (BURTORCH_UNLIKELY(!room_for_interior(t) || ((t.slot_capacity_ - t.slots_used_) < kConstantSlots))) {
-      static_cast<void>(t.fail(Status::kCapacityExceeded));
+      static_cast<void>(t.fail_capacity(1U, kConstantSlots));
     } else {
       const Index slot = t.slots_used_;
       t.slots_used_ = slot + kConstantSlots;
@@ -269,11 +272,21 @@ class Recorder {
     }
     return Value<T>(&t, out);
   }
+  /// The value of a reduction over no operands (empty_value(e)), as a node
+  /// without operands and without gradient (op kInput: a constant).
+  static Value<T> constant_node(Tape<T>& t, Empty e) noexcept {
+    return push(t, Op::kInput, empty_value<T>(e), kNoIndex, kNoIndex);
+  }
   /// A view reduction over xs[0..n): stored as a view if the nodes are
   /// consecutive (op K), else as a list of indices (op L, D's list row).
+  /// Over no operands (n == 0, xs may be null), its value of nothing
+  /// (D::kEmpty) as a constant node.
   template <Op K, Op L, class D = OpDef<K>>
   static Value<T> reduce(Tape<T>& t, const Value<T>* xs, std::size_t n) noexcept {
     static_assert(D::kKind == OpKind::kViewReduce, "reduce records view reductions");
+    if (n == 0U) {
+      return constant_node(t, D::kEmpty);
+    }
     const Index before = t.slots_used_;
     Index where = kNoIndex;
     bool is_view = false;
@@ -289,13 +302,17 @@ class Recorder {
     }
     return out;
   }
-  /// The same over the view x, read in place: kInvalidArgument if x is
-  /// empty, kInvalidHandle if a node of x is not recorded.
+  /// The same over the view x, read in place: an empty view gives the
+  /// value of nothing; kInvalidArgument for kNoView (a failed layer's),
+  /// kInvalidHandle if a node of x is not recorded.
   template <Op K, class D = OpDef<K>>
   static Value<T> reduce(Tape<T>& t, View x) noexcept {
     static_assert(D::kKind == OpKind::kViewReduce, "reduce records view reductions");
-    if (x.count == 0U) {
+    if (x.first == kNoIndex) {
       return t.fail(Status::kInvalidArgument);
+    }
+    if (x.count == 0U) {
+      return constant_node(t, D::kEmpty);
     }
     if (!recorded(t, x.first, x.count)) {
       return t.fail(Status::kInvalidHandle);

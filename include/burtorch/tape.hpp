@@ -45,6 +45,14 @@ struct TapeUsage {
   std::size_t slots = 0U;          ///< argument slots in use
   std::size_t slot_capacity = 0U;  ///< argument slots the buffer holds
   std::size_t params = 0U;         ///< the parameter region: nodes that can only be leaves
+  /// After kCapacityExceeded: the nodes and the argument slots the
+  /// recording needed, up to and including the op that did not fit, plus
+  /// one node for each elementwise op after it (they fail on its invalid
+  /// result); record again on a tape this large to see whether more was
+  /// needed further on (a layer after the failure is not counted). 0 while
+  /// the status is kOk, and after any other error.
+  std::size_t nodes_needed = 0U;
+  std::size_t slots_needed = 0U;
 };
 
 /// Returned by Tape<T>::bytes_required for a layout no buffer can hold.
@@ -89,7 +97,8 @@ class Tape : public detail::DeprecatedTapeMembers<T> {
   static constexpr std::size_t kArrayAlign = 32U;
 
   /// Bytes a buffer needs for `nodes` nodes and `slots` argument slots, given
-  /// a buffer aligned to kArrayAlign. Use it to static_assert a RAM budget.
+  /// a buffer aligned to kArrayAlign (a buffer at any address: kArrayAlign - 1
+  /// more; see the constructor). Use it to static_assert a RAM budget.
   /// The first `params` nodes form a parameter region: they can only be
   /// leaves, so they store value, gradient (and name) but no op code or
   /// operands, 9 bytes less per parameter.
@@ -110,9 +119,14 @@ class Tape : public detail::DeprecatedTapeMembers<T> {
     return ok ? total : kTooLarge;
   }
 
-  /// Lays the arrays out in `buffer`. If the buffer is null, misaligned or
-  /// too small, params > nodes, or bytes_required(nodes, slots, params) is
-  /// kTooLarge, the tape has capacity 0 and status kInvalidArgument.
+  /// Lays the arrays out in `buffer`, from its first kArrayAlign boundary:
+  /// a buffer anywhere (a std::vector's, a byte array inside a struct)
+  /// works if it has bytes_required(nodes, slots, params) + kArrayAlign - 1
+  /// bytes; one aligned to kArrayAlign (FixedTape's storage, or
+  /// `alignas(burtorch::Tape<T>::kArrayAlign)`) needs bytes_required alone.
+  /// If the buffer is null or too small from that boundary, params > nodes,
+  /// or bytes_required is kTooLarge, the tape has capacity 0 and status
+  /// kInvalidArgument.
   /// The last parameter is never passed: its type names the configuration
   /// flags, so objects built with other flags than the archive fail to link.
   Tape(void* buffer, std::size_t bytes, std::size_t nodes, std::size_t slots, std::size_t params = 0U,
@@ -206,6 +220,8 @@ class Tape : public detail::DeprecatedTapeMembers<T> {
     u.slots = slots_used_;
     u.slot_capacity = slot_capacity_;
     u.params = param_region_;
+    u.nodes_needed = needed_nodes_;
+    u.slots_needed = needed_slots_;
     return u;
   }
 
@@ -274,6 +290,9 @@ class Tape : public detail::DeprecatedTapeMembers<T> {
   /// Records the first error (sticky) and returns an invalid handle. Cold:
   /// defined out of line in core/state.hpp.
   BURTORCH_COLD Value<T> fail(Status status) noexcept;
+  /// fail(kCapacityExceeded) by a recorder that needed `nodes` more nodes
+  /// and `slots` more argument slots: what usage() reports as needed.
+  BURTORCH_COLD Value<T> fail_capacity(Index nodes, Index slots) noexcept;
   bool owns(Value<T> x) const noexcept { return (x.tape() == this) && (x.index() < size_); }
   /// Records why an operand is refused, from the handle's tape alone (so the
   /// handles of a chain of inline ops need not be kept for the cold path):
@@ -334,6 +353,9 @@ class Tape : public detail::DeprecatedTapeMembers<T> {
   /// products over the same list (every output of a layer) skip the check.
   Index checked_list_ = kNoIndex;
   Index checked_total_ = 0U;
+  /// What the recording needed after kCapacityExceeded (TapeUsage).
+  Index needed_nodes_ = 0U;
+  Index needed_slots_ = 0U;
   /// The backward of the op families this tape has recorded ops of, in the
   /// order they were first recorded (Recorder::enable); null past them.
   detail::FamilyBackward<T> families_[kTapeFamilies] = {};
@@ -390,7 +412,7 @@ inline Index Tape<T>::append(Op op, T result, Index a, Index b) noexcept {
   const Index i = size_;
   const Index m = i - param_region_;  // wraps inside the parameter region
   if (BURTORCH_UNLIKELY(m >= append_room_)) {
-    static_cast<void>(fail(Status::kCapacityExceeded));
+    static_cast<void>(fail_capacity(1U, 0U));
     return kNoIndex;
   }
   size_ = i + 1U;
@@ -406,7 +428,7 @@ inline Value<T> Tape<T>::push_leaf(T x, const char* name) noexcept {
   const Index i = size_;
   Index out = kNoIndex;
   if (BURTORCH_UNLIKELY(i >= limit_)) {
-    static_cast<void>(fail(Status::kCapacityExceeded));
+    static_cast<void>(fail_capacity(1U, 0U));
   } else {
     size_ = i + 1U;
     leading_leaves_ = (leading_leaves_ == i) ? (i + 1U) : leading_leaves_;

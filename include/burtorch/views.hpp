@@ -28,22 +28,37 @@
 
 namespace burtorch {
 
+namespace detail {
+/// record_view's refusal: the nodes and slots its calls recorded are
+/// discarded (a rewind to where it started), and kInvalidArgument recorded
+/// unless the tape holds an error already.
+template <class T>
+BURTORCH_COLD View refuse_view(Tape<T>& tape, Index nodes, Index slots) noexcept {
+  const Mark start{nodes, slots, &tape, Recorder<T>::generation(tape)};
+  static_cast<void>(tape.rewind(start));  // refused only if the calls rewound past it: then nothing is left
+  static_cast<void>(tape.report(Status::kInvalidArgument));
+  return kNoView;
+}
+}  // namespace detail
+
 /// Records n nodes by calling f(k) for k = 0 .. n-1, where each call
 /// records one node (an op of ops.hpp) and returns its handle; the nodes
 /// are consecutive, so they are returned as one View (a layer's
-/// activations, its parameters). kNoView if a call failed (the tape keeps
-/// that status) or if the calls did not record exactly n nodes
-/// (kInvalidArgument). One check at the end: a failed op records nothing
-/// and every later op fails too, so the node count alone tells.
+/// activations, its parameters). Refused with kNoView if a call failed
+/// (the tape keeps that status) or if the calls did not record exactly n
+/// nodes (kInvalidArgument): then the tape is as record_view found it, the
+/// nodes and slots the calls recorded discarded. One check at the end: a
+/// failed op records nothing and every later op fails too, so the node
+/// count alone tells.
 template <class T, class F>
 inline View record_view(Tape<T>& tape, Index n, F f) noexcept {
   const std::size_t first = tape.size();
+  const Index slots = Recorder<T>::slots_used(tape);
   for (Index k = 0U; k < n; ++k) {
     static_cast<void>(f(k));
   }
   if (BURTORCH_UNLIKELY((tape.status() != Status::kOk) || ((tape.size() - first) != n))) {
-    static_cast<void>(tape.report(Status::kInvalidArgument));
-    return kNoView;
+    return detail::refuse_view(tape, static_cast<Index>(first), slots);
   }
   return View{static_cast<Index>(first), n};
 }
@@ -65,12 +80,16 @@ ViewList view_list_rows(Tape<T>& tape, View x, Index width) noexcept;
 /// reduction (Op::kSumR, kMeanR, kLogSumExpR, ...: op_kind() kViewReduce;
 /// a family's reduction, such as reduce_max, is recorded by its function);
 /// stored as a view if the nodes are consecutive, else as a list (the op's
-/// L variant). ops.hpp's reduce_sum and the others call it.
+/// L variant). Over no operands (n == 0; xs may be null) it records the
+/// reduction's value of nothing, as PyTorch gives it (the row's kEmpty: sum
+/// 0, product 1, mean and variance NaN, log-sum-exp -inf), as a constant
+/// node, and no error. ops.hpp's reduce_sum and the others call it.
 template <class T>
 Value<T> reduce(Tape<T>& tape, Op view_op, const detail::PlainT<Value<T>>* xs, std::size_t n) noexcept;
 /// The same reduction of the view x read in place (a layer's outputs): no
-/// handle array to gather, the same node and bits. kInvalidArgument for
-/// another op or an empty view, kInvalidHandle if a node is not recorded.
+/// handle array to gather, the same node and bits; an empty view gives the
+/// value of nothing. kInvalidArgument for another op or kNoView (a failed
+/// layer's), kInvalidHandle if a node is not recorded.
 template <class T>
 Value<T> reduce(Tape<T>& tape, Op view_op, View x) noexcept;
 

@@ -18,7 +18,7 @@ namespace burtorch {
 template <class T>
 Index Recorder<T>::take_slots(Tape<T>& t, std::size_t count) noexcept {
   if ((t.status_ != Status::kOk) || (count > static_cast<std::size_t>(t.slot_capacity_ - t.slots_used_))) {
-    static_cast<void>(t.fail(Status::kCapacityExceeded));
+    static_cast<void>(t.fail_capacity(0U, (count < kNoIndex) ? static_cast<Index>(count) : (kNoIndex - 1U)));
     return kNoIndex;
   }
   const Index first = t.slots_used_;
@@ -62,7 +62,7 @@ bool Recorder<T>::reduce_operands(Tape<T>& t, const Value<T>* xs, std::size_t n,
     return false;
   }
   if (!room_for_interior(t)) {  // check before taking slots: a failed op takes none
-    static_cast<void>(t.fail(Status::kCapacityExceeded));
+    static_cast<void>(t.fail_capacity(1U, 0U));
     return false;
   }
   return store_operand(t, xs, n, where, is_view);
@@ -71,7 +71,7 @@ bool Recorder<T>::reduce_operands(Tape<T>& t, const Value<T>* xs, std::size_t n,
 template <class T>
 Index Recorder<T>::reserve(Tape<T>& t, Index nodes, Index slots) noexcept {
   if (!room_for_interior(t) || (nodes > (t.append_room_ - (t.size_ - t.param_region_)))) {
-    static_cast<void>(t.fail(Status::kCapacityExceeded));
+    static_cast<void>(t.fail_capacity(nodes, slots));
     return kNoIndex;
   }
   return take_slots(t, slots);

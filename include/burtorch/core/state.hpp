@@ -18,15 +18,16 @@ Tape<T>::Tape(void* buffer, std::size_t bytes, std::size_t nodes, std::size_t sl
               detail::ThisConfig /*flags*/) noexcept {
   // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): BT-DEV-001
   const std::uintptr_t address = reinterpret_cast<std::uintptr_t>(buffer);  // BT-DEV-001
-  const bool aligned = (address % kArrayAlign) == 0U;
+  // The arrays start at the buffer's first kArrayAlign boundary.
+  const std::size_t pad = (kArrayAlign - (address % kArrayAlign)) % kArrayAlign;
   const std::size_t required = bytes_required(nodes, slots, params);  // checks counts and overflow
-  if ((buffer == nullptr) || !aligned || (required == kTooLarge) || (bytes < required)) {
+  if ((buffer == nullptr) || (required == kTooLarge) || (bytes < pad) || ((bytes - pad) < required)) {
     status_ = Status::kInvalidArgument;
     return;
   }
   // BT-DEV-001: the arrays are carved out of the caller's byte buffer.
   // NOLINTBEGIN(cppcoreguidelines-pro-type-reinterpret-cast): BT-DEV-001
-  unsigned char* at = static_cast<unsigned char*>(buffer);
+  unsigned char* at = &static_cast<unsigned char*>(buffer)[pad];
   // cppcheck-suppress invalidPointerCast ; BT-DEV-001
   values_ = reinterpret_cast<T*>(at);
   at += round_up(nodes * sizeof(T));
@@ -67,12 +68,29 @@ Value<T> Tape<T>::fail(Status status) noexcept {
 }
 
 template <class T>
+Value<T> Tape<T>::fail_capacity(Index nodes, Index slots) noexcept {
+  if (status_ == Status::kOk) {
+    // 64-bit sums: what no Index can count reads as the largest one.
+    const std::uint64_t n = static_cast<std::uint64_t>(size_) + nodes;
+    const std::uint64_t s = static_cast<std::uint64_t>(slots_used_) + slots;
+    needed_nodes_ = (n < kNoIndex) ? static_cast<Index>(n) : (kNoIndex - 1U);
+    needed_slots_ = (s < kNoIndex) ? static_cast<Index>(s) : (kNoIndex - 1U);
+  }
+  return fail(Status::kCapacityExceeded);
+}
+
+template <class T>
 void Tape<T>::reject(const Tape<T>* owner) noexcept {
   Status why = Status::kForeignValue;
   if (owner == nullptr) {
     why = Status::kEmptyHandle;
   } else if (owner == this) {
     why = Status::kInvalidHandle;
+    // An op refused because an operand is the invalid result of an op that
+    // did not fit: it would have recorded a node too.
+    if ((status_ == Status::kCapacityExceeded) && (needed_nodes_ != 0U) && (needed_nodes_ < (kNoIndex - 1U))) {
+      ++needed_nodes_;
+    }
   } else {
     // another tape's handle
   }
@@ -166,6 +184,8 @@ void Tape<T>::reset() noexcept {
   leading_leaves_ = 0U;
   checked_list_ = kNoIndex;
   floor_ = param_region_;
+  needed_nodes_ = 0U;
+  needed_slots_ = 0U;
   for (detail::FamilyBackward<T>& family : families_) {
     family = nullptr;  // no node of any family is recorded now
   }
@@ -185,6 +205,8 @@ Status Tape<T>::report(Status error) noexcept {
 template <class T>
 void Tape<T>::clear_status() noexcept {
   if (values_ != nullptr) {
+    needed_nodes_ = 0U;
+    needed_slots_ = 0U;
     status_ = Status::kOk;
     limit_ = capacity_;
     append_room_ = capacity_ - param_region_;

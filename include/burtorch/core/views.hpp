@@ -39,6 +39,15 @@ T reduce_value(const T* v, Op view_op, Operand at, Index n, Op* list_op) noexcep
   return out;
 }
 
+/// The reduction view_op over no operands: its row's value of nothing
+/// (kEmpty) as a constant node.
+template <class T>
+Value<T> empty_reduction(Tape<T>& tape, Op view_op) noexcept {
+  Empty e = Empty::kZero;
+  visit_op_of_kind<OpKind::kViewReduce>(view_op, [&e](auto tag) noexcept { e = decltype(tag)::Def::kEmpty; });
+  return Recorder<T>::constant_node(tape, e);
+}
+
 /// An inner product's 3-slot descriptor [w, x, bias] after checking the
 /// bias handle and the room for one node; kNoIndex (status set) if not.
 template <class T>
@@ -191,11 +200,17 @@ Value<T> reduce(Tape<T>& tape, Op view_op, const detail::PlainT<Value<T>>* xs, s
   // Recorder::reduce_operands' checks, written out: this function is in
   // every program that records a reduction, reduce_operands only where a
   // family's reduction is recorded.
-  if ((xs == nullptr) || (n == 0U) || (n >= kNoIndex) || !detail::is_view_reduction(view_op)) {
+  if (!detail::is_view_reduction(view_op)) {
+    return R::fail(tape, Status::kInvalidArgument);
+  }
+  if (n == 0U) {
+    return detail::empty_reduction(tape, view_op);
+  }
+  if ((xs == nullptr) || (n >= kNoIndex)) {
     return R::fail(tape, Status::kInvalidArgument);
   }
   if (!R::room_for_interior(tape)) {  // check before taking slots: a failed op takes none
-    return R::fail(tape, Status::kCapacityExceeded);
+    return R::fail_capacity(tape, 1U, 0U);
   }
   const Index before = R::slots_used(tape);
   Index where = kNoIndex;
@@ -219,8 +234,11 @@ Value<T> reduce(Tape<T>& tape, Op view_op, const detail::PlainT<Value<T>>* xs, s
 template <class T>
 Value<T> reduce(Tape<T>& tape, Op view_op, View x) noexcept {
   using R = Recorder<T>;
-  if ((x.count == 0U) || !detail::is_view_reduction(view_op)) {
+  if ((x.first == kNoIndex) || !detail::is_view_reduction(view_op)) {
     return R::fail(tape, Status::kInvalidArgument);
+  }
+  if (x.count == 0U) {
+    return detail::empty_reduction(tape, view_op);
   }
   if (!R::recorded(tape, x.first, x.count)) {
     return R::fail(tape, Status::kInvalidHandle);

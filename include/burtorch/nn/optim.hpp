@@ -127,6 +127,23 @@ class Optimizer {
   const OptimizerConfig<T>& config() const noexcept { return config_; }
   /// Updates made so far.
   std::uint64_t steps() const noexcept { return steps_; }
+  /// The parameters a rule with state (momentum, Adam, AdamW) is bound to:
+  /// the view of its first step; a step over another view, or on another
+  /// tape, is refused (kInvalidArgument), since the state holds that view's
+  /// moments. kNoView before the first step, and for SGD (no state: it
+  /// steps any view).
+  View bound_params() const noexcept { return bound_; }
+  /// Forgets the state, the step count and the binding: the optimizer is as
+  /// constructed (to train other parameters with it).
+  void reset() noexcept {
+    const std::size_t words = state_size();
+    for (std::size_t i = 0U; i < words; ++i) {
+      state_[i] = T(0);
+    }
+    steps_ = 0U;
+    bound_ = kNoView;
+    bound_tape_ = nullptr;
+  }
   /// For checkpoints: the state array, the scalars of it in use
   /// (state_per_parameter(kind) * max_parameters(); 0 for SGD), and the step
   /// counter.
@@ -142,8 +159,9 @@ class Optimizer {
   /// Returns kOk, or refuses, changing nothing (parameters, state, steps()),
   /// and returns why: the tape's status if it holds an error (its gradients
   /// may be those of a failed sample); kInvalidArgument if `params` is empty
-  /// or not recorded on the tape, or the rule needs state and has none;
-  /// kCapacityExceeded if `params` has more parameters than max_parameters().
+  /// or not recorded on the tape, the rule needs state and has none, or it
+  /// is bound to other parameters (bound_params()); kCapacityExceeded if
+  /// `params` has more parameters than max_parameters().
   /// The tape's status is not changed: the returned value is the outcome.
   /// The rule is chosen at run time (config().kind), so the code of every
   /// rule is compiled in (Adam's powf and square roots included); step<K>()
@@ -181,7 +199,16 @@ class Optimizer {
     if (params.count > max_parameters_) {
       return Status::kCapacityExceeded;
     }
-    return Status::kOk;
+    const bool other = (bound_tape_ != nullptr) &&
+                       ((bound_tape_ != &tape) || (bound_.first != params.first) || (bound_.count != params.count));
+    return other ? Status::kInvalidArgument : Status::kOk;
+  }
+  /// A rule with state binds to the parameters of its first step.
+  void bind(const Tape<T>& tape, View params) noexcept {
+    if ((bound_tape_ == nullptr) && (state_per_parameter(config_.kind) != 0U)) {
+      bound_tape_ = &tape;
+      bound_ = params;
+    }
   }
   /// Rule K on w[0..n) from g[0..n) (scaled: from g[i] * scale), the step
   /// counter already advanced. (`scaled` is a constant where it is inlined.)
@@ -227,6 +254,7 @@ class Optimizer {
     if (refused != Status::kOk) {
       return refused;
     }
+    bind(tape, params);
     T* const w = tape.values() + params.first;
     const T* const g = tape.grads() + params.first;
     ++steps_;
@@ -258,6 +286,7 @@ class Optimizer {
     if (refused != Status::kOk) {
       return refused;
     }
+    bind(tape, params);
     ++steps_;
     update<K>(tape.values() + params.first, tape.grads() + params.first, params.count, scale, scaled);
     return Status::kOk;
@@ -275,6 +304,9 @@ class Optimizer {
   T* state_ = nullptr;
   std::size_t max_parameters_ = 0U;
   std::uint64_t steps_ = 0U;
+  /// The parameters a rule with state is bound to (bind()).
+  const Tape<T>* bound_tape_ = nullptr;
+  View bound_ = kNoView;
 };
 
 }  // namespace nn
