@@ -4,15 +4,19 @@
 #ifndef BURTORCH_NN_NN_HPP
 #define BURTORCH_NN_NN_HPP
 
+#include "burtorch/nn/attention.hpp"
 #include "burtorch/nn/cnn.hpp"
+#include "burtorch/nn/common.hpp"
 #include "burtorch/nn/conv.hpp"
 #include "burtorch/nn/finetune.hpp"
 #include "burtorch/nn/frozen_conv.hpp"
 #include "burtorch/nn/gru.hpp"
 #include "burtorch/nn/init.hpp"
 #include "burtorch/nn/layers.hpp"
+#include "burtorch/nn/linear.hpp"
 #include "burtorch/nn/losses.hpp"
 #include "burtorch/nn/models.hpp"
+#include "burtorch/nn/norm.hpp"
 #include "burtorch/nn/optim.hpp"
 #include "burtorch/nn/pool.hpp"
 #include "burtorch/nn/random.hpp"
