@@ -8,6 +8,7 @@
 #include "burtorch/nn/cnn.hpp"
 #include "burtorch/nn/common.hpp"
 #include "burtorch/nn/conv.hpp"
+#include "burtorch/nn/conv_geometry.hpp"
 #include "burtorch/nn/finetune.hpp"
 #include "burtorch/nn/frozen_conv.hpp"
 #include "burtorch/nn/gru.hpp"
