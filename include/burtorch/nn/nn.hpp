@@ -10,6 +10,7 @@
 #include "burtorch/nn/conv.hpp"
 #include "burtorch/nn/conv_geometry.hpp"
 #include "burtorch/nn/finetune.hpp"
+#include "burtorch/nn/frozen.hpp"
 #include "burtorch/nn/frozen_conv.hpp"
 #include "burtorch/nn/gru.hpp"
 #include "burtorch/nn/init.hpp"
