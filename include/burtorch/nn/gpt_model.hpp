@@ -39,7 +39,7 @@ namespace burtorch {
 namespace nn {
 
 /// Sizes of a Gpt (the paper's small model).
-struct GptConfig {
+struct GptOptions {
   Index vocab = 65U;  ///< V: token ids 0..V-1
   Index block = 8U;   ///< maximum sequence length
   Index width = 24U;  ///< D
@@ -47,18 +47,20 @@ struct GptConfig {
   Index layers = 6U;  ///< blocks (at most Gpt::kMaxLayers)
   double eps = 1e-5;  ///< LayerNorm
 };
+/// The earlier name of GptOptions: deprecated, removed in 0.4.
+using GptConfig [[deprecated("use nn::GptOptions")]] = GptOptions;
 
 /// The paper's GPT-like model (see the file comment).
 template <class T>
 class Gpt {
  public:
-  static constexpr std::size_t kMaxLayers = 8U;  ///< largest GptConfig::layers
+  static constexpr std::size_t kMaxLayers = 8U;  ///< largest GptOptions::layers
 
   /// The layers of a configuration, as create() builds them (nanoGPT's
   /// init): embeddings and weight matrices ~ N(0, 0.02^2), biases 0,
   /// LayerNorm gains 1 and biases 0.
   /// @{
-  static constexpr EmbeddingOptions token_options(const GptConfig& c) noexcept {
+  static constexpr EmbeddingOptions token_options(const GptOptions& c) noexcept {
     EmbeddingOptions o{};
     o.rows = c.vocab;
     o.dim = c.width;
@@ -66,13 +68,13 @@ class Gpt {
     o.name = BURTORCH_NAME("tok");
     return o;
   }
-  static constexpr EmbeddingOptions position_options(const GptConfig& c) noexcept {
+  static constexpr EmbeddingOptions position_options(const GptOptions& c) noexcept {
     EmbeddingOptions o = token_options(c);
     o.rows = c.block;
     o.name = BURTORCH_NAME("pos");
     return o;
   }
-  static constexpr LayerNormOptions norm_options(const GptConfig& c, const char* gain_name,
+  static constexpr LayerNormOptions norm_options(const GptOptions& c, const char* gain_name,
                                                  const char* bias_name) noexcept {
     LayerNormOptions o{};
     o.width = c.width;
@@ -81,7 +83,7 @@ class Gpt {
     o.bias_name = bias_name;
     return o;
   }
-  static constexpr AttentionOptions attention_options(const GptConfig& c) noexcept {
+  static constexpr AttentionOptions attention_options(const GptOptions& c) noexcept {
     AttentionOptions o{};
     o.width = c.width;
     o.heads = c.heads;
@@ -95,7 +97,7 @@ class Gpt {
     o.proj_bias_name = BURTORCH_NAME("proj.b");
     return o;
   }
-  static constexpr LinearOptions ff1_options(const GptConfig& c) noexcept {
+  static constexpr LinearOptions ff1_options(const GptOptions& c) noexcept {
     LinearOptions o{};
     o.in = c.width;
     o.out = 4U * c.width;
@@ -106,7 +108,7 @@ class Gpt {
     o.bias_name = BURTORCH_NAME("ff1.b");
     return o;
   }
-  static constexpr LinearOptions ff2_options(const GptConfig& c) noexcept {
+  static constexpr LinearOptions ff2_options(const GptOptions& c) noexcept {
     LinearOptions o{};
     o.in = 4U * c.width;
     o.out = c.width;
@@ -116,7 +118,7 @@ class Gpt {
     o.bias_name = BURTORCH_NAME("ff2.b");
     return o;
   }
-  static constexpr LinearOptions head_options(const GptConfig& c) noexcept {
+  static constexpr LinearOptions head_options(const GptOptions& c) noexcept {
     LinearOptions o{};
     o.in = c.width;
     o.out = c.vocab;
@@ -129,19 +131,19 @@ class Gpt {
   /// @}
 
   /// Parameters of one block.
-  static constexpr std::size_t block_parameters(const GptConfig& c) noexcept {
+  static constexpr std::size_t block_parameters(const GptOptions& c) noexcept {
     return (2U * LayerNorm<T>::parameters(norm_options(c, nullptr, nullptr))) +
            CausalSelfAttention<T>::parameters(attention_options(c)) + Linear<T>::parameters(ff1_options(c)) +
            Linear<T>::parameters(ff2_options(c));
   }
   /// All parameters of the model.
-  static constexpr std::size_t parameters(const GptConfig& c) noexcept {
+  static constexpr std::size_t parameters(const GptOptions& c) noexcept {
     return Embedding<T>::parameters(token_options(c)) + Embedding<T>::parameters(position_options(c)) +
            (c.layers * block_parameters(c)) + LayerNorm<T>::parameters(norm_options(c, nullptr, nullptr)) +
            Linear<T>::parameters(head_options(c));
   }
   /// A sequence of `steps` positions (<= block) up to the logits.
-  static constexpr std::size_t logits_nodes(const GptConfig& c, std::size_t steps) noexcept {
+  static constexpr std::size_t logits_nodes(const GptOptions& c, std::size_t steps) noexcept {
     const std::size_t d = c.width;
     const std::size_t norm = LayerNorm<T>::nodes(norm_options(c, nullptr, nullptr));
     const std::size_t per_block = (steps * norm) + CausalSelfAttention<T>::nodes(attention_options(c), steps) +
@@ -150,7 +152,7 @@ class Gpt {
     return (steps * d) + (c.layers * per_block) + (steps * norm) + (steps * Linear<T>::nodes(head_options(c)));
   }
   /// Argument slots of logits_nodes()'s sequence.
-  static constexpr std::size_t logits_slots(const GptConfig& c, std::size_t steps) noexcept {
+  static constexpr std::size_t logits_slots(const GptOptions& c, std::size_t steps) noexcept {
     const std::size_t norm = LayerNorm<T>::slots(norm_options(c, nullptr, nullptr));
     const std::size_t per_block = (steps * norm) + CausalSelfAttention<T>::slots(attention_options(c), steps) +
                                   (steps * norm) + (steps * Linear<T>::view_slots(ff1_options(c))) +
@@ -158,15 +160,15 @@ class Gpt {
     return (c.layers * per_block) + (steps * norm) + (steps * Linear<T>::view_slots(head_options(c)));
   }
   /// Loss of a sequence: a cross-entropy per position and their mean (a list).
-  static constexpr std::size_t sample_nodes(const GptConfig& c) noexcept {
+  static constexpr std::size_t sample_nodes(const GptOptions& c) noexcept {
     return logits_nodes(c, c.block) + (c.block * kCrossEntropyNodes) + 1U;
   }
   /// Slots of a full sequence's loss (the mean's list: one per position).
-  static constexpr std::size_t sample_slots(const GptConfig& c) noexcept {
+  static constexpr std::size_t sample_slots(const GptOptions& c) noexcept {
     return logits_slots(c, c.block) + c.block;
   }
   /// The model's memory plan for sequences of `block` positions.
-  static constexpr MemoryPlan plan(const GptConfig& c, OptimizerKind optimizer) noexcept {
+  static constexpr MemoryPlan plan(const GptOptions& c, OptimizerKind optimizer) noexcept {
     return make_plan<T>(parameters(c), sample_nodes(c), sample_slots(c), optimizer);
   }
 
@@ -174,7 +176,7 @@ class Gpt {
   /// token_options() and the options after it); call on an empty tape. False
   /// if the tape is full or failed, or the configuration is out of range
   /// (layers, block, heads); params() is then kNoView.
-  bool create(Tape<T>& tape, const GptConfig& c, Rng& rng) noexcept {
+  bool create(Tape<T>& tape, const GptOptions& c, Rng& rng) noexcept {
     config_ = c;
     params_ = kNoView;
     if ((c.layers > kMaxLayers) || (c.block > kMaxSteps) || (c.heads == 0U) || ((c.width % c.heads) != 0U)) {
@@ -198,7 +200,7 @@ class Gpt {
   /// before a successful create()): what an optimizer step takes.
   View params() const noexcept { return params_; }
   /// The sizes given to create().
-  const GptConfig& config() const noexcept { return config_; }
+  const GptOptions& config() const noexcept { return config_; }
 
   /// logits[t] for each position t < steps of the token ids.
   bool logits(Tape<T>& tape, const std::uint8_t* tokens, Index steps, View* logits_out) const noexcept {
@@ -249,17 +251,17 @@ class Gpt {
 
   /// A lane batch's sequence of `block` positions (nn::lane_batch): the
   /// embeddings gathered per lane, every layer over the shared weights.
-  static constexpr std::size_t lane_sample_nodes(const GptConfig& c) noexcept {
+  static constexpr std::size_t lane_sample_nodes(const GptOptions& c) noexcept {
     return embed_nodes(c) + (c.layers * block_lane_nodes(c)) + head_lane_nodes(c);
   }
   /// Argument slots of lane_sample_nodes()'s sequence on a tape of N lanes.
   template <std::size_t N>
-  static constexpr std::size_t lane_sample_slots(const GptConfig& c) noexcept {
+  static constexpr std::size_t lane_sample_slots(const GptOptions& c) noexcept {
     return embed_lane_slots<N>(c) + (c.layers * block_lane_slots<N>(c)) + head_lane_slots<N>(c);
   }
   /// The memory plan of lane batches of N lanes (exact: tests/test_lanes.cpp).
   template <std::size_t N>
-  static constexpr LanePlan lane_plan(const GptConfig& c, OptimizerKind optimizer) noexcept {
+  static constexpr LanePlan lane_plan(const GptOptions& c, OptimizerKind optimizer) noexcept {
     return make_lane_plan<T, N>(parameters(c), lane_sample_nodes(c), lane_sample_slots<N>(c), optimizer);
   }
 
@@ -276,7 +278,7 @@ class Gpt {
   /// feed-forward) and the final norm's are kept as leaves, (2 x layers + 1)
   /// x block x width of them, and one phase is recorded at a time on top:
   /// the embeddings, one half of a block, or the final norm, head and losses.
-  static constexpr std::size_t checkpoint_sample_nodes(const GptConfig& c) noexcept {
+  static constexpr std::size_t checkpoint_sample_nodes(const GptOptions& c) noexcept {
     const std::size_t seeds = (static_cast<std::size_t>(c.block) * c.width) + 1U;  // y * g terms and their sum
     const std::size_t phase = max_of(max_of(embed_nodes(c) + seeds, attention_half_nodes(c) + seeds),
                                      max_of(feed_forward_half_nodes(c) + seeds, head_lane_nodes(c) + 1U));  // + mask
@@ -284,7 +286,7 @@ class Gpt {
   }
   /// Argument slots of checkpoint_sample_nodes()'s sweep on a tape of N lanes.
   template <std::size_t N>
-  static constexpr std::size_t checkpoint_sample_slots(const GptConfig& c) noexcept {
+  static constexpr std::size_t checkpoint_sample_slots(const GptOptions& c) noexcept {
     const std::size_t seeds = static_cast<std::size_t>(c.block) * c.width * Recorder<Lanes<T, N>>::kConstantSlots;
     return max_of(max_of(embed_lane_slots<N>(c) + seeds, attention_half_slots<N>(c) + seeds),
                   max_of(feed_forward_half_slots<N>(c) + seeds,
@@ -294,7 +296,7 @@ class Gpt {
   /// (nn::lane_batch_sweeps with lane_sweep; exact: tests/test_lanes.cpp):
   /// the lane tape holds half a block's graph instead of every block's.
   template <std::size_t N>
-  static constexpr LanePlan checkpoint_plan(const GptConfig& c, OptimizerKind optimizer) noexcept {
+  static constexpr LanePlan checkpoint_plan(const GptOptions& c, OptimizerKind optimizer) noexcept {
     return size_lane_plan<T, N>(parameters(c), checkpoint_sample_nodes(c), checkpoint_sample_slots<N>(c), optimizer);
   }
 
@@ -321,52 +323,52 @@ class Gpt {
  private:
   // --- the lane sweep's parts (loss() and lane_sweep() share them) ---------
   static constexpr std::size_t max_of(std::size_t a, std::size_t b) noexcept { return (a > b) ? a : b; }
-  static constexpr std::size_t embed_nodes(const GptConfig& c) noexcept {
+  static constexpr std::size_t embed_nodes(const GptOptions& c) noexcept {
     return static_cast<std::size_t>(c.block) * 3U * c.width;
   }
   // A block's two halves: the attention (its norm, the attention, the
   // residual) and the feed-forward (its norm, the two layers, the residual).
-  static constexpr std::size_t attention_half_nodes(const GptConfig& c) noexcept {
+  static constexpr std::size_t attention_half_nodes(const GptOptions& c) noexcept {
     const std::size_t steps = c.block;
     const std::size_t norm = LayerNorm<T>::nodes(norm_options(c, nullptr, nullptr));
     return (steps * norm) + CausalSelfAttention<T>::lane_nodes(attention_options(c), steps) + (steps * c.width);
   }
-  static constexpr std::size_t feed_forward_half_nodes(const GptConfig& c) noexcept {
+  static constexpr std::size_t feed_forward_half_nodes(const GptOptions& c) noexcept {
     const std::size_t steps = c.block;
     const std::size_t norm = LayerNorm<T>::nodes(norm_options(c, nullptr, nullptr));
     return (steps * norm) + (steps * Linear<T>::lane_nodes(ff1_options(c))) +
            (steps * Linear<T>::lane_nodes(ff2_options(c))) + (steps * c.width);
   }
-  static constexpr std::size_t block_lane_nodes(const GptConfig& c) noexcept {
+  static constexpr std::size_t block_lane_nodes(const GptOptions& c) noexcept {
     return attention_half_nodes(c) + feed_forward_half_nodes(c);
   }
-  static constexpr std::size_t head_lane_nodes(const GptConfig& c) noexcept {
+  static constexpr std::size_t head_lane_nodes(const GptOptions& c) noexcept {
     const std::size_t steps = c.block;
     const std::size_t norm = LayerNorm<T>::nodes(norm_options(c, nullptr, nullptr));
     return (steps * norm) + (steps * Linear<T>::lane_nodes(head_options(c))) + (steps * kLaneCrossEntropyNodes) + 1U;
   }
   template <std::size_t N>
-  static constexpr std::size_t embed_lane_slots(const GptConfig& c) noexcept {
+  static constexpr std::size_t embed_lane_slots(const GptOptions& c) noexcept {
     return static_cast<std::size_t>(c.block) * 2U * burtorch::gather_slots(1U, N);
   }
   template <std::size_t N>
-  static constexpr std::size_t attention_half_slots(const GptConfig& c) noexcept {
+  static constexpr std::size_t attention_half_slots(const GptOptions& c) noexcept {
     const std::size_t steps = c.block;
     return (steps * burtorch::kScaleShiftSharedSlots) +
            CausalSelfAttention<T>::template lane_slots<N>(attention_options(c), steps);
   }
   template <std::size_t N>
-  static constexpr std::size_t feed_forward_half_slots(const GptConfig& c) noexcept {
+  static constexpr std::size_t feed_forward_half_slots(const GptOptions& c) noexcept {
     const std::size_t steps = c.block;
     return (steps * burtorch::kScaleShiftSharedSlots) +
            (steps * Linear<T>::lane_view_slots(ff1_options(c))) + (steps * Linear<T>::lane_view_slots(ff2_options(c)));
   }
   template <std::size_t N>
-  static constexpr std::size_t block_lane_slots(const GptConfig& c) noexcept {
+  static constexpr std::size_t block_lane_slots(const GptOptions& c) noexcept {
     return attention_half_slots<N>(c) + feed_forward_half_slots<N>(c);
   }
   template <std::size_t N>
-  static constexpr std::size_t head_lane_slots(const GptConfig& c) noexcept {
+  static constexpr std::size_t head_lane_slots(const GptOptions& c) noexcept {
     const std::size_t steps = c.block;
     return (steps * burtorch::kScaleShiftSharedSlots) + (steps * Linear<T>::lane_view_slots(head_options(c))) +
            (steps * burtorch::pick_slots(N)) + steps;
@@ -412,7 +414,7 @@ class Gpt {
   };
   static constexpr Init kWeightInit = Init::normal(0.0, 0.02);
 
-  GptConfig config_;
+  GptOptions config_;
   View params_ = kNoView;
   Embedding<T> token_;
   Embedding<T> position_;

@@ -33,24 +33,26 @@ namespace burtorch {
 namespace nn {
 
 /// Sizes of a MakemoreMlp (the paper's defaults).
-struct MlpConfig {
+struct MlpOptions {
   Index vocab = 27U;    ///< V: token ids 0..V-1
   Index context = 16U;  ///< C: tokens of context per sample (at most MakemoreMlp::kMaxContext)
   Index embed = 64U;    ///< E: embedding width
   Index hidden = 64U;   ///< e: hidden-layer width
 };
+/// The earlier name of MlpOptions: deprecated, removed in 0.4.
+using MlpConfig [[deprecated("use nn::MlpOptions")]] = MlpOptions;
 
 /// The paper's makemore MLP (Bengio et al. 2003; see the file comment).
 template <class T>
 class MakemoreMlp {
  public:
-  static constexpr std::size_t kMaxContext = 64U;  ///< largest MlpConfig::context
+  static constexpr std::size_t kMaxContext = 64U;  ///< largest MlpOptions::context
 
   /// The layers of a configuration, as create() builds them. Init: C ~
   /// N(0, 1); W1 fan-in normal with tanh gain; b1 ~ U(-0.01, 0.01); W2 ~
   /// N(0, 0.01^2); b2 = 0 (makemore's scaled initialisation).
   /// @{
-  static constexpr EmbeddingOptions embedding_options(const MlpConfig& c) noexcept {
+  static constexpr EmbeddingOptions embedding_options(const MlpOptions& c) noexcept {
     EmbeddingOptions o{};
     o.rows = c.vocab;
     o.dim = c.embed;
@@ -58,7 +60,7 @@ class MakemoreMlp {
     o.name = BURTORCH_NAME("C");
     return o;
   }
-  static constexpr LinearOptions hidden_options(const MlpConfig& c) noexcept {
+  static constexpr LinearOptions hidden_options(const MlpOptions& c) noexcept {
     LinearOptions o{};
     o.in = c.context * c.embed;
     o.out = c.hidden;
@@ -69,7 +71,7 @@ class MakemoreMlp {
     o.bias_name = BURTORCH_NAME("b1");
     return o;
   }
-  static constexpr LinearOptions output_options(const MlpConfig& c) noexcept {
+  static constexpr LinearOptions output_options(const MlpOptions& c) noexcept {
     LinearOptions o{};
     o.in = c.hidden;
     o.out = c.vocab;
@@ -82,26 +84,26 @@ class MakemoreMlp {
   /// @}
 
   /// d = V*E + (C*E + 1)*e + (e + 1)*V.
-  static constexpr std::size_t parameters(const MlpConfig& c) noexcept {
+  static constexpr std::size_t parameters(const MlpOptions& c) noexcept {
     return Embedding<T>::parameters(embedding_options(c)) + Linear<T>::parameters(hidden_options(c)) +
            Linear<T>::parameters(output_options(c));
   }
   /// One sample: view list of the context rows, hidden layer, output
   /// layer (its input is one view), cross-entropy.
-  static constexpr std::size_t logits_nodes(const MlpConfig& c) noexcept {
+  static constexpr std::size_t logits_nodes(const MlpOptions& c) noexcept {
     return Linear<T>::nodes(hidden_options(c)) + Linear<T>::nodes(output_options(c));
   }
   /// logits_nodes() and the loss.
-  static constexpr std::size_t sample_nodes(const MlpConfig& c) noexcept {
+  static constexpr std::size_t sample_nodes(const MlpOptions& c) noexcept {
     return logits_nodes(c) + kCrossEntropyNodes;
   }
   /// The context's view list and the two layers' descriptors.
-  static constexpr std::size_t sample_slots(const MlpConfig& c) noexcept {
+  static constexpr std::size_t sample_slots(const MlpOptions& c) noexcept {
     return (1U + (2U * static_cast<std::size_t>(c.context))) + Linear<T>::slots(hidden_options(c)) +
            Linear<T>::view_slots(output_options(c));
   }
   /// The model's memory plan (exact: tests/test_nn_plan.cpp).
-  static constexpr MemoryPlan plan(const MlpConfig& c, OptimizerKind optimizer) noexcept {
+  static constexpr MemoryPlan plan(const MlpOptions& c, OptimizerKind optimizer) noexcept {
     return make_plan<T>(parameters(c), sample_nodes(c), sample_slots(c), optimizer);
   }
 
@@ -109,7 +111,7 @@ class MakemoreMlp {
   /// it); call on an empty tape (parameters first). False if the tape is full
   /// or failed or c.context is 0 or above kMaxContext; params() is then
   /// kNoView.
-  bool create(Tape<T>& tape, const MlpConfig& c, Rng& rng) noexcept {
+  bool create(Tape<T>& tape, const MlpOptions& c, Rng& rng) noexcept {
     config_ = c;
     params_ = kNoView;
     if ((c.context == 0U) || (c.context > kMaxContext)) {
@@ -127,7 +129,7 @@ class MakemoreMlp {
   /// before a successful create()): what an optimizer step takes.
   View params() const noexcept { return params_; }
   /// The sizes given to create().
-  const MlpConfig& config() const noexcept { return config_; }
+  const MlpOptions& config() const noexcept { return config_; }
 
   /// The logits for a context of config().context token ids.
   View logits(Tape<T>& tape, const std::uint8_t* context) const noexcept {
@@ -147,13 +149,13 @@ class MakemoreMlp {
   /// A lane batch's sample (nn::lane_batch): the context's rows gathered
   /// per lane, the two layers over the shared weights, the cross-entropy
   /// against each lane's target.
-  static constexpr std::size_t lane_sample_nodes(const MlpConfig& c) noexcept {
+  static constexpr std::size_t lane_sample_nodes(const MlpOptions& c) noexcept {
     return (static_cast<std::size_t>(c.context) * c.embed) + Linear<T>::lane_nodes(hidden_options(c)) +
            Linear<T>::lane_nodes(output_options(c)) + kLaneCrossEntropyNodes;
   }
   /// Argument slots of lane_sample_nodes()'s sample on a tape of N lanes.
   template <std::size_t N>
-  static constexpr std::size_t lane_sample_slots(const MlpConfig& c) noexcept {
+  static constexpr std::size_t lane_sample_slots(const MlpOptions& c) noexcept {
     return (static_cast<std::size_t>(c.context) * burtorch::gather_slots(1U, N)) +
            (1U + (2U * static_cast<std::size_t>(c.context))) +
            Linear<T>::lane_slots(hidden_options(c)) + Linear<T>::lane_view_slots(output_options(c)) +
@@ -161,7 +163,7 @@ class MakemoreMlp {
   }
   /// The memory plan of lane batches of N lanes (exact: tests/test_lanes.cpp).
   template <std::size_t N>
-  static constexpr LanePlan lane_plan(const MlpConfig& c, OptimizerKind optimizer) noexcept {
+  static constexpr LanePlan lane_plan(const MlpOptions& c, OptimizerKind optimizer) noexcept {
     return make_lane_plan<T, N>(parameters(c), lane_sample_nodes(c), lane_sample_slots<N>(c), optimizer);
   }
 
@@ -200,7 +202,7 @@ class MakemoreMlp {
   }
 
  private:
-  MlpConfig config_;
+  MlpOptions config_;
   View params_ = kNoView;
   Embedding<T> embedding_;
   Linear<T> hidden_;
