@@ -128,7 +128,7 @@ int main(int argc, char** argv) {
   }
   const std::uint32_t n_samples = static_cast<std::uint32_t>(data.labels.size());
 
-  nn::CnnConfig config;
+  nn::CnnOptions config;
   config.conv1 = static_cast<bt::Index>(hidden / 2);
   config.conv2 = static_cast<bt::Index>(hidden);
   config.classes = data.classes;

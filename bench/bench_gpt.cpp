@@ -131,7 +131,7 @@ int main(int argc, char** argv) {
   }
   const unsigned vocab = corpus.vocab;
 
-  nn::GptConfig config;
+  nn::GptOptions config;
   config.vocab = static_cast<bt::Index>(vocab);
   const std::size_t block = config.block;
   static nn::Gpt<float> model;

@@ -135,7 +135,7 @@ int main(int argc, char** argv) {
   }
   const std::uint32_t n_samples = data.samples();
 
-  nn::MlpConfig config;
+  nn::MlpOptions config;
   config.hidden = static_cast<bt::Index>(hidden);
   static nn::MakemoreMlp<float> model;
   bench::Sampler sampler(o.seed + 1U);

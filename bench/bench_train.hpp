@@ -133,7 +133,7 @@ int create_and_time(const char* program, Model& model, const Config& config, bur
     return 1;
   }
   run.params = model.params().count;
-  nn::OptimizerConfig<float> oc;
+  nn::OptimizerOptions<float> oc;
   oc.kind = nn::OptimizerKind::kSgd;
   oc.lr = o.lr;
   nn::Optimizer<float> opt(oc);  // SGD: no state

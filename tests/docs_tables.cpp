@@ -59,10 +59,10 @@ nn::MemoryPlan gru_window_plan() {
   head.in = 8U;
   head.out = 1U;
   constexpr std::size_t kWindow = 6U;
-  return nn::make_plan<T>(nn::GRU<T>::parameters(gru) + nn::Linear<T>::parameters(head),
-                          nn::GRU<T>::window_nodes(gru, kWindow) + (kWindow * gru.input) +
+  return nn::make_plan<T>(nn::Gru<T>::parameters(gru) + nn::Linear<T>::parameters(head),
+                          nn::Gru<T>::window_nodes(gru, kWindow) + (kWindow * gru.input) +
                               (kWindow * nn::Linear<T>::nodes(head)) + kWindow + 1U,
-                          nn::GRU<T>::window_slots(gru, kWindow) + (kWindow * nn::Linear<T>::view_slots(head)),
+                          nn::Gru<T>::window_slots(gru, kWindow) + (kWindow * nn::Linear<T>::view_slots(head)),
                           nn::OptimizerKind::kSgd);
 }
 
@@ -101,11 +101,11 @@ int main() {
   constexpr nn::OptimizerKind kSgd = nn::OptimizerKind::kSgd;
   const bt::Index widths[3] = {4U, 64U, 1024U};
   for (const bt::Index e : widths) {
-    const nn::MlpConfig c{27U, 16U, 64U, e};
+    const nn::MlpOptions c{27U, 16U, 64U, e};
     const char* name = (e == 4U) ? "MLP e=4" : ((e == 64U) ? "MLP e=64" : "MLP e=1024");
     write_row(name, nn::MakemoreMlp<double>::plan(c, kSgd), nn::MakemoreMlp<float>::plan(c, kSgd));
   }
-  const nn::GptConfig g{65U, 8U, 24U, 6U, 6U, 1e-5};
+  const nn::GptOptions g{65U, 8U, 24U, 6U, 6U, 1e-5};
   write_row("GPT-like (V=65)", nn::Gpt<double>::plan(g, kSgd), nn::Gpt<float>::plan(g, kSgd));
   write_row("GRU(4, 8) + Linear(8, 1), window of 6 steps", gru_window_plan<double>(), gru_window_plan<float>());
   write_row("CNN: Conv1d(2, 6) MaxPool Conv1d(6, 8) AvgPool Linear(32, 3), 16 positions", cnn_plan<double>(),

@@ -135,7 +135,7 @@ bool pretrain() {
   g_full.reset();
   nn::Rng rng(7U);
   const bool made = g_mlp.l1.create(g_full, kL1, rng) && g_mlp.l2.create(g_full, kL2, rng) && g_mlp.l3.create(g_full, kL3, rng);
-  nn::OptimizerConfig<double> config;
+  nn::OptimizerOptions<double> config;
   config.kind = nn::OptimizerKind::kAdam;
   config.lr = 0.02;
   nn::Optimizer<double> opt(config, g_adam);
@@ -282,7 +282,7 @@ bool make_head<double>(bt::Tape<double>& tape, nn::Linear<double>* head) {
 // SGD on the head alone: kTuneSteps batches of kBatch samples of task B.
 template <class T>
 bool fine_tune(bt::Tape<T>& tape, const FrozenBody<T>& body, const nn::Linear<T>& head) {
-  nn::OptimizerConfig<T> config;
+  nn::OptimizerOptions<T> config;
   config.lr = static_cast<T>(kTuneLr);
   nn::Optimizer<T> opt(config);
   bool ok = true;
@@ -469,7 +469,7 @@ void backbone_on_the_tape_behind_the_stop(bt_test::Context& t) {
     std::memcpy(g_body_before, g_full.values() + body.first, sizeof(g_body_before));
     std::memcpy(g_saved_head, g_full.values() + head.first, sizeof(g_saved_head));
     g_full.zero_grad(body.first, body.count);
-    nn::OptimizerConfig<double> config;
+    nn::OptimizerOptions<double> config;
     config.lr = kTuneLr;
     nn::Optimizer<double> opt(config);
     for (int step = 0; step < kSteps; ++step) {

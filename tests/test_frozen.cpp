@@ -819,7 +819,7 @@ void optimizer_state_for_the_head_only(bt_test::Context& t) {
   tape.reset();
   const Net n = make_net(tape);
   double state[2U * 10U];  // Adam: 2 per head parameter (4 * 2 + 2)
-  nn::OptimizerConfig<double> config;
+  nn::OptimizerOptions<double> config;
   config.kind = nn::OptimizerKind::kAdam;
   nn::Optimizer<double> opt(config, state);
   const bt::Value<double> loss = net_loss(tape, n, true);

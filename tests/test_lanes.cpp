@@ -46,14 +46,14 @@ namespace {
 // Sizes: two layers of GPT blocks on 64-bit hosts, one on 32-bit targets
 // (the M4 test's 256 KiB), a smaller model still on the micro:bit (16 KiB).
 #if BURTORCH_TEST_SMALL_TARGET
-constexpr nn::MlpConfig kMlp{7U, 2U, 3U, 4U};
-constexpr nn::GptConfig kGpt{5U, 2U, 4U, 2U, 1U, 1e-5};
+constexpr nn::MlpOptions kMlp{7U, 2U, 3U, 4U};
+constexpr nn::GptOptions kGpt{5U, 2U, 4U, 2U, 1U, 1e-5};
 #elif UINTPTR_MAX > 0xFFFFFFFFU
-constexpr nn::MlpConfig kMlp{11U, 3U, 4U, 9U};
-constexpr nn::GptConfig kGpt{7U, 4U, 8U, 2U, 2U, 1e-5};
+constexpr nn::MlpOptions kMlp{11U, 3U, 4U, 9U};
+constexpr nn::GptOptions kGpt{7U, 4U, 8U, 2U, 2U, 1e-5};
 #else
-constexpr nn::MlpConfig kMlp{11U, 3U, 4U, 9U};
-constexpr nn::GptConfig kGpt{7U, 3U, 8U, 2U, 1U, 1e-5};
+constexpr nn::MlpOptions kMlp{11U, 3U, 4U, 9U};
+constexpr nn::GptOptions kGpt{7U, 3U, 8U, 2U, 1U, 1e-5};
 #endif
 // Two full sweeps and a partial one.
 constexpr std::size_t kBatch = (2U * kN) + 3U;
@@ -338,7 +338,7 @@ void gpt_checkpointed(bt_test::Context& t, std::size_t batch) {
     reference = nn::lane_batch(params, model.params(), lanes, batch, loss);
     BT_CHECK(t, std::isfinite(reference));
     save(params.grads(), grads);
-    nn::OptimizerConfig<T> oc;
+    nn::OptimizerOptions<T> oc;
     oc.lr = T(0.1);
     nn::Optimizer<T> opt(oc);
     BT_CHECK(t, std::isfinite(nn::lane_batch(params, model.params(), lanes, batch, loss, opt)));
@@ -354,7 +354,7 @@ void gpt_checkpointed(bt_test::Context& t, std::size_t batch) {
       BT_CHECK(t, std::memcmp(&got, &reference, sizeof(T)) == 0);
       BT_CHECK(t, same(params.grads(), grads));
       // The step: bitwise as lane_batch's.
-      nn::OptimizerConfig<T> oc;
+      nn::OptimizerOptions<T> oc;
       oc.lr = T(0.1);
       nn::Optimizer<T> opt(oc);
       BT_CHECK(t, std::isfinite(nn::lane_batch_sweeps(params, model.params(), lanes, batch, sweep, opt)));
@@ -370,7 +370,7 @@ void gpt_checkpointed(bt_test::Context& t, std::size_t batch) {
   // Bad arguments: refused on the lane tape, the parameters untouched.
   bt::Tape<L<T>> lanes(g_lanes, sizeof(g_lanes), kCheck.sample_nodes, kCheck.slots);
   sweep_steps = 0U;
-  nn::OptimizerConfig<T> oc;
+  nn::OptimizerOptions<T> oc;
   nn::Optimizer<T> opt(oc);
   BT_CHECK(t, std::isnan(nn::lane_batch_sweeps(params, model.params(), lanes, batch, sweep, opt)));
   BT_CHECK(t, lanes.status() == bt::Status::kInvalidArgument);
@@ -387,7 +387,7 @@ void gpt_checkpointed(bt_test::Context& t, std::size_t batch) {
   // before anything is recorded, whatever sizes it was given.
   lanes.reset();
   static Model refused;
-  nn::GptConfig bad = kGpt;
+  nn::GptOptions bad = kGpt;
   bad.width = 0x7FFFFFFFU;
   bt::Tape<T> scratch(g_serial, sizeof(g_serial), 4U, 0U, 4U);
   nn::Rng rng3(1U);
@@ -427,7 +427,7 @@ void lane_batch_step(bt_test::Context& t, nn::OptimizerKind kind) {
   bt::Tape<T> params(g_params, sizeof(g_params), kPlan.params.nodes, 0U, kPlan.params.parameters);
   bt::Tape<L<T>> lanes(g_lanes, sizeof(g_lanes), kPlan.sample_nodes, kPlan.slots);
   static Model model;
-  nn::OptimizerConfig<T> oc;
+  nn::OptimizerOptions<T> oc;
   oc.kind = kind;
   oc.lr = T(0.05);
   const auto loss = [&](bt::Tape<L<T>>& tp, const bt::SharedParams<T>& p, std::size_t first, std::size_t active) {

@@ -799,7 +799,7 @@ void cnn_train(bt_test::Context& t, const CnnShape& s, bool adam, const double* 
   BT_CHECK(t, model.create(tape, s, rng));
   const bt::View p = model.params();
   overwrite(tape, p.first, init, p.count);
-  nn::OptimizerConfig<double> config;
+  nn::OptimizerOptions<double> config;
   config.kind = adam ? nn::OptimizerKind::kAdam : nn::OptimizerKind::kSgd;
   config.lr = adam ? golden::cnn_adam_lr : golden::cnn_sgd_lr;
   nn::Optimizer<double> opt(config, g_moments);
@@ -886,20 +886,20 @@ void cnn_plan_exact(bt_test::Context& t) {
 // exactly the plan trains a serial batch, one node or one slot less fails
 // cleanly. The default 8x8 model (a 4x4 one of 2 channels on 16 KB boards).
 #if BURTORCH_TEST_SMALL_TARGET
-constexpr nn::CnnConfig kSmallCnnConfig{4U, 1U, 2U, 2U, 3U};
+constexpr nn::CnnOptions kSmallCnnConfig{4U, 1U, 2U, 2U, 3U};
 #else
-constexpr nn::CnnConfig kSmallCnnConfig{};
+constexpr nn::CnnOptions kSmallCnnConfig{};
 #endif
 static_assert(nn::SmallCnn<double>::plan(kSmallCnnConfig, nn::OptimizerKind::kSgd).tape_bytes <= kArenaBytes,
               "the arena holds the SmallCnn's tape");
-static_assert(nn::SmallCnn<double>::parameters(nn::CnnConfig{}) == 372U, "conv1 36 + 4, conv2 288 + 8, head 32 + 4");
-static_assert(nn::SmallCnn<double>::sample_nodes(nn::CnnConfig{}) ==
+static_assert(nn::SmallCnn<double>::parameters(nn::CnnOptions{}) == 372U, "conv1 36 + 4, conv2 288 + 8, head 32 + 4");
+static_assert(nn::SmallCnn<double>::sample_nodes(nn::CnnOptions{}) ==
                   64U + (4U + 64U + 64U) + (16U + 32U + 32U) + 8U + 4U + 2U,
               "input, conv1 (zeros, outputs, ReLU), conv2 (zeros, outputs, ReLU), pool, logits, loss");
 
 void small_cnn_plan_exact(bt_test::Context& t) {
   using Model = nn::SmallCnn<double>;
-  const nn::CnnConfig c = kSmallCnnConfig;
+  const nn::CnnOptions c = kSmallCnnConfig;
   const nn::MemoryPlan plan = Model::plan(c, nn::OptimizerKind::kSgd);
   float pixels[2][64];
   for (std::size_t i = 0U; i < 128U; ++i) {
@@ -935,7 +935,7 @@ void small_cnn_plan_exact(bt_test::Context& t) {
   bt::Tape<double> tape(g_arena, sizeof(g_arena), plan.nodes, plan.slots, plan.parameters);
   nn::Rng rng(3U);
   static Model model;
-  nn::CnnConfig too_big = c;
+  nn::CnnOptions too_big = c;
   too_big.side = Model::kMaxSide + 1U;
   BT_CHECK(t, !model.create(tape, too_big, rng) && (model.params().count == 0U));
   BT_CHECK(t, (tape.status() == bt::Status::kInvalidArgument) && (tape.size() == 0U));

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// nn::GRU and truncated back-propagation through time against PyTorch
+// nn::Gru and truncated back-propagation through time against PyTorch
 // (tests/test_nn_gru_golden.hpp, made by tools/golden/nn/make_gru.py from
 // torch.nn.GRU itself):
 //  - GRU steps with and without biases: hidden states and the gradients of
@@ -71,18 +71,18 @@ constexpr nn::LinearOptions head_options(const Size& s) noexcept {
 }
 template <class T>
 constexpr std::size_t model_parameters(const Size& s) noexcept {
-  return nn::GRU<T>::parameters(gru_options(s)) + nn::Linear<T>::parameters(head_options(s));
+  return nn::Gru<T>::parameters(gru_options(s)) + nn::Linear<T>::parameters(head_options(s));
 }
-// One window: the carried state's leaves and the steps (GRU::window_*), the
+// One window: the carried state's leaves and the steps (Gru::window_*), the
 // inputs as W * I leaves, one head output per step, the loss (W + 1).
 template <class T>
 constexpr std::size_t window_nodes(const Size& s) noexcept {
-  return nn::GRU<T>::window_nodes(gru_options(s), s.window) + (static_cast<std::size_t>(s.window) * s.input) +
+  return nn::Gru<T>::window_nodes(gru_options(s), s.window) + (static_cast<std::size_t>(s.window) * s.input) +
          (s.window * nn::Linear<T>::nodes(head_options(s))) + s.window + 1U;
 }
 template <class T>
 constexpr std::size_t window_slots(const Size& s) noexcept {
-  return nn::GRU<T>::window_slots(gru_options(s), s.window) + (s.window * nn::Linear<T>::view_slots(head_options(s)));
+  return nn::Gru<T>::window_slots(gru_options(s), s.window) + (s.window * nn::Linear<T>::view_slots(head_options(s)));
 }
 template <class T>
 constexpr nn::MemoryPlan model_plan(const Size& s) noexcept {
@@ -92,8 +92,8 @@ constexpr nn::MemoryPlan model_plan(const Size& s) noexcept {
 constexpr std::size_t max_of(std::size_t a, std::size_t b) noexcept { return (a > b) ? a : b; }
 
 // The plan's arithmetic, by hand: per step 16 H nodes and 14 slots.
-static_assert(nn::GRU<float>::nodes(gru_options(Size{4U, 8U, 6U}), 1U) == 128U, "16 H nodes per step");
-static_assert(nn::GRU<float>::slots(gru_options(Size{4U, 8U, 6U}), 1U) == 14U, "14 slots per step");
+static_assert(nn::Gru<float>::nodes(gru_options(Size{4U, 8U, 6U}), 1U) == 128U, "16 H nodes per step");
+static_assert(nn::Gru<float>::slots(gru_options(Size{4U, 8U, 6U}), 1U) == 14U, "14 slots per step");
 static_assert(model_parameters<float>(Size{4U, 8U, 6U}) == (96U + 192U + 48U + 9U), "GRU(4, 8) + Linear(8, 1)");
 static_assert(window_nodes<float>(Size{4U, 8U, 6U}) == (8U + 24U + 768U + 6U + 7U), "one window of 6 steps");
 static_assert(window_slots<float>(Size{4U, 8U, 6U}) == ((6U * 14U) + (6U * 7U)), "one window of 6 steps");
@@ -107,7 +107,7 @@ constexpr std::size_t step_case_nodes(std::size_t input, std::size_t hidden, std
   o.hidden = static_cast<bt::Index>(hidden);
   o.bias = bias;
   const std::size_t t = steps;
-  return nn::GRU<double>::parameters(o) + (t * o.input) + o.hidden + (t * o.hidden) + nn::GRU<double>::nodes(o, t) +
+  return nn::Gru<double>::parameters(o) + (t * o.input) + o.hidden + (t * o.hidden) + nn::Gru<double>::nodes(o, t) +
          t + 1U;
 }
 constexpr std::size_t kStepSlots = 64U;  // 3 steps of 14, a 3-slot dot per step
@@ -117,7 +117,7 @@ constexpr std::size_t step_case_bytes(std::size_t input, std::size_t hidden, std
   o.hidden = static_cast<bt::Index>(hidden);
   o.bias = bias;
   return bt::Tape<double>::bytes_required(step_case_nodes(input, hidden, steps, bias), kStepSlots,
-                                          nn::GRU<double>::parameters(o));
+                                          nn::Gru<double>::parameters(o));
 }
 constexpr std::size_t kStepBytes =
     max_of(step_case_bytes(static_cast<std::size_t>(golden::gru_bias_input), static_cast<std::size_t>(golden::gru_bias_hidden),
@@ -247,11 +247,11 @@ void step_case(bt_test::Context& t, const StepCase& k) {
   o.input = k.input;
   o.hidden = k.hidden;
   o.bias = k.bias;
-  const std::size_t count = nn::GRU<T>::parameters(o);
+  const std::size_t count = nn::Gru<T>::parameters(o);
   const std::size_t need = step_case_nodes(k.input, k.hidden, k.steps, k.bias);
   bt::Tape<T> tape(g_arena, sizeof(g_arena), need, kStepSlots, count);
   nn::Rng rng(1U);
-  nn::GRU<T> gru;
+  nn::Gru<T> gru;
   BT_CHECK(t, gru.create(tape, o, rng));
   BT_CHECK(t, gru.params().count == count);
   overwrite(tape, gru.params(), k.params);
@@ -265,8 +265,8 @@ void step_case(bt_test::Context& t, const StepCase& k) {
   }
   const bt::Mark start = tape.mark();
   BT_CHECK(t, gru.forward(tape, xs, k.steps, h0, hs));
-  BT_CHECK(t, (tape.size() - start.nodes) == nn::GRU<T>::nodes(o, k.steps));
-  BT_CHECK(t, (tape.usage().slots - start.slots) == nn::GRU<T>::slots(o, k.steps));
+  BT_CHECK(t, (tape.size() - start.nodes) == nn::Gru<T>::nodes(o, k.steps));
+  BT_CHECK(t, (tape.usage().slots - start.slots) == nn::Gru<T>::slots(o, k.steps));
   // root = sum_t h_t . c_t
   const bt::View parts = bt::record_view(tape, k.steps, [&](bt::Index s) noexcept {
     return bt::inner_product(tape, bt::View{hs[s].first, k.hidden}, bt::View{c.first + (s * k.hidden), k.hidden}, nullptr);
@@ -286,7 +286,7 @@ void step_case(bt_test::Context& t, const StepCase& k) {
   std::memcpy(first, tape.values() + hs[0].first, k.hidden * sizeof(T));
   BT_CHECK(t, tape.rewind(start) == bt::Status::kOk);
   const bt::View again = gru.step(tape, xs[0], h0);
-  BT_CHECK(t, (again.count == k.hidden) && (tape.size() == (start.nodes + nn::GRU<T>::nodes(o, 1U))));
+  BT_CHECK(t, (again.count == k.hidden) && (tape.size() == (start.nodes + nn::Gru<T>::nodes(o, 1U))));
   BT_CHECK(t, std::memcmp(tape.values() + again.first, first, k.hidden * sizeof(T)) == 0);
   BT_CHECK(t, tape.status() == bt::Status::kOk);
 }
@@ -313,7 +313,7 @@ void steps_fp32(bt_test::Context& t) { steps<float>(t); }
 // --- the trajectory model ---------------------------------------------------
 template <class T>
 struct Model {
-  nn::GRU<T> gru;
+  nn::Gru<T> gru;
   nn::Linear<T> head;
   Size size{};
 
@@ -410,7 +410,7 @@ void trajectory(bt_test::Context& t, const Trajectory& g, bool adam) {
     same = same && bt_test::near(static_cast<double>(tape.values()[params.first + i]), g.init[i], 0.0, 2.0 * ulp * bound);
   }
   BT_CHECK(t, same);
-  nn::OptimizerConfig<T> config;
+  nn::OptimizerOptions<T> config;
   config.kind = adam ? nn::OptimizerKind::kAdam : nn::OptimizerKind::kSgd;
   config.lr = static_cast<T>(adam ? golden::gru_adam_lr : golden::gru_sgd_lr);
   nn::Optimizer<T> opt(config, optimizer_state<T>(), kStateScalars);
@@ -492,7 +492,7 @@ void options_defaults(bt_test::Context& t) {
   static_cast<void>(tape.leaf(5.0));  // the parameters need not start at node 0
   nn::Rng rng(7U);
   nn::Rng oracle(7U);
-  nn::GRU<double> gru;
+  nn::Gru<double> gru;
   BT_CHECK(t, (gru.params().first == bt::kNoIndex) && (gru.params().count == 0U));
   nn::GruOptions o;
   o.input = 3U;
@@ -502,7 +502,7 @@ void options_defaults(bt_test::Context& t) {
   // weight_ih [12][3] at 1, weight_hh [12][4] at 37, bias_ih [12] at 85, bias_hh [12] at 97.
   BT_CHECK(t, (gru.weight_ih == 1U) && (gru.weight_hh == 37U) && (gru.bias_ih == 85U) && (gru.bias_hh == 97U));
   BT_CHECK(t, (gru.params().first == 1U) && (gru.params().count == 108U) && (tape.size() == 109U));
-  BT_CHECK(t, nn::GRU<double>::parameters(o) == 108U);
+  BT_CHECK(t, nn::Gru<double>::parameters(o) == 108U);
   bool all = true;
   bool inside = true;
   for (bt::Index i = 0U; i < 108U; ++i) {
@@ -514,18 +514,18 @@ void options_defaults(bt_test::Context& t) {
   BT_CHECK(t, rng.next_u64() == oracle.next_u64());  // every draw accounted for
 
   // Without biases: only the two weight matrices.
-  nn::GRU<double> plain;
+  nn::Gru<double> plain;
   o.bias = false;
   o.hidden = 2U;
   BT_CHECK(t, plain.create(tape, o, rng));
   BT_CHECK(t, (plain.bias_ih == bt::kNoIndex) && (plain.bias_hh == bt::kNoIndex));
   BT_CHECK(t, (plain.params().first == 109U) && (plain.params().count == 30U) && (tape.size() == 139U));
-  BT_CHECK(t, nn::GRU<double>::parameters(o) == 30U);
+  BT_CHECK(t, nn::Gru<double>::parameters(o) == 30U);
 
 #if BURTORCH_CONFIG_PARAM_NAMES
   // The names go to their tensors.
   tape.reset();
-  nn::GRU<double> named;
+  nn::Gru<double> named;
   const nn::GruOptions n = gru_options(Size{2U, 2U, 1U});
   BT_CHECK(t, named.create(tape, n, rng));
   BT_CHECK(t, (std::strcmp(bt::param_name(tape, 0U), "weight_ih_l0") == 0) && (std::strcmp(bt::param_name(tape, 11U), "weight_ih_l0") == 0));
@@ -542,7 +542,7 @@ void refuses(bt_test::Context& t) {
   bt::Tape<double> tape(g_arena, sizeof(g_arena), 192U, 64U);
   BT_CHECK(t, tape.usage().node_capacity == 192U);
   nn::Rng rng(3U);
-  nn::GRU<double> gru;
+  nn::Gru<double> gru;
   nn::GruOptions o;
   o.input = 3U;
   o.hidden = 2U;
@@ -613,18 +613,18 @@ void refuses(bt_test::Context& t) {
   tape.clear_status();
   // The same calls with the right widths record 4 steps.
   BT_CHECK(t, gru.forward(tape, xs, 4U, h2, hs));
-  BT_CHECK(t, (tape.size() - nodes) == nn::GRU<double>::nodes(o, 4U));
+  BT_CHECK(t, (tape.size() - nodes) == nn::Gru<double>::nodes(o, 4U));
   BT_CHECK(t, (hs[3].count == 2U) && (hs[3].first == (tape.size() - 2U)));
 
   // Impossible options: nothing created, params() empty.
   tape.reset();
-  nn::GRU<double> none;
+  nn::Gru<double> none;
   const bt::Index widths[][2] = {{0U, 4U}, {4U, 0U}, {1U, 40000U}, {0xFFFFFFF0U, 1U}};
   for (const auto& w : widths) {
     nn::GruOptions p;
     p.input = w[0];
     p.hidden = w[1];
-    BT_CHECK(t, !nn::GRU<double>::addressable(p));
+    BT_CHECK(t, !nn::Gru<double>::addressable(p));
     BT_CHECK(t, !none.create(tape, p, rng));
     BT_CHECK(t, (none.params().count == 0U) && (tape.size() == 0U));
     BT_CHECK(t, tape.status() == bt::Status::kInvalidArgument);

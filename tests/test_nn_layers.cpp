@@ -6,12 +6,14 @@
 // initialisation, drawn in order), each layer's and model's params(), and
 // optimizer steps, serial batches and clipping over a view that is not on
 // the tape or wider than the optimizer's state: refused, nothing changed.
+// And the earlier names kept, deprecated, until 0.4 (*Config, GRU).
 #include <burtorch/burtorch.hpp>
 #include <burtorch/nn/nn.hpp>
 
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "harness.hpp"
 
@@ -27,8 +29,8 @@ namespace {
 
 // One buffer for every test's tape (RAM of the small boards), sized for the
 // largest: the small GPT in FP64.
-constexpr nn::MlpConfig kSmallMlp{7U, 3U, 4U, 5U};
-constexpr nn::GptConfig kSmallGpt{11U, 4U, 8U, 2U, 1U, 1e-5};
+constexpr nn::MlpOptions kSmallMlp{7U, 3U, 4U, 5U};
+constexpr nn::GptOptions kSmallGpt{11U, 4U, 8U, 2U, 1U, 1e-5};
 #if BURTORCH_TEST_SMALL_TARGET
 // Tiny boards (16 KB RAM): layers, losses and optimizers only.
 alignas(64) unsigned char g_arena[bt::Tape<double>::bytes_required(128U, 128U)];
@@ -349,7 +351,7 @@ void gpt_fp32(bt_test::Context& t) { gpt<float>(t); }
 template <class T>
 void optimizer_case(bt_test::Context& t, nn::OptimizerKind kind, const double* expected, const char* what) {
   using namespace golden;
-  nn::OptimizerConfig<T> config;
+  nn::OptimizerOptions<T> config;
   config.kind = kind;
   config.lr = (kind == nn::OptimizerKind::kSgd || kind == nn::OptimizerKind::kMomentum) ? T(0.1) : T(0.01);
   config.momentum = T(0.9);
@@ -400,7 +402,7 @@ void optimizers_fp32(bt_test::Context& t) { optimizers<float>(t); }
 template <class T>
 void optimizer_refuses(bt_test::Context& t) {
   using namespace golden;
-  nn::OptimizerConfig<T> config;
+  nn::OptimizerOptions<T> config;
   config.kind = nn::OptimizerKind::kAdam;
   config.lr = T(0.01);
   T state[12];
@@ -476,7 +478,7 @@ void optimizer_refuses(bt_test::Context& t) {
   BT_CHECK(t, no_state.step(tape, w) == bt::Status::kInvalidArgument);
   BT_CHECK(t, no_state.step(tape, bt::View{w.first, 1U}) == bt::Status::kInvalidArgument);
   BT_CHECK(t, (std::memcmp(values, tape.values(), n * sizeof(T)) == 0) && (no_state.steps() == 0U));
-  nn::OptimizerConfig<T> sgd;
+  nn::OptimizerOptions<T> sgd;
   sgd.kind = nn::OptimizerKind::kSgd;
   nn::Optimizer<T> plain(sgd);
   BT_CHECK(t, plain.ready() && (plain.state_size() == 0U));
@@ -488,7 +490,7 @@ void optimizer_refuses(bt_test::Context& t) {
 // state()[max_parameters() + i], also for a view narrower than the state.
 template <class T>
 void adam_state_layout(bt_test::Context& t) {
-  nn::OptimizerConfig<T> config;
+  nn::OptimizerOptions<T> config;
   config.kind = nn::OptimizerKind::kAdam;
   T state[12];
   for (T& x : state) {
@@ -525,7 +527,7 @@ void batch_step_case(bt_test::Context& t) {
   T arena_state[3][2U * kN] = {};
   unsigned char(&arena)[3][1024] = g_batch_arena;
   static_assert(bt::Tape<double>::bytes_required(24U, 16U, kN) <= sizeof(arena[0]), "a tape per arena");
-  nn::OptimizerConfig<T> config;
+  nn::OptimizerOptions<T> config;
   config.kind = K;
   config.lr = T(0.05);
   config.weight_decay = T(0.1);
@@ -722,7 +724,7 @@ void params_of_failed_layers(bt_test::Context& t) {
   BT_CHECK(t, !att.create(tape, ao, rng));
   BT_CHECK(t, (att.params().count == 0U) && (tape.status() == bt::Status::kInvalidArgument) && (tape.size() == 0U));
   tape.reset();
-  nn::OptimizerConfig<double> sgd;
+  nn::OptimizerOptions<double> sgd;
   nn::Optimizer<double> opt(sgd);
   static_cast<void>(tape.leaf(1.0));
   BT_CHECK(t, opt.step(tape, too_big.params()) == bt::Status::kInvalidArgument);
@@ -741,12 +743,39 @@ void model_params(bt_test::Context& t) {
   BT_CHECK(t, model.create(tape, kSmallMlp, rng));
   BT_CHECK(t, (model.params().first == 1U) && (model.params().count == golden::mlp_params_n));
   BT_CHECK(t, tape.size() == (1U + golden::mlp_params_n));
-  nn::MlpConfig bad = kSmallMlp;
+  nn::MlpOptions bad = kSmallMlp;
   bad.context = 0U;
   BT_CHECK(t, !model.create(tape, bad, rng));
   BT_CHECK(t, (model.params().first == bt::kNoIndex) && (model.params().count == 0U));
 }
 #endif
+
+// The names the 0.3 naming pass replaced (*Config, GRU) stay until 0.4,
+// deprecated: each names the same type as its replacement, and a program
+// that still spells them compiles and runs as before (here with the
+// deprecation warning silenced, as such a program would silence it).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+static_assert(std::is_same<nn::OptimizerConfig<float>, nn::OptimizerOptions<float>>::value, "OptimizerConfig");
+static_assert(std::is_same<nn::OptimizerConfig<double>, nn::OptimizerOptions<double>>::value, "OptimizerConfig");
+static_assert(std::is_same<nn::MlpConfig, nn::MlpOptions>::value, "MlpConfig");
+static_assert(std::is_same<nn::GptConfig, nn::GptOptions>::value, "GptConfig");
+static_assert(std::is_same<nn::CnnConfig, nn::CnnOptions>::value, "CnnConfig");
+static_assert(std::is_same<nn::GRU<float>, nn::Gru<float>>::value, "GRU");
+static_assert(std::is_same<nn::GRU<double>, nn::Gru<double>>::value, "GRU");
+
+void deprecated_names(bt_test::Context& t) {
+  nn::OptimizerConfig<double> config;
+  config.lr = 0.5;
+  const nn::Optimizer<double> opt(config);
+  BT_CHECK(t, opt.ready() && (opt.config().lr == 0.5));
+  constexpr nn::MlpConfig kOld{27U, 16U, 64U, 4U};
+  constexpr nn::MlpOptions kNew{27U, 16U, 64U, 4U};
+  BT_CHECK(t, nn::MakemoreMlp<double>::parameters(kOld) == nn::MakemoreMlp<double>::parameters(kNew));
+  nn::GRU<double> gru;
+  BT_CHECK(t, (gru.hidden == 0U) && (gru.weight_ih == bt::kNoIndex));
+}
+#pragma GCC diagnostic pop
 
 const bt_test::TestCase kCases[] = {
     {"linear_fp64", linear_fp64},         {"linear_fp32", linear_fp32},
@@ -767,6 +796,7 @@ const bt_test::TestCase kCases[] = {
     {"views_off_the_tape", views_off_the_tape},
     {"options_defaults", options_defaults},
     {"params_of_failed_layers", params_of_failed_layers},
+    {"deprecated_names", deprecated_names},
 #if !BURTORCH_TEST_SMALL_TARGET
     {"model_params", model_params},
 #endif

@@ -34,22 +34,22 @@ namespace {
 // Small enough for a 128 KB board in FP64 (tiny boards: smaller still); the
 // paper's sizes run on 64-bit hosts (below).
 #if BURTORCH_TEST_SMALL_TARGET
-constexpr nn::MlpConfig kMlp{7U, 3U, 3U, 2U};
-constexpr nn::GptConfig kGpt{5U, 2U, 4U, 2U, 1U, 1e-5};  // not run: stack and RAM
+constexpr nn::MlpOptions kMlp{7U, 3U, 3U, 2U};
+constexpr nn::GptOptions kGpt{5U, 2U, 4U, 2U, 1U, 1e-5};  // not run: stack and RAM
 #else
-constexpr nn::MlpConfig kMlp{27U, 16U, 8U, 4U};
-constexpr nn::GptConfig kGpt{11U, 4U, 8U, 2U, 1U, 1e-5};
+constexpr nn::MlpOptions kMlp{27U, 16U, 8U, 4U};
+constexpr nn::GptOptions kGpt{11U, 4U, 8U, 2U, 1U, 1e-5};
 #endif
 #if UINTPTR_MAX > 0xFFFFFFFFU
 constexpr bool kBig = true;
-constexpr nn::MlpConfig kPaperMlp{27U, 16U, 64U, 4U};
-constexpr nn::GptConfig kPaperGpt{65U, 8U, 24U, 6U, 6U, 1e-5};
+constexpr nn::MlpOptions kPaperMlp{27U, 16U, 64U, 4U};
+constexpr nn::GptOptions kPaperGpt{65U, 8U, 24U, 6U, 6U, 1e-5};
 using SmallGptScalar = double;
 constexpr std::size_t kArenaBytes = nn::Gpt<double>::plan(kPaperGpt, nn::OptimizerKind::kSgd).tape_bytes;
 #else
 constexpr bool kBig = false;
-constexpr nn::MlpConfig kPaperMlp = kMlp;
-constexpr nn::GptConfig kPaperGpt = kGpt;
+constexpr nn::MlpOptions kPaperMlp = kMlp;
+constexpr nn::GptOptions kPaperGpt = kGpt;
 using SmallGptScalar = float;  // the FP64 GPT tape does not fit 128 KB
 constexpr std::size_t kGptBytes =
     BURTORCH_TEST_SMALL_TARGET ? 0U : nn::Gpt<float>::plan(kGpt, nn::OptimizerKind::kSgd).tape_bytes;
@@ -69,7 +69,7 @@ void mlp_sample(std::size_t i, std::uint8_t* ctx, std::uint8_t* target, std::uin
 }
 
 template <class T>
-void mlp_plan_case(bt_test::Context& t, const nn::MlpConfig& c, long node_delta, long slot_delta) {
+void mlp_plan_case(bt_test::Context& t, const nn::MlpOptions& c, long node_delta, long slot_delta) {
   const nn::MemoryPlan plan = nn::MakemoreMlp<T>::plan(c, nn::OptimizerKind::kSgd);
   const std::size_t nodes = static_cast<std::size_t>(static_cast<long>(plan.nodes) + node_delta);
   const std::size_t slots = static_cast<std::size_t>(static_cast<long>(plan.slots) + slot_delta);
@@ -105,7 +105,7 @@ void mlp_plan_case(bt_test::Context& t, const nn::MlpConfig& c, long node_delta,
 }
 
 template <class T>
-void gpt_plan_case(bt_test::Context& t, const nn::GptConfig& c, long node_delta, long slot_delta) {
+void gpt_plan_case(bt_test::Context& t, const nn::GptOptions& c, long node_delta, long slot_delta) {
   const nn::MemoryPlan plan = nn::Gpt<T>::plan(c, nn::OptimizerKind::kSgd);
   const std::size_t nodes = static_cast<std::size_t>(static_cast<long>(plan.nodes) + node_delta);
   const std::size_t slots = static_cast<std::size_t>(static_cast<long>(plan.slots) + slot_delta);
@@ -150,16 +150,16 @@ void plan_mlp(bt_test::Context& t) {
   mlp_plan_case<float>(t, kPaperMlp, -1, 0);
   mlp_plan_case<float>(t, kPaperMlp, 0, -1);
   // The paper's formula: d = 1,755 + 1,052 e.
-  BT_CHECK(t, nn::MakemoreMlp<double>::parameters(nn::MlpConfig{27U, 16U, 64U, 4U}) == 5963U);
-  BT_CHECK(t, nn::MakemoreMlp<double>::parameters(nn::MlpConfig{27U, 16U, 64U, 1024U}) == 1079003U);
+  BT_CHECK(t, nn::MakemoreMlp<double>::parameters(nn::MlpOptions{27U, 16U, 64U, 4U}) == 5963U);
+  BT_CHECK(t, nn::MakemoreMlp<double>::parameters(nn::MlpOptions{27U, 16U, 64U, 1024U}) == 1079003U);
   // Per sample: e + 27 + 2 nodes (the hidden layer's tanh is fused into
   // its rows); slots: the context's 16-run view list (1 + 2 * 16), a matvec
   // descriptor (4), the hidden view as a one-run list (3) and the output
   // matvec (4).
-  BT_CHECK(t, nn::MakemoreMlp<float>::sample_nodes(nn::MlpConfig{27U, 16U, 64U, 4U}) == 33U);
-  BT_CHECK(t, nn::MakemoreMlp<float>::sample_slots(nn::MlpConfig{27U, 16U, 64U, 4U}) == 44U);
+  BT_CHECK(t, nn::MakemoreMlp<float>::sample_nodes(nn::MlpOptions{27U, 16U, 64U, 4U}) == 33U);
+  BT_CHECK(t, nn::MakemoreMlp<float>::sample_slots(nn::MlpOptions{27U, 16U, 64U, 4U}) == 44U);
   // Bytes add up: tape plus two Adam moments per parameter.
-  constexpr nn::MemoryPlan p = nn::MakemoreMlp<float>::plan(nn::MlpConfig{27U, 16U, 64U, 4U}, nn::OptimizerKind::kAdam);
+  constexpr nn::MemoryPlan p = nn::MakemoreMlp<float>::plan(nn::MlpOptions{27U, 16U, 64U, 4U}, nn::OptimizerKind::kAdam);
   static_assert(p.bytes == p.tape_bytes + (2U * 5963U * sizeof(float)), "plan bytes");
   BT_CHECK(t, p.bytes == (bt::Tape<float>::bytes_required(5963U + 33U, 44U, 5963U) + (2U * 5963U * 4U)));
 }
@@ -173,7 +173,7 @@ void plan_gpt(bt_test::Context& t) {
   gpt_plan_case<float>(t, kPaperGpt, -1, 0);
   // The paper's model: 46,337 parameters (tools/golden/nn/models.py counts
   // the same).
-  BT_CHECK(t, nn::Gpt<double>::parameters(nn::GptConfig{65U, 8U, 24U, 6U, 6U, 1e-5}) == 46337U);
+  BT_CHECK(t, nn::Gpt<double>::parameters(nn::GptOptions{65U, 8U, 24U, 6U, 6U, 1e-5}) == 46337U);
   BT_CHECK(t, kBig || (sizeof(void*) == 4U));
 }
 #endif
@@ -565,7 +565,7 @@ void resume_continues_curve(bt_test::Context& t) {
   const std::size_t n = plan.parameters;
   static T moments[2U * kMlpParams];
   static std::uint8_t bytes[bt::checkpoint_overhead(3U) + 64U + (3U * kMlpParams * sizeof(T))];
-  nn::OptimizerConfig<T> oc;
+  nn::OptimizerOptions<T> oc;
   oc.kind = nn::OptimizerKind::kAdam;
   oc.lr = 0.01;
   struct Counters {

@@ -42,8 +42,8 @@ constexpr std::size_t kLaneBytes =
     (kMlpLanes.lane_tape_bytes > kGptLanes.lane_tape_bytes) ? kMlpLanes.lane_tape_bytes : kGptLanes.lane_tape_bytes;
 alignas(64) unsigned char g_lane_arena[kLaneBytes];
 
-nn::OptimizerConfig<double> optimizer(bool adam, double lr) {
-  nn::OptimizerConfig<double> c;
+nn::OptimizerOptions<double> optimizer(bool adam, double lr) {
+  nn::OptimizerOptions<double> c;
   c.kind = adam ? nn::OptimizerKind::kAdam : nn::OptimizerKind::kSgd;
   c.lr = lr;
   return c;
@@ -74,7 +74,7 @@ void check_curve(bt_test::Context& t, const double* ours, const double* theirs, 
 }
 
 void mlp_run(bt_test::Context& t, bt::Index hidden, bool adam, long parameters, const double* golden, bool lanes = false) {
-  const nn::MlpConfig c = trajectory::mlp_config(hidden);
+  const nn::MlpOptions c = trajectory::mlp_config(hidden);
   const nn::MemoryPlan plan = nn::MakemoreMlp<double>::plan(c, nn::OptimizerKind::kAdam);
   const nn::LanePlan lane_plan = nn::MakemoreMlp<double>::lane_plan<kLanes>(c, nn::OptimizerKind::kAdam);
   bt::Tape<Lane> lane_tape(g_lane_arena, sizeof(g_lane_arena), lane_plan.sample_nodes, lane_plan.slots);

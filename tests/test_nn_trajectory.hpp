@@ -29,7 +29,7 @@ constexpr std::size_t kContext = 16U;
 constexpr std::size_t kNames = 4000U;
 constexpr double kMlpSgdLr = 0.1;
 constexpr double kMlpAdamLr = 0.01;
-constexpr nn::MlpConfig mlp_config(burtorch::Index hidden) noexcept { return nn::MlpConfig{27U, 16U, 64U, hidden}; }
+constexpr nn::MlpOptions mlp_config(burtorch::Index hidden) noexcept { return nn::MlpOptions{27U, 16U, 64U, hidden}; }
 
 // One MLP sample: a random position of a random generated name.
 inline void mlp_sample(nn::Rng& rng, std::uint8_t* context, std::uint8_t* target) noexcept {
@@ -51,7 +51,7 @@ constexpr std::size_t kGptBatch = 2U;
 constexpr std::size_t kSentences = 2000U;
 constexpr double kGptSgdLr = 0.1;
 constexpr double kGptAdamLr = 0.001;
-constexpr nn::GptConfig kGpt{65U, 8U, 24U, 6U, 6U, 1e-5};
+constexpr nn::GptOptions kGpt{65U, 8U, 24U, 6U, 6U, 1e-5};
 constexpr const char kAlphabet[] = "\n !$&',-.3:;?ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 static_assert(sizeof(kAlphabet) == 66U, "65 characters");
 

@@ -226,7 +226,7 @@ void mlp_trained_by_replay(bt_test::Context& t) {
   Mlp a;
   Mlp b;
   BT_CHECK(t, make_mlp(once, a) && make_mlp(again, b));
-  nn::OptimizerConfig<float> config;
+  nn::OptimizerOptions<float> config;
   config.lr = 0.2F;
   nn::Optimizer<float> oa(config);
   nn::Optimizer<float> ob(config);

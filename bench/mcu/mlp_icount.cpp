@@ -173,7 +173,7 @@ Run train_library(handwritten::Shape s) {
     fail("library model creation");
   }
   std::memcpy(g_initial, tape.values(), params * sizeof(float));
-  nn::OptimizerConfig<float> oc;
+  nn::OptimizerOptions<float> oc;
   oc.kind = nn::OptimizerKind::kSgd;
   oc.lr = kLr;
   nn::Optimizer<float> opt(oc);  // SGD: no state
@@ -227,7 +227,7 @@ Run train_library_replay(handwritten::Shape s) {
   if (!(l1.create(tape, hidden_options(s), rng) && l2.create(tape, output_options(s), rng))) {
     fail("library model creation (replay)");
   }
-  nn::OptimizerConfig<float> oc;
+  nn::OptimizerOptions<float> oc;
   oc.kind = nn::OptimizerKind::kSgd;
   oc.lr = kLr;
   nn::Optimizer<float> opt(oc);

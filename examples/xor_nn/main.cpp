@@ -47,7 +47,7 @@ int main() {
     bt::port::write("could not create the model\n");
     return 1;
   }
-  nn::OptimizerConfig<Real> config;
+  nn::OptimizerOptions<Real> config;
   config.kind = xor_example::kOptimizer;
   config.lr = 0.05;
   nn::Optimizer<Real> optimizer(config, g_optimizer_state);  // the array's size is its capacity

@@ -42,8 +42,8 @@ namespace fm = finetune_model;
 namespace {
 
 using Cnn = nn::SmallCnn<float>;
-constexpr nn::CnnConfig make_config() {
-  nn::CnnConfig c{};
+constexpr nn::CnnOptions make_config() {
+  nn::CnnOptions c{};
   c.side = fm::kSide;
   c.channels = fm::kChannels;
   c.conv1 = fm::kConv1;
@@ -51,7 +51,7 @@ constexpr nn::CnnConfig make_config() {
   c.classes = fm::kClasses;
   return c;
 }
-constexpr nn::CnnConfig kConfig = make_config();
+constexpr nn::CnnOptions kConfig = make_config();
 constexpr bt::Index kInputs = static_cast<bt::Index>(Cnn::inputs(kConfig));
 constexpr nn::Size2d kIn{fm::kSide, fm::kSide};
 constexpr nn::Size2d kSize1 = Cnn::size1(kConfig);

@@ -59,8 +59,8 @@ inline void print_banner(const char* title, const burtorch::nn::MemoryPlan& plan
 }
 
 // Plain SGD at learning rate lr: no optimizer state to store.
-inline burtorch::nn::OptimizerConfig<float> sgd(float lr) {
-  burtorch::nn::OptimizerConfig<float> oc;
+inline burtorch::nn::OptimizerOptions<float> sgd(float lr) {
+  burtorch::nn::OptimizerOptions<float> oc;
   oc.kind = burtorch::nn::OptimizerKind::kSgd;
   oc.lr = lr;
   return oc;

@@ -22,7 +22,7 @@ namespace nn = burtorch::nn;
 
 namespace {
 
-constexpr nn::GptConfig kConfig{65U, 8U, 24U, 6U, 6U, 1e-5};
+constexpr nn::GptOptions kConfig{65U, 8U, 24U, 6U, 6U, 1e-5};
 constexpr nn::MemoryPlan kPlan = nn::Gpt<float>::plan(kConfig, nn::OptimizerKind::kSgd);
 static_assert(kPlan.parameters == 46337U, "the paper's GPT-like model");
 constexpr int kSteps = 12;

@@ -257,7 +257,7 @@ int main() {
   }
   const Score before = evaluate();
   print_score("before:", before);
-  nn::OptimizerConfig<float> oc;
+  nn::OptimizerOptions<float> oc;
   oc.kind = nn::OptimizerKind::kAdam;
   oc.lr = kLr;
   nn::Optimizer<float> opt(oc, g_adam);

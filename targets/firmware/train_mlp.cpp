@@ -21,7 +21,7 @@ namespace nn = burtorch::nn;
 
 namespace {
 
-constexpr nn::MlpConfig kConfig{27U, 16U, 64U, 4U};
+constexpr nn::MlpOptions kConfig{27U, 16U, 64U, 4U};
 constexpr nn::MemoryPlan kPlan = nn::MakemoreMlp<float>::plan(kConfig, nn::OptimizerKind::kSgd);
 static_assert(kPlan.parameters == 5963U, "d = 1,755 + 1,052 e");
 constexpr int kSteps = 800;

@@ -298,7 +298,7 @@ std::string canonical_flags(const trainer::Options& o) {
 }
 
 template <class T>
-void export_header(const trainer::Options& o, const nn::CnnConfig& c, const T* params, const Score& val,
+void export_header(const trainer::Options& o, const nn::CnnOptions& c, const T* params, const Score& val,
                    const Score& shifted) {
   const std::size_t n_w1 = static_cast<std::size_t>(c.conv1) * 9U * c.channels;
   const std::size_t n_w2 = static_cast<std::size_t>(c.conv2) * 9U * c.conv1;
@@ -363,7 +363,7 @@ void export_header(const trainer::Options& o, const nn::CnnConfig& c, const T* p
 template <class T>
 int run(const trainer::Options& o) {
   const Data data = load(o);
-  nn::CnnConfig config;
+  nn::CnnOptions config;
   config.conv1 = static_cast<bt::Index>(o.hidden / 2);
   config.conv2 = static_cast<bt::Index>(o.hidden);
   config.classes = data.classes;

@@ -118,7 +118,7 @@ Corpus load(const trainer::Options& o) {
 template <class T>
 int run(const trainer::Options& o) {
   const Corpus corpus = load(o);
-  nn::GptConfig config;
+  nn::GptOptions config;
   config.vocab = static_cast<bt::Index>(corpus.chars.size());
   config.width = static_cast<bt::Index>(o.hidden);
   config.heads = static_cast<bt::Index>(kHeads);

@@ -137,7 +137,7 @@ int run(const trainer::Options& o) {
     add_word(words[i], (i < n_train) ? train : val);
   }
 
-  nn::MlpConfig config;
+  nn::MlpOptions config;
   config.hidden = static_cast<bt::Index>(o.hidden);
   const nn::MemoryPlan plan = nn::MakemoreMlp<T>::plan(config, o.optimizer);
   std::printf("makemore MLP: vocabulary %u, context %zu, embedding %u, hidden %ld, %s, %s\n", kVocab, kContext,

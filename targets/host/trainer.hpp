@@ -946,8 +946,8 @@ void create_model(const char* program, Model& model, bt::Tape<T>& tape, const Co
 
 // --optimizer and --lr (default 0.001 for Adam/AdamW, 0.1 otherwise).
 template <class T>
-nn::OptimizerConfig<T> optimizer_config(const Options& o) {
-  nn::OptimizerConfig<T> oc;
+nn::OptimizerOptions<T> optimizer_config(const Options& o) {
+  nn::OptimizerOptions<T> oc;
   oc.kind = o.optimizer;
   const bool adam = (o.optimizer == nn::OptimizerKind::kAdam) || (o.optimizer == nn::OptimizerKind::kAdamW);
   oc.lr = static_cast<T>(o.lr_given ? o.lr : (adam ? 0.001 : 0.1));

@@ -155,7 +155,7 @@ bool train_layers(bt::Tape<T>& tp) {
   const std::array<bt::nn::OptimizerKind, 4U> kinds = {bt::nn::OptimizerKind::kSgd, bt::nn::OptimizerKind::kMomentum,
                                            bt::nn::OptimizerKind::kAdam, bt::nn::OptimizerKind::kAdamW};
   for (const bt::nn::OptimizerKind kind : kinds) {
-    bt::nn::OptimizerConfig<T> config;
+    bt::nn::OptimizerOptions<T> config;
     config.kind = kind;
     bt::nn::Optimizer<T> optimizer(config, state.data(), state.size());
     optimizer.set_lr(T(0.01));
@@ -164,14 +164,14 @@ bool train_layers(bt::Tape<T>& tp) {
     ok = ok && (stepped == bt::Status::kOk) && optimizer.ready() && (optimizer.steps() == 1U) &&
          (optimizer.max_parameters() >= params.count) && (bt::nn::gradient_norm(tp, params) >= T(0));
   }
-  bt::nn::OptimizerConfig<T> sgd;
+  bt::nn::OptimizerOptions<T> sgd;
   bt::nn::Optimizer<T> stateless(sgd);
   ok = ok && (stateless.step(tp, bt::kNoView) == bt::Status::kInvalidArgument);
   return ok && (tp.status() == bt::Status::kOk);
 }
 
-constexpr bt::nn::MlpConfig mlp_config() {
-  bt::nn::MlpConfig c;
+constexpr bt::nn::MlpOptions mlp_config() {
+  bt::nn::MlpOptions c;
   c.vocab = 5U;
   c.context = 3U;
   c.embed = 4U;
@@ -179,8 +179,8 @@ constexpr bt::nn::MlpConfig mlp_config() {
   return c;
 }
 
-constexpr bt::nn::GptConfig gpt_config() {
-  bt::nn::GptConfig c;
+constexpr bt::nn::GptOptions gpt_config() {
+  bt::nn::GptOptions c;
   c.vocab = 5U;
   c.block = 3U;
   c.width = 4U;

@@ -34,24 +34,26 @@ namespace burtorch {
 namespace nn {
 
 /// Sizes of a SmallCnn (burtorch-cnn's defaults).
-struct CnnConfig {
+struct CnnOptions {
   Index side = 8U;      ///< pixels per row and column (2 to 20: the pooled map is at most 5 x 5)
   Index channels = 1U;  ///< input channels
   Index conv1 = 4U;     ///< first convolution's channels
   Index conv2 = 8U;     ///< second convolution's channels: the features the head sees
   Index classes = 4U;   ///< logits
 };
+/// The earlier name of CnnOptions: deprecated, removed in 0.4.
+using CnnConfig [[deprecated("use nn::CnnOptions")]] = CnnOptions;
 
 /// The model of the file comment.
 template <class T>
 class SmallCnn {
  public:
-  static constexpr Index kMaxSide = 20U;  ///< largest CnnConfig::side
+  static constexpr Index kMaxSide = 20U;  ///< largest CnnOptions::side
 
   /// The layers of a configuration, as create() builds them (the pool and
   /// the head below).
   /// @{
-  static constexpr Conv2dOptions conv1_options(const CnnConfig& c) noexcept {
+  static constexpr Conv2dOptions conv1_options(const CnnOptions& c) noexcept {
     Conv2dOptions o{};
     o.in_channels = c.channels;
     o.out_channels = c.conv1;
@@ -66,7 +68,7 @@ class SmallCnn {
     o.bias_name = BURTORCH_NAME("conv1.b");
     return o;
   }
-  static constexpr Conv2dOptions conv2_options(const CnnConfig& c) noexcept {
+  static constexpr Conv2dOptions conv2_options(const CnnOptions& c) noexcept {
     Conv2dOptions o = conv1_options(c);
     o.in_channels = c.conv1;
     o.out_channels = c.conv2;
@@ -76,19 +78,19 @@ class SmallCnn {
   }
   /// @}
   /// Positions after conv1.
-  static constexpr Size2d size1(const CnnConfig& c) noexcept {
+  static constexpr Size2d size1(const CnnOptions& c) noexcept {
     return Conv2d<T>::output_size(conv1_options(c), Size2d{c.side, c.side});
   }
   /// Positions after conv2.
-  static constexpr Size2d size2(const CnnConfig& c) noexcept {
+  static constexpr Size2d size2(const CnnOptions& c) noexcept {
     return Conv2d<T>::output_size(conv2_options(c), size1(c));
   }
   /// The global average: one window over all of conv2's positions.
-  static constexpr Pool2dOptions pool_options(const CnnConfig& c) noexcept {
+  static constexpr Pool2dOptions pool_options(const CnnOptions& c) noexcept {
     return Pool2dOptions{c.conv2, size2(c).height, size2(c).width, 0U, 0U};
   }
   /// The head: Linear(conv2 -> classes).
-  static constexpr LinearOptions head_options(const CnnConfig& c) noexcept {
+  static constexpr LinearOptions head_options(const CnnOptions& c) noexcept {
     LinearOptions o{};
     o.in = c.conv2;
     o.out = c.classes;
@@ -98,37 +100,37 @@ class SmallCnn {
   }
 
   /// Pixels of one input (side * side * channels).
-  static constexpr std::size_t inputs(const CnnConfig& c) noexcept {
+  static constexpr std::size_t inputs(const CnnOptions& c) noexcept {
     return static_cast<std::size_t>(c.side) * c.side * c.channels;
   }
   /// Parameters of conv1 and conv2 (weights and biases): the backbone.
-  static constexpr std::size_t backbone_parameters(const CnnConfig& c) noexcept {
+  static constexpr std::size_t backbone_parameters(const CnnOptions& c) noexcept {
     return Conv2d<T>::parameters(conv1_options(c)) + Conv2d<T>::parameters(conv2_options(c));
   }
   /// Every parameter: the backbone's, then the head's.
-  static constexpr std::size_t parameters(const CnnConfig& c) noexcept {
+  static constexpr std::size_t parameters(const CnnOptions& c) noexcept {
     return backbone_parameters(c) + Linear<T>::parameters(head_options(c));
   }
   /// One sample up to the pooled features: the input leaves, conv1, conv2, the pool.
-  static constexpr std::size_t feature_nodes(const CnnConfig& c) noexcept {
+  static constexpr std::size_t feature_nodes(const CnnOptions& c) noexcept {
     return inputs(c) + Conv2d<T>::nodes(conv1_options(c), Size2d{c.side, c.side}) +
            Conv2d<T>::nodes(conv2_options(c), size1(c)) + AvgPool2d<T>::nodes(pool_options(c), size2(c));
   }
   /// feature_nodes(), the logits and the loss.
-  static constexpr std::size_t sample_nodes(const CnnConfig& c) noexcept {
+  static constexpr std::size_t sample_nodes(const CnnOptions& c) noexcept {
     return feature_nodes(c) + Linear<T>::nodes(head_options(c)) + kCrossEntropyNodes;
   }
   /// Both convolutions' view lists and descriptors, the pool's lists, the head's.
-  static constexpr std::size_t sample_slots(const CnnConfig& c) noexcept {
+  static constexpr std::size_t sample_slots(const CnnOptions& c) noexcept {
     return Conv2d<T>::slots(conv1_options(c), Size2d{c.side, c.side}) + Conv2d<T>::slots(conv2_options(c), size1(c)) +
            AvgPool2d<T>::slots(pool_options(c), size2(c)) + Linear<T>::view_slots(head_options(c));
   }
   /// The model's memory plan (exact: tests/test_nn_conv.cpp, small_cnn_plan_exact).
-  static constexpr MemoryPlan plan(const CnnConfig& c, OptimizerKind optimizer) noexcept {
+  static constexpr MemoryPlan plan(const CnnOptions& c, OptimizerKind optimizer) noexcept {
     return make_plan<T>(parameters(c), sample_nodes(c), sample_slots(c), optimizer);
   }
   /// True for sizes create() accepts.
-  static constexpr bool valid(const CnnConfig& c) noexcept {
+  static constexpr bool valid(const CnnOptions& c) noexcept {
     return (c.side >= 2U) && (c.side <= kMaxSide) && (c.channels != 0U) && (c.conv1 != 0U) && (c.conv2 != 0U) &&
            (c.classes != 0U);
   }
@@ -136,7 +138,7 @@ class SmallCnn {
   /// Creates every parameter in the order of the file comment; call on an
   /// empty tape (parameters first). False if the tape is full or failed or
   /// the sizes are not valid(); params() is then kNoView.
-  bool create(Tape<T>& tape, const CnnConfig& c, Rng& rng) noexcept {
+  bool create(Tape<T>& tape, const CnnOptions& c, Rng& rng) noexcept {
     config_ = c;
     params_ = kNoView;
     if (!valid(c)) {
@@ -155,7 +157,7 @@ class SmallCnn {
   /// The head's weights and biases: the last parameters.
   View head_params() const noexcept { return head_.params(); }
   /// The sizes given to create().
-  const CnnConfig& config() const noexcept { return config_; }
+  const CnnOptions& config() const noexcept { return config_; }
 
   /// Records the input (inputs() values, channels-last) as leaves, both
   /// convolutions and the pool; returns the conv2 pooled features.
@@ -176,7 +178,7 @@ class SmallCnn {
   }
 
  private:
-  CnnConfig config_;
+  CnnOptions config_;
   View params_ = kNoView;
   Conv2d<T> conv1_;
   Conv2d<T> conv2_;

@@ -58,7 +58,7 @@ struct GruOptions {
 /// A one-layer GRU (see the file comment). Owns no memory: it remembers where
 /// its parameters start on the tape.
 template <class T>
-struct GRU {
+struct Gru {
   Index weight_ih = kNoIndex;  ///< first of weight_ih [3H][I] (rows r, z, n)
   Index weight_hh = kNoIndex;  ///< first of weight_hh [3H][H]
   Index bias_ih = kNoIndex;    ///< first of bias_ih [3H]; kNoIndex: no biases
@@ -218,6 +218,10 @@ struct GRU {
     return tape.status() == Status::kOk;
   }
 };
+
+/// The earlier name of Gru: deprecated, removed in 0.4.
+template <class T>
+using GRU [[deprecated("use nn::Gru")]] = Gru<T>;
 
 /// One window of truncated back-propagation through time. Zeroes the
 /// gradients of `params` (as serial_batch does), takes a mark, records the

@@ -1,23 +1,29 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file
 /// Losses over a View of predictions (or logits) and the caller's targets,
-/// with PyTorch's default reduction (the mean over the elements): binary
-/// cross-entropy with logits, Huber, L1. Each records one element term per
-/// prediction, read in place, and one mean node (burtorch::reduce over a view), and
-/// returns the scalar loss.
+/// with PyTorch's default reduction (the mean over the elements).
 ///
-/// A call is recorded whole or not at all: before recording anything it
-/// checks its arguments and the room on the tape. Null targets, an empty
-/// view (a failed layer's kNoView) or delta <= 0 are kInvalidArgument, a
-/// view whose nodes are not recorded kInvalidHandle, too little room
-/// kCapacityExceeded; the error goes to the tape (Tape::report) and the
-/// result is an invalid value. On a tape whose status is already an error
-/// nothing is recorded either (the first error stays).
+/// Softmax cross-entropy with a target class (cross_entropy; on a tape of
+/// lanes, a target per lane) and the mean squared error (mse) read the view
+/// in place with one reduction; each states what it refuses
+/// (kInvalidArgument on the tape) and how many nodes it records.
 ///
-/// Each loss states, as constexpr functions, how many nodes and argument
-/// slots one call records for n elements (see nn::make_plan). The scalar
-/// type comes from the tape alone: targets may be given as nullptr (an
-/// error), delta as a literal of another floating type.
+/// Binary cross-entropy with logits, Huber, L1: each records one element
+/// term per prediction, read in place, and one mean node (burtorch::reduce
+/// over a view), and returns the scalar loss.
+///
+/// A call of these three is recorded whole or not at all: before recording
+/// anything it checks its arguments and the room on the tape. Null targets,
+/// an empty view (a failed layer's kNoView) or delta <= 0 are
+/// kInvalidArgument, a view whose nodes are not recorded kInvalidHandle, too
+/// little room kCapacityExceeded; the error goes to the tape (Tape::report)
+/// and the result is an invalid value. On a tape whose status is already an
+/// error nothing is recorded either (the first error stays).
+///
+/// Each of the three states, as constexpr functions, how many nodes and
+/// argument slots one call records for n elements (see nn::make_plan). The
+/// scalar type comes from the tape alone: targets may be given as nullptr
+/// (an error), delta as a literal of another floating type.
 #ifndef BURTORCH_NN_LOSSES_HPP
 #define BURTORCH_NN_LOSSES_HPP
 
@@ -25,13 +31,56 @@
 #include <cstdint>
 
 #include "burtorch/functions.hpp"
-#include "burtorch/nn/layers.hpp"
+#include "burtorch/lane_ops.hpp"
+#include "burtorch/lanes.hpp"
+#include "burtorch/nn/common.hpp"
 #include "burtorch/record.hpp"
 #include "burtorch/ops.hpp"
 #include "burtorch/tape.hpp"
+#include "burtorch/views.hpp"
 
 namespace burtorch {
 namespace nn {
+
+/// Softmax cross-entropy of logits with a target class, max-shifted:
+/// log(sum(exp(z))) - z[target]. Two nodes, no slots.
+template <class T>
+inline Value<T> cross_entropy(Tape<T>& tape, View logits, Index target) noexcept {
+  if ((target >= logits.count) || (logits.count > kMaxGather)) {
+    static_cast<void>(tape.report(Status::kInvalidArgument));
+    return Value<T>(&tape, kNoIndex);
+  }
+  // Read in place: no array of handles on the stack.
+  return burtorch::reduce(tape, Op::kLogSumExpR, burtorch::View{logits.first, logits.count}) - node(tape, logits.first + target);
+}
+/// Nodes cross_entropy() records.
+constexpr std::size_t kCrossEntropyNodes = 2U;
+
+/// The same on a tape of N lanes, a target per lane (targets[0..N)): the
+/// target's logit is picked per lane (pick). Three nodes,
+/// pick_slots(N) slots.
+template <class S, std::size_t N>
+inline Value<Lanes<S, N>> cross_entropy(Tape<Lanes<S, N>>& tape, View logits, const Index* targets) noexcept {
+  if ((targets == nullptr) || (logits.count > kMaxGather)) {
+    static_cast<void>(tape.report(Status::kInvalidArgument));
+    return Value<Lanes<S, N>>(&tape, kNoIndex);
+  }
+  return burtorch::reduce(tape, Op::kLogSumExpR, burtorch::View{logits.first, logits.count}) - burtorch::pick(tape, logits, targets);
+}
+/// Nodes the lane cross_entropy() records.
+constexpr std::size_t kLaneCrossEntropyNodes = 3U;
+
+/// Mean squared error mean((pred - target)^2) (torch.nn.MSELoss()).
+/// pred.count + 1 nodes, no slots.
+template <class T>
+inline Value<T> mse(Tape<T>& tape, View pred, const T* target) noexcept {
+  if ((target == nullptr) || (pred.count == 0U) || (pred.count > kMaxGather)) {
+    static_cast<void>(tape.report(Status::kInvalidArgument));
+    return Value<T>(&tape, kNoIndex);
+  }
+  const View diff = burtorch::record_view(tape, pred.count, [&](Index i) noexcept { return node(tape, pred.first + i) - target[i]; });
+  return (diff.count != 0U) ? burtorch::reduce(tape, Op::kMeanSqR, burtorch::View{diff.first, diff.count}) : Value<T>(&tape, kNoIndex);
+}
 
 /// Nodes binary_cross_entropy_with_logits() records for n elements: one
 /// bce_with_logits node per element and the mean.

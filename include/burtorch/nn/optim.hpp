@@ -41,7 +41,7 @@ constexpr std::size_t state_per_parameter(OptimizerKind kind) noexcept {
 
 /// The update rule and its hyperparameters (torch.optim's defaults, lr 0.1).
 template <class T>
-struct OptimizerConfig {
+struct OptimizerOptions {
   OptimizerKind kind = OptimizerKind::kSgd;  ///< the update rule
   T lr = T(0.1);                             ///< learning rate
   T momentum = T(0.9);                       ///< kMomentum only
@@ -50,6 +50,9 @@ struct OptimizerConfig {
   T eps = T(1e-8);                           ///< Adam/AdamW denominator term
   T weight_decay = T(0.01);  ///< AdamW only (decoupled)
 };
+/// The earlier name of OptimizerOptions: deprecated, removed in 0.4.
+template <class T>
+using OptimizerConfig [[deprecated("use nn::OptimizerOptions")]] = OptimizerOptions<T>;
 
 /// g *= scale over n gradients (e.g. 1/B after a serial batch of B samples).
 template <class T>
@@ -99,7 +102,7 @@ class Optimizer {
   /// `state` is a caller array of `capacity` scalars (nullptr and 0 for
   /// SGD), zeroed here. It holds the state of capacity /
   /// state_per_parameter(kind) parameters (SGD: any number).
-  Optimizer(const OptimizerConfig<T>& config, T* state, std::size_t capacity) noexcept
+  Optimizer(const OptimizerOptions<T>& config, T* state, std::size_t capacity) noexcept
       : config_(config),
         state_(state),
         max_parameters_(max_parameters_for(config.kind, state, capacity)) {
@@ -111,9 +114,9 @@ class Optimizer {
   /// The same for a static array, whose size is the capacity:
   /// `float moments[kPlan.optimizer_bytes / sizeof(float)]; nn::Optimizer<float> opt(config, moments);`
   template <std::size_t N>
-  Optimizer(const OptimizerConfig<T>& config, T (&state)[N]) noexcept : Optimizer(config, state, N) {}
+  Optimizer(const OptimizerOptions<T>& config, T (&state)[N]) noexcept : Optimizer(config, state, N) {}
   /// Without state: plain SGD (another rule is not ready()).
-  explicit Optimizer(const OptimizerConfig<T>& config) noexcept : Optimizer(config, nullptr, 0U) {}
+  explicit Optimizer(const OptimizerOptions<T>& config) noexcept : Optimizer(config, nullptr, 0U) {}
 
   /// False if the rule needs state and the buffer holds none (every step()
   /// is refused).
@@ -124,7 +127,7 @@ class Optimizer {
   /// Changes the learning rate (schedules).
   void set_lr(T lr) noexcept { config_.lr = lr; }
   /// The rule and hyperparameters.
-  const OptimizerConfig<T>& config() const noexcept { return config_; }
+  const OptimizerOptions<T>& config() const noexcept { return config_; }
   /// Updates made so far.
   std::uint64_t steps() const noexcept { return steps_; }
   /// The parameters a rule with state (momentum, Adam, AdamW) is bound to:
@@ -300,7 +303,7 @@ class Optimizer {
     return (state != nullptr) ? (capacity / per) : 0U;
   }
 
-  OptimizerConfig<T> config_;
+  OptimizerOptions<T> config_;
   T* state_ = nullptr;
   std::size_t max_parameters_ = 0U;
   std::uint64_t steps_ = 0U;

@@ -9,7 +9,7 @@ tests/test_nn_gru.cpp):
 * trajectories: a GRU followed by a Linear head (one output per step) trained
   by truncated back-propagation through time on a generated stream, one window
   of W steps per optimizer step, 100 SGD steps and 100 Adam steps. The initial
-  weights are those nn::GRU::create and nn::Linear::create draw from the
+  weights are those nn::Gru::create and nn::Linear::create draw from the
   library's PRNG (reimplemented in common.py: xoshiro256**, fan-in uniform
   U(-1/sqrt(H), 1/sqrt(H)) in parameter order), the stream is drawn from the
   same PRNG, and between windows the hidden state is carried with detach().
@@ -89,7 +89,7 @@ def draw_fan_in_uniform(rng, n, fan_in):
 
 
 def initial_params(inputs, hidden):
-    """GRU::create (weight_ih, weight_hh, bias_ih, bias_hh; fan-in H), then the
+    """Gru::create (weight_ih, weight_hh, bias_ih, bias_hh; fan-in H), then the
     head's Linear::create (weight [1][H], bias; fan-in H), from one Rng."""
     rng = Xoshiro(INIT_SEED)
     rows = 3 * hidden

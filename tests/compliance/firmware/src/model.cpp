@@ -78,7 +78,7 @@ float model_train_step(float a, float b, float target) noexcept {
   const bt::Value<float> loss = nn::mse(m.tape, y, &target);
   const float value_of_loss = loss.value();
   bool ok = m.tape.backward(loss) == bt::Status::kOk;
-  nn::OptimizerConfig<float> config;
+  nn::OptimizerOptions<float> config;
   config.lr = 0.5F;
   nn::Optimizer<float> sgd(config);
   const bt::View params{m.hidden.params().first,

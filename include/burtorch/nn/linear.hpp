@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// Fully connected layers and lookup tables: Linear (act(W x + b), one
+/// inner product per output with the activation fused into it) and
+/// Embedding (a table whose rows are views), their options, and their forms
+/// on a tape of lanes (the parameters shared from their own tape: a lane
+/// batch, nn/train.hpp).
+#ifndef BURTORCH_NN_LINEAR_HPP
+#define BURTORCH_NN_LINEAR_HPP
+
+#include <cstddef>
+
+#include "burtorch/fused.hpp"
+#include "burtorch/lane_ops.hpp"
+#include "burtorch/lanes.hpp"
+#include "burtorch/nn/common.hpp"
+#include "burtorch/nn/init.hpp"
+#include "burtorch/nn/random.hpp"
+#include "burtorch/tape.hpp"
+#include "burtorch/views.hpp"
+
+namespace burtorch {
+namespace nn {
+
+/// The rows of act(W x + b) for an activation known at compile time: a
+/// matvec with the activation fused into its rows (matvec<Act>), one
+/// node per output; only A's code is compiled in (a ReLU firmware links
+/// no tanhf or expf for it).
+template <Activation A, class T>
+inline View linear_rows(Tape<T>& tape, Index w, Index rows, ViewList x, Index bias) noexcept {
+  if constexpr (A == Activation::kIdentity) {
+    return burtorch::matvec(tape, w, rows, x, bias);
+  } else if constexpr (A == Activation::kRelu) {
+    return burtorch::matvec<Op::kRelu>(tape, w, rows, x, bias);
+  } else if constexpr (A == Activation::kTanh) {
+    return burtorch::matvec<Op::kTanh>(tape, w, rows, x, bias);
+  } else {
+    static_assert(A == Activation::kSigmoid, "an Activation");
+    return burtorch::matvec<Op::kSigmoid>(tape, w, rows, x, bias);
+  }
+}
+
+/// How to build a Linear. Only `in` and `out` have no default; the rest is
+/// torch.nn.Linear's: a bias, no activation, weights and biases drawn from
+/// U(-1/sqrt(in), 1/sqrt(in)). Set the members you need by name:
+/// @code
+/// nn::LinearOptions hidden;
+/// hidden.in = 2U;
+/// hidden.out = 8U;
+/// hidden.act = nn::Activation::kTanh;
+/// hidden.weight_init = nn::Init::fan_in_uniform(nn::kGainTanh);
+/// @endcode
+struct LinearOptions {
+  Index in = 0U;                                                ///< inputs (the fan-in of every row)
+  Index out = 0U;                                               ///< outputs
+  Activation act = Activation::kIdentity;                       ///< applied to every output
+  bool bias = true;                                             ///< false: no bias parameters
+  Init weight_init = Init::fan_in_uniform(kGainLinearDefault);  ///< weights (fan-in `in`)
+  Init bias_init = Init::fan_in_uniform(kGainLinearDefault);    ///< biases (fan-in `in`)
+  const char* weight_name = nullptr;                            ///< name of every weight (Tape::param)
+  const char* bias_name = nullptr;                              ///< name of every bias
+};
+
+/// y = act(W x + b), W stored row-major [out][in]: row o is one range of
+/// `in` parameters, so each output is one inner product of a parameter range
+/// with the (possibly segmented) input, the activation fused into it (one
+/// node per output). A Neuron is a Linear with out = 1.
+template <class T>
+struct Linear {
+  Index weight = kNoIndex;  ///< first weight on the tape (row-major [out][in])
+  Index bias = kNoIndex;  ///< kNoIndex: no bias
+  Index in = 0U;                           ///< inputs
+  Index out = 0U;                          ///< outputs
+  Activation act = Activation::kIdentity;  ///< applied to every output
+
+  /// in * out weights (+ out biases).
+  static constexpr std::size_t parameters(const LinearOptions& o) noexcept {
+    return (static_cast<std::size_t>(o.in) * o.out) + (o.bias ? o.out : 0U);
+  }
+  /// Nodes and slots of forward() on a ViewList: one node per output (the
+  /// activation is fused into the rows); the outputs share one matvec
+  /// descriptor, whatever their number.
+  static constexpr std::size_t nodes(const LinearOptions& o) noexcept { return o.out; }
+  /// @copydoc nodes
+  static constexpr std::size_t slots(const LinearOptions& /*o*/) noexcept { return 4U; }
+  /// The same for forward() on a View (one extra one-run view list).
+  static constexpr std::size_t view_slots(const LinearOptions& o) noexcept { return 3U + slots(o); }
+
+  /// Appends the layer's parameters to the tape: in * out weights drawn from
+  /// o.weight_init, then (if o.bias) out biases from o.bias_init. False if
+  /// the tape is full or failed; the layer then has no parameters (params()
+  /// is kNoView).
+  bool create(Tape<T>& tape, const LinearOptions& o, Rng& rng) noexcept {
+    in = o.in;
+    out = o.out;
+    act = o.act;
+    const Index w = make_params(tape, static_cast<std::size_t>(o.in) * o.out, o.weight_init, o.in, rng, o.weight_name);
+    const Index b = o.bias ? make_params(tape, o.out, o.bias_init, o.in, rng, o.bias_name) : kNoIndex;
+    const bool ok = (tape.status() == Status::kOk) && (w != kNoIndex);
+    weight = ok ? w : kNoIndex;
+    bias = ok ? b : kNoIndex;
+    return ok;
+  }
+
+  /// The layer's parameters on the tape: weights, then biases (kNoView
+  /// before a successful create()).
+  View params() const noexcept {
+    const Index count = (in * out) + ((bias != kNoIndex) ? out : 0U);
+    return (weight != kNoIndex) ? View{weight, count} : kNoView;
+  }
+
+  /// Records act(W x + b) for an input of `in` nodes stored as a segment
+  /// list; returns the `out` output nodes (kNoView on error). The
+  /// activation is chosen at run time, so the code of every activation is
+  /// compiled in; forward<A>() compiles only A's.
+  View forward(Tape<T>& tape, ViewList x) const noexcept {
+    View y = kNoView;
+    if (x.total != in) {
+      static_cast<void>(tape.report(Status::kInvalidArgument));
+    } else if (act == Activation::kRelu) {
+      y = linear_rows<Activation::kRelu>(tape, weight, out, x, bias);
+    } else if (act == Activation::kTanh) {
+      y = linear_rows<Activation::kTanh>(tape, weight, out, x, bias);
+    } else if (act == Activation::kSigmoid) {
+      y = linear_rows<Activation::kSigmoid>(tape, weight, out, x, bias);
+    } else {
+      y = linear_rows<Activation::kIdentity>(tape, weight, out, x, bias);
+    }
+    return y;
+  }
+
+  /// The same for an input that is one run of nodes.
+  View forward(Tape<T>& tape, View x) const noexcept { return forward(tape, burtorch::view_list(tape, &x, 1U)); }
+
+  /// forward() with the activation chosen at compile time (A must be the
+  /// layer's act, else kInvalidArgument and nothing recorded): only A's code
+  /// is compiled in, e.g. `hidden.forward<nn::Activation::kRelu>(tape, x)`.
+  template <Activation A>
+  View forward(Tape<T>& tape, ViewList x) const noexcept {
+    if ((x.total != in) || (act != A)) {
+      static_cast<void>(tape.report(Status::kInvalidArgument));
+      return kNoView;
+    }
+    return linear_rows<A>(tape, weight, out, x, bias);
+  }
+  /// @copydoc forward(Tape<T>&, ViewList) const
+  template <Activation A>
+  View forward(Tape<T>& tape, View x) const noexcept {
+    return forward<A>(tape, burtorch::view_list(tape, &x, 1U));
+  }
+
+  /// Nodes and slots of the lane forward() (a lane batch, see below): the
+  /// outputs' head node (matvec_shared), the outputs, and the
+  /// activation's nodes (on a tape of lanes the activation is a node of its
+  /// own per output).
+  static constexpr std::size_t lane_nodes(const LinearOptions& o) noexcept {
+    return 1U + ((o.act == Activation::kIdentity) ? o.out : (2U * static_cast<std::size_t>(o.out)));
+  }
+  /// @copydoc lane_nodes
+  static constexpr std::size_t lane_slots(const LinearOptions& /*o*/) noexcept { return burtorch::detail::kMsSlots; }
+  /// The same on a View (one extra one-run view list).
+  static constexpr std::size_t lane_view_slots(const LinearOptions& o) noexcept { return 3U + lane_slots(o); }
+
+  /// The layer on a tape of N lanes (one sample per lane) whose weights are
+  /// this layer's parameters on their own tape, shared through p
+  /// (nn::shared_params): read once per N samples, their gradients summed
+  /// over the lanes.
+  template <std::size_t N>
+  View forward(Tape<Lanes<T, N>>& tape, const SharedParams<T>& p, ViewList x) const noexcept {
+    if (x.total != in) {
+      static_cast<void>(tape.report(Status::kInvalidArgument));
+      return kNoView;
+    }
+    const View y = burtorch::matvec_shared(tape, p, weight, out, x, bias);
+    return (y.count != 0U) ? activate(tape, y, act) : kNoView;
+  }
+  /// The same for an input that is one run of nodes.
+  template <std::size_t N>
+  View forward(Tape<Lanes<T, N>>& tape, const SharedParams<T>& p, View x) const noexcept {
+    return forward(tape, p, burtorch::view_list(tape, &x, 1U));
+  }
+};
+
+/// How to build an Embedding (torch.nn.Embedding's N(0, 1) by default).
+struct EmbeddingOptions {
+  Index rows = 0U;                     ///< rows of the table (token ids 0..rows-1)
+  Index dim = 0U;                      ///< width of a row
+  Init init = Init::normal(0.0, 1.0);  ///< every entry (fan-in `dim`)
+  const char* name = nullptr;          ///< name of every entry (Tape::param)
+};
+
+/// A lookup table of `rows` vectors of `dim` parameters; row r is a view.
+template <class T>
+struct Embedding {
+  Index table = kNoIndex;  ///< first parameter of row 0
+  Index rows = 0U;         ///< rows of the table
+  Index dim = 0U;          ///< width of a row
+
+  /// rows * dim.
+  static constexpr std::size_t parameters(const EmbeddingOptions& o) noexcept {
+    return static_cast<std::size_t>(o.rows) * o.dim;
+  }
+
+  /// Appends the table's parameters to the tape, row by row. False if the
+  /// tape is full or failed (params() is then kNoView).
+  bool create(Tape<T>& tape, const EmbeddingOptions& o, Rng& rng) noexcept {
+    rows = o.rows;
+    dim = o.dim;
+    table = make_params(tape, parameters(o), o.init, o.dim, rng, o.name);
+    return table != kNoIndex;
+  }
+  /// The table on the tape (kNoView before a successful create()).
+  View params() const noexcept { return (table != kNoIndex) ? View{table, rows * dim} : kNoView; }
+  /// Row r as a view of the table (no nodes recorded); kNoView if r >= rows.
+  View row(Index r) const noexcept { return (r < rows) ? View{table + (r * dim), dim} : kNoView; }
+
+  /// On a tape of N lanes: `count` rows per lane, as count * dim nodes (row
+  /// q of lane l is table row ids[q * N + l]); the table is shared through p
+  /// (nn::shared_params) and each lane's gradient goes to its own row.
+  /// kNoView (kInvalidArgument) for an id >= rows.
+  template <std::size_t N>
+  View gather(Tape<Lanes<T, N>>& tape, const SharedParams<T>& p, const Index* ids, Index count) const noexcept {
+    return burtorch::gather_shared(tape, p, table, rows, dim, ids, count);
+  }
+};
+
+}  // namespace nn
+}  // namespace burtorch
+
+#endif  // BURTORCH_NN_LINEAR_HPP

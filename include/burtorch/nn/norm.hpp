@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// Layer normalisation: LayerNorm (torch.nn.LayerNorm over one vector), its
+/// options, and its form on a tape of lanes.
+#ifndef BURTORCH_NN_NORM_HPP
+#define BURTORCH_NN_NORM_HPP
+
+#include <cstddef>
+
+#include "burtorch/lane_ops.hpp"
+#include "burtorch/lanes.hpp"
+#include "burtorch/nn/common.hpp"
+#include "burtorch/nn/init.hpp"
+#include "burtorch/nn/random.hpp"
+#include "burtorch/ops.hpp"
+#include "burtorch/tape.hpp"
+#include "burtorch/views.hpp"
+
+namespace burtorch {
+namespace nn {
+
+/// How to build a LayerNorm (torch.nn.LayerNorm's defaults: eps 1e-5,
+/// gains 1, biases 0).
+struct LayerNormOptions {
+  Index width = 0U;                   ///< elements normalised together
+  double eps = 1e-5;                  ///< added to the variance (rounded to T)
+  Init gain_init = Init::ones();      ///< gains (fan-in `width`)
+  Init bias_init = Init::zeros();     ///< biases (fan-in `width`)
+  const char* gain_name = nullptr;    ///< name of every gain (Tape::param)
+  const char* bias_name = nullptr;    ///< name of every bias
+};
+
+/// y = (x - mean) / sqrt(var + eps) * gamma + beta over one vector
+/// (biased variance, as torch.nn.LayerNorm).
+template <class T>
+struct LayerNorm {
+  Index gamma = kNoIndex;  ///< first gain parameter
+  Index beta = kNoIndex;   ///< first bias parameter
+  Index n = 0U;            ///< width
+  T eps = T(1e-5);         ///< added to the variance
+
+  /// Gains and biases: 2 * width.
+  static constexpr std::size_t parameters(const LayerNormOptions& o) noexcept {
+    return 2U * static_cast<std::size_t>(o.width);
+  }
+  /// Nodes of forward(): mean, variance, rsqrt, then per element centre, scale, gain and bias.
+  static constexpr std::size_t nodes(const LayerNormOptions& o) noexcept {
+    return 4U + (3U * static_cast<std::size_t>(o.width));
+  }
+  /// Slots of forward(): one 3-slot scale_shift descriptor.
+  static constexpr std::size_t slots(const LayerNormOptions& /*o*/) noexcept { return 3U; }
+
+  /// Appends the gains, then the biases, to the tape. False if the tape is
+  /// full or failed (params() is then kNoView).
+  bool create(Tape<T>& tape, const LayerNormOptions& o, Rng& rng) noexcept {
+    n = o.width;
+    eps = static_cast<T>(o.eps);
+    const Index g = make_params(tape, o.width, o.gain_init, o.width, rng, o.gain_name);
+    const Index b = make_params(tape, o.width, o.bias_init, o.width, rng, o.bias_name);
+    const bool ok = (g != kNoIndex) && (b != kNoIndex);
+    gamma = ok ? g : kNoIndex;
+    beta = ok ? b : kNoIndex;
+    return ok;
+  }
+
+  /// The gains and biases on the tape (kNoView before a successful create()).
+  View params() const noexcept { return (gamma != kNoIndex) ? View{gamma, 2U * n} : kNoView; }
+
+  /// Records the normalised x (n nodes wide, n <= kMaxGather); kNoView on error.
+  View forward(Tape<T>& tape, View x) const noexcept {
+    const View scaled = normalize(tape, x);
+    return (scaled.count != 0U) ? burtorch::scale_shift(tape, gamma, scaled.first, beta, n) : kNoView;
+  }
+  /// The same on a tape of N lanes, the gains and biases shared through p
+  /// (nn::shared_params). Slots: kScaleShiftSharedSlots.
+  template <std::size_t N>
+  View forward(Tape<Lanes<T, N>>& tape, const SharedParams<T>& p, View x) const noexcept {
+    const View scaled = normalize(tape, x);
+    return (scaled.count != 0U) ? burtorch::scale_shift_shared(tape, p, gamma, scaled.first, beta, n) : kNoView;
+  }
+
+ private:
+  /// (x - mean) / sqrt(var + eps): all but the gain and bias.
+  template <class U>
+  View normalize(Tape<U>& tape, View x) const noexcept {
+    if ((x.count != n) || (n > kMaxGather)) {
+      static_cast<void>(tape.report(Status::kInvalidArgument));
+      return kNoView;
+    }
+    const Value<U> mu = burtorch::reduce(tape, Op::kMeanR, burtorch::View{x.first, n});
+    const Value<U> rstd = inv_sqrt(burtorch::reduce(tape, Op::kVarBiasedR, burtorch::View{x.first, n}) + U(eps));
+    const View centered = burtorch::record_view(tape, n, [&](Index i) noexcept { return node(tape, x.first + i) - mu; });
+    return burtorch::record_view(tape, n, [&](Index i) noexcept { return node(tape, centered.first + i) * rstd; });
+  }
+};
+
+}  // namespace nn
+}  // namespace burtorch
+
+#endif  // BURTORCH_NN_NORM_HPP
