@@ -4,6 +4,7 @@
 // <burtorch/tape.hpp> alone still links. Removed in 0.4.
 #include "burtorch/tape_deprecated.hpp"
 
+#include "burtorch/core/state.hpp"
 #include "burtorch/frozen.hpp"
 #include "burtorch/inspect.hpp"
 #include "burtorch/nn/losses.hpp"

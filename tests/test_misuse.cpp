@@ -770,7 +770,7 @@ void optimizer_binds_its_parameters(bt_test::Context& t) {
   const bt::View a = nn::params_view(tape, p, 2U);
   const bt::View b = nn::params_view(tape, p + 2, 2U);
   BT_CHECK(t, (a.first == p[0].index()) && (a.count == 2U) && (b.first == p[2].index()));
-  nn::OptimizerConfig<double> adam;
+  nn::OptimizerOptions<double> adam;
   adam.kind = nn::OptimizerKind::kAdam;
   adam.lr = 0.1;
   double state[8] = {};
@@ -787,7 +787,7 @@ void optimizer_binds_its_parameters(bt_test::Context& t) {
   BT_CHECK(t, (opt.steps() == 0U) && (state[0] == 0.0) && (opt.bound_params().count == 0U));
   BT_CHECK(t, opt.step(tape, b) == bt::Status::kOk);
   // SGD keeps no state: any view.
-  nn::OptimizerConfig<double> sgd;
+  nn::OptimizerOptions<double> sgd;
   sgd.lr = 0.5;
   nn::Optimizer<double> plain(sgd);
   BT_CHECK(t, (plain.step(tape, a) == bt::Status::kOk) && (plain.step(tape, b) == bt::Status::kOk));

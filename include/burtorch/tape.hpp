@@ -489,23 +489,6 @@ inline bool Value<T>::valid() const noexcept {
 extern template class Tape<float>;
 extern template class Tape<double>;
 
-// The deprecated size queries of libburtorch 0.2 (tape_deprecated.hpp).
-template <class T>
-std::size_t detail::DeprecatedTapeMembers<T>::capacity() const noexcept {
-  return self().usage().node_capacity;
-}
-template <class T>
-std::size_t detail::DeprecatedTapeMembers<T>::slots_used() const noexcept {
-  return self().usage().slots;
-}
-template <class T>
-std::size_t detail::DeprecatedTapeMembers<T>::slot_capacity() const noexcept {
-  return self().usage().slot_capacity;
-}
-template <class T>
-std::size_t detail::DeprecatedTapeMembers<T>::param_capacity() const noexcept {
-  return self().usage().params;
-}
 extern template class detail::DeprecatedTapeMembers<float>;
 extern template class detail::DeprecatedTapeMembers<double>;
 

@@ -224,6 +224,23 @@ void Tape<T>::set_fault_hook(FaultHook hook, void* context) noexcept {
 #endif
 }
 
+// The deprecated size queries of libburtorch 0.2 (tape_deprecated.hpp).
+template <class T>
+std::size_t detail::DeprecatedTapeMembers<T>::capacity() const noexcept {
+  return self().usage().node_capacity;
+}
+template <class T>
+std::size_t detail::DeprecatedTapeMembers<T>::slots_used() const noexcept {
+  return self().usage().slots;
+}
+template <class T>
+std::size_t detail::DeprecatedTapeMembers<T>::slot_capacity() const noexcept {
+  return self().usage().slot_capacity;
+}
+template <class T>
+std::size_t detail::DeprecatedTapeMembers<T>::param_capacity() const noexcept {
+  return self().usage().params;
+}
 }  // namespace burtorch
 
 #endif  // BURTORCH_CORE_STATE_HPP

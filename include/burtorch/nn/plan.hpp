@@ -60,7 +60,6 @@ struct MemoryPlan {
 template <class T>
 constexpr MemoryPlan make_plan(std::size_t parameters, std::size_t sample_nodes, std::size_t slots,
                                OptimizerKind optimizer) noexcept {
-  constexpr std::size_t kTooLarge = burtorch::kTooLarge;
   MemoryPlan p;
   p.parameters = parameters;
   p.sample_nodes = sample_nodes;
@@ -96,7 +95,6 @@ template <class T, std::size_t N>
 constexpr LanePlan size_lane_plan(std::size_t parameters, std::size_t sample_nodes, std::size_t slots,
                                   OptimizerKind optimizer) noexcept {
   using Lane = Tape<Lanes<T, N>>;
-  constexpr std::size_t kTooLarge = burtorch::kTooLarge;
   LanePlan p;
   p.lanes = N;
   p.params = make_plan<T>(parameters, 0U, 0U, optimizer);
@@ -116,7 +114,6 @@ constexpr LanePlan size_lane_plan(std::size_t parameters, std::size_t sample_nod
 template <class T, std::size_t N>
 constexpr LanePlan make_lane_plan(std::size_t parameters, std::size_t sample_nodes, std::size_t slots,
                                   OptimizerKind optimizer) noexcept {
-  constexpr std::size_t kTooLarge = burtorch::kTooLarge;
   constexpr std::size_t kMaskSlots = Recorder<Lanes<T, N>>::kConstantSlots;
   return size_lane_plan<T, N>(parameters, (sample_nodes < kTooLarge) ? (sample_nodes + 1U) : kTooLarge,
                               (slots <= (kTooLarge - kMaskSlots)) ? (slots + kMaskSlots) : kTooLarge, optimizer);
@@ -131,7 +128,6 @@ constexpr LanePlan make_lane_plan(std::size_t parameters, std::size_t sample_nod
 template <class T>
 constexpr MemoryPlan make_finetune_plan(std::size_t parameters, std::size_t trainable, std::size_t sample_nodes,
                                         std::size_t slots, OptimizerKind optimizer) noexcept {
-  constexpr std::size_t kTooLarge = burtorch::kTooLarge;
   MemoryPlan p = make_plan<T>(parameters, sample_nodes, slots, optimizer);
   const std::size_t counted = (trainable < parameters) ? trainable : parameters;
   const std::size_t per_parameter = state_per_parameter(optimizer) * sizeof(T);
