@@ -18,6 +18,7 @@
 /// family of your own is not replayed, and inspection names its nodes "?"
 /// (the family's name() and kind() tell them).
 ///
+/// @code
 ///   struct Cube {  // x^3, a unary row
 ///     static constexpr burtorch::OpKind kKind = burtorch::OpKind::kUnary;
 ///     static constexpr const char* kName = "cube";
@@ -26,6 +27,7 @@
 ///   };
 ///   using MyOps = burtorch::OpFamily<burtorch::family::kFirstUser, Cube>;
 ///   template <class T> burtorch::Value<T> cube(burtorch::Value<T> x) { return MyOps::unary<Cube>(x); }
+/// @endcode
 #ifndef BURTORCH_EXTENSION_HPP
 #define BURTORCH_EXTENSION_HPP
 

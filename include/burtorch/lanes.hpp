@@ -12,10 +12,12 @@
 /// tanh from vector functions of their own (detail/lane_functions.hpp, within
 /// 1 and 2 ulp of the correctly rounded values), so there the bits may differ.
 ///
+/// @code
 ///   #include <burtorch/lane_ops.hpp>
 ///   using L4 = burtorch::Lanes<double, 4>;
 ///   static burtorch::FixedTape<L4, 64> tape;
 ///   auto a = tape.leaf(L4::of({-41.0, -4.0, 1.0, 2.5}));
+/// @endcode
 ///
 /// This header is the type alone (no tape). A tape of lanes is an ordinary
 /// Tape<T>; the library is compiled for float and double only, and

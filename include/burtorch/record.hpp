@@ -97,18 +97,24 @@ class Recorder {
   static constexpr Index kConstantSlots = static_cast<Index>((sizeof(T) + sizeof(Index) - 1U) / sizeof(Index));
 
   // --- the arrays ------------------------------------------------------
-  /// Values and gradients of nodes [0, size), argument slots [0, slots_used),
-  /// for writing: the tape is not const to the recorder that writes them.
+  // The arrays are handed out for writing: the tape is not const to the
+  // recorder that writes them.
+  /// The values of nodes [0, size).
   // cppcheck-suppress constParameter ; write access to the tape's arrays
   static T* values(Tape<T>& t) noexcept { return t.values_; }
+  /// The gradients of nodes [0, size).
   // cppcheck-suppress constParameter ; write access to the tape's arrays
   static T* grads(Tape<T>& t) noexcept { return t.grads_; }
+  /// The argument slots [0, slots_used).
   // cppcheck-suppress constParameter ; write access to the tape's arrays
   static Index* slots(Tape<T>& t) noexcept { return t.args_; }
+  /// The argument slots, for reading.
   static const Index* slots(const Tape<T>& t) noexcept { return t.args_; }
-  /// Nodes recorded, slots in use, and the parameter region's end.
+  /// Nodes recorded.
   static Index size(const Tape<T>& t) noexcept { return t.size_; }
+  /// Argument slots in use.
   static Index slots_used(const Tape<T>& t) noexcept { return t.slots_used_; }
+  /// The parameter region's end (nodes below it are parameters).
   static Index param_region(const Tape<T>& t) noexcept { return t.param_region_; }
   /// The op codes of nodes from the parameter region's end on (node i's
   /// at ops(t)[i - param_region(t)]).

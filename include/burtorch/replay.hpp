@@ -289,6 +289,7 @@ Status replay(Tape<T>& tape, const Replay& r) noexcept {
   return tape.backward(Value<T>(&tape, r.root));
 }
 
+/// @cond INTERNAL
 // Compiled into the library (lib/replay.cpp).
 extern template Replay replayable<float>(Tape<float>&, Mark, Value<float>) noexcept;
 extern template Status set_value<float>(Tape<float>&, Value<float>, float) noexcept;
@@ -300,6 +301,7 @@ extern template Status set_value<double>(Tape<double>&, Value<double>, double) n
 extern template Status set_values<double>(Tape<double>&, View, const double*) noexcept;
 extern template Status replay<double>(Tape<double>&, const Replay&) noexcept;
 extern template Status replay_forward<double>(Tape<double>&, const Replay&) noexcept;
+/// @endcond
 
 // The deprecated members of libburtorch 0.2 these replace (tape_deprecated.hpp).
 template <class T>

@@ -45,13 +45,14 @@ struct TapeUsage {
   std::size_t slots = 0U;          ///< argument slots in use
   std::size_t slot_capacity = 0U;  ///< argument slots the buffer holds
   std::size_t params = 0U;         ///< the parameter region: nodes that can only be leaves
-  /// After kCapacityExceeded: the nodes and the argument slots the
-  /// recording needed, up to and including the op that did not fit, plus
-  /// one node for each elementwise op after it (they fail on its invalid
-  /// result); record again on a tape this large to see whether more was
-  /// needed further on (a layer after the failure is not counted). 0 while
-  /// the status is kOk, and after any other error.
+  /// After kCapacityExceeded: the nodes the recording needed, up to and
+  /// including the op that did not fit, plus one node for each elementwise
+  /// op after it (they fail on its invalid result); record again on a tape
+  /// this large to see whether more was needed further on (a layer after
+  /// the failure is not counted). 0 while the status is kOk, and after any
+  /// other error.
   std::size_t nodes_needed = 0U;
+  /// The same for argument slots (up to the op that did not fit).
   std::size_t slots_needed = 0U;
 };
 
@@ -169,9 +170,10 @@ class Tape : public detail::DeprecatedTapeMembers<T> {
   /// earlier sweep left); leaf gradients accumulate until zero_grad() or a
   /// rewind that discards the leaf. (core/sweep.hpp)
   Status backward(Value<T> root) noexcept;
-  /// Sets every gradient on the tape to zero; with arguments, those of
-  /// nodes [first, first + count) (e.g. the parameters).
+  /// Sets every gradient on the tape to zero.
   void zero_grad() noexcept;
+  /// Sets the gradients of nodes [first, first + count) to zero (e.g. the
+  /// parameters).
   void zero_grad(Index first, Index count) noexcept;
 
   // --- per-sample rewind -----------------------------------------------

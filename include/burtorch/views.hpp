@@ -131,6 +131,7 @@ template <class T>
 Index matvec_descriptor(Tape<T>& tape, Index w_first, Index rows, ViewList x, Index bias_first) noexcept;
 }  // namespace detail
 
+/// @cond INTERNAL
 // Compiled into the library (lib/tape.cpp).
 extern template ViewList view_list<float>(Tape<float>&, const View*, std::size_t) noexcept;
 extern template ViewList view_list_rows<float>(Tape<float>&, View, Index) noexcept;
@@ -154,6 +155,7 @@ extern template Value<double> inner_product<double>(Tape<double>&, Index, ViewLi
 extern template View matvec<double>(Tape<double>&, Index, Index, ViewList, Index) noexcept;
 extern template View scale_shift<double>(Tape<double>&, Index, Index, Index, Index) noexcept;
 extern template Index detail::matvec_descriptor<double>(Tape<double>&, Index, Index, ViewList, Index) noexcept;
+/// @endcond
 
 // The deprecated members of libburtorch 0.2 these replace (tape_deprecated.hpp).
 template <class T>
