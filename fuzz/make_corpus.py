@@ -7,7 +7,7 @@ it shares no code with lib/checkpoint.cpp. It makes
 
   * the fuzzer's seed corpus (fuzz/corpus/, committed): valid checkpoints
     for the layouts fuzz/fuzz_checkpoint.cpp loads, and broken variants;
-  * with --cpp, the golden byte arrays pasted into tests/test_checkpoint.cpp.
+  * with --cpp, the golden byte arrays pasted into tests/core/test_checkpoint.cpp.
 
 Usage: fuzz/make_corpus.py [--cpp]   (writes fuzz/corpus/ next to this file)
 """

@@ -215,7 +215,7 @@ Run train_library(handwritten::Shape s) {
 // The same training by replay: sample 0 recorded once (Tape::replayable),
 // then per sample its inputs set (one call for the run), its target set and the recording replayed
 // (forward and backward, Tape::replay); the step as above. The same bits
-// as re-recording every sample (tests/test_replay.cpp): the run must end at
+// as re-recording every sample (tests/core/test_replay.cpp): the run must end at
 // the library's loss exactly.
 #if ICOUNT_MLP_REPLAY
 Run train_library_replay(handwritten::Shape s) {

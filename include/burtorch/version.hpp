@@ -4,7 +4,7 @@
 /// the 0.x API of the previous patch releases; CHANGELOG.md lists changes).
 ///
 /// CMakeLists.txt's project(VERSION) and these numbers are kept equal by a
-/// test (tests/version_check.cmake).
+/// test (tests/targets/version_check.cmake).
 #ifndef BURTORCH_VERSION_HPP
 #define BURTORCH_VERSION_HPP
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // isa::Kernels (lib/simd/isa.hpp): every implementation of the kernels that
-// this build contains, out of line, for tests/test_simd.cpp. Programs that
+// this build contains, out of line, for tests/core/test_simd.cpp. Programs that
 // only call the public functions do not link this object.
 #include <cstddef>
 

@@ -4,7 +4,7 @@
 // functions are (burtorch/simd.hpp lists the rules).
 //
 // Kernels<I, T> are implementation I's kernels over float or double as
-// out-of-line functions (lib/simd/isa.cpp), so tests/test_simd.cpp can
+// out-of-line functions (lib/simd/isa.cpp), so tests/core/test_simd.cpp can
 // compare every implementation with the reference. The library calls none
 // of them: the public float and double functions are the selected
 // implementation's kernels themselves (lib/simd/selected.cpp).

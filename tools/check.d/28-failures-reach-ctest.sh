@@ -2,7 +2,7 @@
 # A failing test fails CTest on a Cortex-M target (QEMU + semihosting exit
 # code) and on a Linux cross target (qemu-aarch64), and a hung firmware is
 # stopped by tools/qemu-run's timeout. Builds the opt-in deliberate-failure
-# programs (tests/deliberate_failure.cpp) in scratch trees build/red-<preset>.
+# programs (tests/targets/deliberate_failure.cpp) in scratch trees build/red-<preset>.
 # About 20 seconds.
 set -euo pipefail
 cd "$(dirname "$0")/../.."

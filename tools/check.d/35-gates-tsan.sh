@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-# Gate 5a: ThreadSanitizer. tests/tsan/tsan_train.cpp trains one
+# Gate 5a: ThreadSanitizer. tests/targets/tsan/tsan_train.cpp trains one
 # small MLP per thread, each on its own tape, concurrently; TSan must stay
 # silent and every thread must match its single-threaded run bit for bit.
 # Negative control: the same program with every thread on ONE tape must be
@@ -12,7 +12,7 @@ mkdir -p "$out"
 mapfile -t sources < <(find lib -name '*.cpp' | sort)
 g++ -std=c++17 -O1 -g -fsanitize=thread -fno-omit-frame-pointer -pthread \
   -Wall -Wextra -Wpedantic -Wconversion -Wsign-conversion -Wshadow -Werror \
-  -I include -I lib tests/tsan/tsan_train.cpp "${sources[@]}" -o "$out/tsan_train"
+  -I include -I lib tests/targets/tsan/tsan_train.cpp "${sources[@]}" -o "$out/tsan_train"
 export TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1"
 echo "== one tape per thread (must pass, no race)"
 "$out/tsan_train"

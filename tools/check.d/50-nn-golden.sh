@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # nn golden data: tools/golden/nn/*.py, run with PyTorch now,
-# reproduce the committed headers tests/test_nn_golden.hpp,
-# tests/test_nn_trajectory_golden.hpp, tests/test_nn_gru_golden.hpp and
-# tests/test_nn_conv_golden.hpp (to 1e-12: BLAS builds may differ in the
+# reproduce the committed headers tests/golden/test_nn_golden.hpp,
+# tests/golden/test_nn_trajectory_golden.hpp, tests/golden/test_nn_gru_golden.hpp and
+# tests/golden/test_nn_conv_golden.hpp (to 1e-12: BLAS builds may differ in the
 # last bits). Skips (exit 0) without python3-torch. About 30 s.
 set -eu
 cd "$(dirname "$0")/../.."
@@ -16,8 +16,8 @@ export BURTORCH_GOLDEN_OUT="$out"
 /usr/bin/python3 tools/golden/nn/make_trajectory.py "$build/tests/test_nn_export"
 /usr/bin/python3 tools/golden/nn/make_gru.py
 /usr/bin/python3 tools/golden/nn/make_conv.py
-/usr/bin/python3 tools/golden/nn/compare_headers.py tests/test_nn_golden.hpp "$out/test_nn_golden.hpp" 1e-12
-/usr/bin/python3 tools/golden/nn/compare_headers.py tests/test_nn_trajectory_golden.hpp \
+/usr/bin/python3 tools/golden/nn/compare_headers.py tests/golden/test_nn_golden.hpp "$out/test_nn_golden.hpp" 1e-12
+/usr/bin/python3 tools/golden/nn/compare_headers.py tests/golden/test_nn_trajectory_golden.hpp \
   "$out/test_nn_trajectory_golden.hpp" 1e-12
-/usr/bin/python3 tools/golden/nn/compare_headers.py tests/test_nn_gru_golden.hpp "$out/test_nn_gru_golden.hpp" 1e-12
-/usr/bin/python3 tools/golden/nn/compare_headers.py tests/test_nn_conv_golden.hpp "$out/test_nn_conv_golden.hpp" 1e-12
+/usr/bin/python3 tools/golden/nn/compare_headers.py tests/golden/test_nn_gru_golden.hpp "$out/test_nn_gru_golden.hpp" 1e-12
+/usr/bin/python3 tools/golden/nn/compare_headers.py tests/golden/test_nn_conv_golden.hpp "$out/test_nn_conv_golden.hpp" 1e-12

@@ -113,7 +113,7 @@ Status Tape<T>::backward(Value<T> root) noexcept {
     const Op op = ops[m];
     // The core elementwise ops inline (one jump table, each case its row's
     // backward in place), the wide ops and the families' ops out of line. A new core elementwise op needs its line here:
-    // tests/test_ops.cpp (every_elementwise_op) checks each elementwise
+    // tests/core/test_ops.cpp (every_elementwise_op) checks each elementwise
     // op's gradient, and that it knows every elementwise row.
     // clang-format off
     switch (op) {

@@ -10,7 +10,7 @@
 /// Taylor series to the 7th power (|r| <= ln 2 / 2: truncation below 2^-23
 /// relative), 2^n built from its exponent bits in two factors so that every
 /// n from -150 to 128 is covered. Results: finite inputs within 2 ulp of
-/// the correctly rounded exp (tests/test_lanes.cpp measures it), +inf above
+/// the correctly rounded exp (tests/core/test_lanes.cpp measures it), +inf above
 /// ln(FLT_MAX), 0 below the smallest subnormal, NaN for NaN.
 ///
 /// tanh(x): for |x| < 0.5 its odd Taylor series to the 15th power (the

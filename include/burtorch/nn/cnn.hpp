@@ -125,7 +125,7 @@ class SmallCnn {
     return Conv2d<T>::slots(conv1_options(c), Size2d{c.side, c.side}) + Conv2d<T>::slots(conv2_options(c), size1(c)) +
            AvgPool2d<T>::slots(pool_options(c), size2(c)) + Linear<T>::view_slots(head_options(c));
   }
-  /// The model's memory plan (exact: tests/test_nn_conv.cpp, small_cnn_plan_exact).
+  /// The model's memory plan (exact: tests/nn/test_nn_conv.cpp, small_cnn_plan_exact).
   static constexpr MemoryPlan plan(const CnnOptions& c, OptimizerKind optimizer) noexcept {
     return make_plan<T>(parameters(c), sample_nodes(c), sample_slots(c), optimizer);
   }

@@ -259,7 +259,7 @@ class Gpt {
   static constexpr std::size_t lane_sample_slots(const GptOptions& c) noexcept {
     return embed_lane_slots<N>(c) + (c.layers * block_lane_slots<N>(c)) + head_lane_slots<N>(c);
   }
-  /// The memory plan of lane batches of N lanes (exact: tests/test_lanes.cpp).
+  /// The memory plan of lane batches of N lanes (exact: tests/core/test_lanes.cpp).
   template <std::size_t N>
   static constexpr LanePlan lane_plan(const GptOptions& c, OptimizerKind optimizer) noexcept {
     return make_lane_plan<T, N>(parameters(c), lane_sample_nodes(c), lane_sample_slots<N>(c), optimizer);
@@ -293,7 +293,7 @@ class Gpt {
                          head_lane_slots<N>(c) + Recorder<Lanes<T, N>>::kConstantSlots));  // and the mask's constant
   }
   /// The memory plan of checkpointed lane batches of N lanes
-  /// (nn::lane_batch_sweeps with lane_sweep; exact: tests/test_lanes.cpp):
+  /// (nn::lane_batch_sweeps with lane_sweep; exact: tests/core/test_lanes.cpp):
   /// the lane tape holds half a block's graph instead of every block's.
   template <std::size_t N>
   static constexpr LanePlan checkpoint_plan(const GptOptions& c, OptimizerKind optimizer) noexcept {

@@ -102,7 +102,7 @@ class MakemoreMlp {
     return (1U + (2U * static_cast<std::size_t>(c.context))) + Linear<T>::slots(hidden_options(c)) +
            Linear<T>::view_slots(output_options(c));
   }
-  /// The model's memory plan (exact: tests/test_nn_plan.cpp).
+  /// The model's memory plan (exact: tests/nn/test_nn_plan.cpp).
   static constexpr MemoryPlan plan(const MlpOptions& c, OptimizerKind optimizer) noexcept {
     return make_plan<T>(parameters(c), sample_nodes(c), sample_slots(c), optimizer);
   }
@@ -161,7 +161,7 @@ class MakemoreMlp {
            Linear<T>::lane_slots(hidden_options(c)) + Linear<T>::lane_view_slots(output_options(c)) +
            burtorch::pick_slots(N);
   }
-  /// The memory plan of lane batches of N lanes (exact: tests/test_lanes.cpp).
+  /// The memory plan of lane batches of N lanes (exact: tests/core/test_lanes.cpp).
   template <std::size_t N>
   static constexpr LanePlan lane_plan(const MlpOptions& c, OptimizerKind optimizer) noexcept {
     return make_lane_plan<T, N>(parameters(c), lane_sample_nodes(c), lane_sample_slots<N>(c), optimizer);

@@ -9,7 +9,7 @@
 /// trajectories match.
 /// The element-wise updates are the kernels of burtorch/simd.hpp: the
 /// library's vector kernels for float and double, the reference loops for
-/// any other scalar type (bitwise the same: tests/test_simd.cpp).
+/// any other scalar type (bitwise the same: tests/core/test_simd.cpp).
 #ifndef BURTORCH_NN_OPTIM_HPP
 #define BURTORCH_NN_OPTIM_HPP
 

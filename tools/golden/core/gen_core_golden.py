@@ -4,7 +4,7 @@
 
 Writes a C++ header (default: standard output) with, per graph, an
 instruction program, its leaf values and constants, and PyTorch's float64
-root value and leaf gradients. tests/test_golden.cpp replays each program on a
+root value and leaf gradients. tests/core/test_golden.cpp replays each program on a
 burtorch tape and compares.
 
 Regenerate (needs Debian's python3-torch 1.13; the output is byte-identical):

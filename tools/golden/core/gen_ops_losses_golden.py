@@ -13,7 +13,7 @@ Writes a C++ header (default: standard output) with
     row by row);
   * loss cases: predictions (logits), targets (and Huber's delta) and
     PyTorch's mean loss and its gradient with respect to every prediction.
-tests/test_ops_losses.cpp replays them on burtorch tapes.
+tests/core/test_ops_losses.cpp replays them on burtorch tapes.
 
 Regenerate (needs Debian's python3-torch 1.13; the output is byte-identical,
 which tools/check.d/15-golden-regen.sh verifies):

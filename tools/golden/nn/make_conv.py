@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """Golden values and gradients of libburtorch's convolutions and pooling
 (include/burtorch/nn/conv.hpp, pool.hpp), and the trajectory of a small CNN,
-computed by PyTorch in FP64. Writes tests/test_nn_conv_golden.hpp (read by
-tests/test_nn_conv.cpp).
+computed by PyTorch in FP64. Writes tests/golden/test_nn_conv_golden.hpp (read by
+tests/nn/test_nn_conv.cpp).
 
 Layouts. libburtorch is channels-last: a 1-D activation is [L][C], a 2-D one
 [H][W][C]; convolution weights are [C_out][k][C_in] ([C_out][kH][kW][C_in]).
@@ -40,7 +40,7 @@ from common import ROOT, Header, Xoshiro  # noqa: E402
 torch.set_default_dtype(torch.float64)
 torch.set_num_threads(1)
 torch.manual_seed(20250611)
-H = Header(os.path.join(ROOT, "tests", "test_nn_conv_golden.hpp"), "BURTORCH_TESTS_NN_CONV_GOLDEN_HPP",
+H = Header(os.path.join(ROOT, "tests", "golden", "test_nn_conv_golden.hpp"), "BURTORCH_TESTS_NN_CONV_GOLDEN_HPP",
            "tools/golden/nn/make_conv.py")
 
 

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Golden data of libburtorch's GRU (include/burtorch/nn/gru.hpp), computed by
-PyTorch's own torch.nn.GRU in FP64. Writes tests/test_nn_gru_golden.hpp (read by
-tests/test_nn_gru.cpp):
+PyTorch's own torch.nn.GRU in FP64. Writes tests/golden/test_nn_gru_golden.hpp (read by
+tests/nn/test_nn_gru.cpp):
 
 * steps: values and gradients of a few GRU steps (with and without biases)
   for seeded random weights, inputs and initial state; the root is
@@ -36,7 +36,7 @@ from common import ROOT, Header, Xoshiro  # noqa: E402
 torch.set_default_dtype(torch.float64)
 torch.set_num_threads(1)
 torch.manual_seed(20250611)
-H = Header(os.path.join(ROOT, "tests", "test_nn_gru_golden.hpp"), "BURTORCH_TESTS_NN_GRU_GOLDEN_HPP",
+H = Header(os.path.join(ROOT, "tests", "golden", "test_nn_gru_golden.hpp"), "BURTORCH_TESTS_NN_GRU_GOLDEN_HPP",
            "tools/golden/nn/make_gru.py")
 
 

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Golden values and gradients of libburtorch's nn layers, losses, models and
 optimizers, computed by PyTorch in FP64 from seeded random weights and
-inputs. Writes tests/test_nn_golden.hpp (read by tests/test_nn_layers.cpp).
+inputs. Writes tests/golden/test_nn_golden.hpp (read by tests/nn/test_nn_layers.cpp).
 
 Run: /usr/bin/python3 tools/golden/nn/make_layers.py
 """
@@ -21,7 +21,7 @@ from common import ROOT, Header  # noqa: E402
 
 torch.set_default_dtype(torch.float64)
 torch.manual_seed(20250315)
-H = Header(os.path.join(ROOT, "tests", "test_nn_golden.hpp"), "BURTORCH_TESTS_NN_GOLDEN_HPP",
+H = Header(os.path.join(ROOT, "tests", "golden", "test_nn_golden.hpp"), "BURTORCH_TESTS_NN_GOLDEN_HPP",
            "tools/golden/nn/make_layers.py")
 
 

@@ -2,7 +2,7 @@
 """Trajectory parity golden data: PyTorch trains the MLP (e=4, e=64) and the
 GPT-like model for 100 SGD steps and 100 Adam steps from the weights our
 PRNG initialisation exported, on the samples our generator exported, in
-FP64; the per-step mean losses go to tests/test_nn_trajectory_golden.hpp.
+FP64; the per-step mean losses go to tests/golden/test_nn_trajectory_golden.hpp.
 
 Run (after building the host preset):
   /usr/bin/python3 tools/golden/nn/make_trajectory.py [build/host/tests/test_nn_export]
@@ -68,7 +68,7 @@ def train(model, params, batches, lr, adam, loss_of):
 
 def main():
     exporter = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build", "host", "tests", "test_nn_export")
-    h = Header(os.path.join(ROOT, "tests", "test_nn_trajectory_golden.hpp"),
+    h = Header(os.path.join(ROOT, "tests", "golden", "test_nn_trajectory_golden.hpp"),
                "BURTORCH_TESTS_NN_TRAJECTORY_GOLDEN_HPP", "tools/golden/nn/make_trajectory.py")
     with tempfile.TemporaryDirectory() as tmp:
         subprocess.run([exporter, tmp], check=True)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // nn::Gru and truncated back-propagation through time against PyTorch
-// (tests/test_nn_gru_golden.hpp, made by tools/golden/nn/make_gru.py from
+// (tests/golden/test_nn_gru_golden.hpp, made by tools/golden/nn/make_gru.py from
 // torch.nn.GRU itself):
 //  - GRU steps with and without biases: hidden states and the gradients of
 //    every parameter, input and the initial state, FP64 to 1e-10 relative,
@@ -21,12 +21,13 @@
 #include <cstdint>
 #include <cstring>
 
+#include "golden.hpp"
 #include "harness.hpp"
 
 #ifndef BURTORCH_TEST_SMALL_TARGET
 #define BURTORCH_TEST_SMALL_TARGET 0
 #endif
-#include "test_nn_gru_golden.hpp"
+#include "golden/test_nn_gru_golden.hpp"
 
 namespace bt = burtorch;
 namespace nn = burtorch::nn;
@@ -147,20 +148,7 @@ T* optimizer_state() noexcept {
   return reinterpret_cast<T*>(g_state);  // BT-DEV-001: scratch carved from a byte buffer
 }
 
-template <class T>
-struct Tol;
-template <>
-struct Tol<double> {
-  static constexpr double rel = 1e-10;
-  static constexpr double abs_floor = 1e-12;
-  static constexpr double trajectory = 1e-8;
-};
-template <>
-struct Tol<float> {
-  static constexpr double rel = 1e-4;
-  static constexpr double abs_floor = 2e-5;
-  static constexpr double trajectory = 1e-4;
-};
+using bt_test::Tol;
 
 // The largest differences seen by compare() in the current test: relative
 // (over values above 1 % of their array's largest magnitude) and absolute
@@ -170,7 +158,7 @@ double g_worst_abs = 0.0;
 
 // Compares n values with the golden ones to rel, with an absolute floor of
 // abs_floor * max |expected| (for values that cross zero, as
-// tests/test_nn_layers.cpp does); tracks the worst differences.
+// tests/nn/test_nn_layers.cpp does); tracks the worst differences.
 template <class T>
 void compare(bt_test::Context& t, const T* got, const double* expected, std::size_t n, double rel, double abs_floor,
              const char* what) {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // nn layers, losses, models and optimizers against PyTorch: values and
-// gradients for the same weights and inputs (tests/test_nn_golden.hpp, made
+// gradients for the same weights and inputs (tests/golden/test_nn_golden.hpp, made
 // by tools/golden/nn/make_layers.py). FP64 to 1e-10 relative, FP32 to 1e-4.
 // Also the API's contracts: the options structs' defaults (torch.nn's
 // initialisation, drawn in order), each layer's and model's params(), and
@@ -15,12 +15,13 @@
 #include <cstring>
 #include <type_traits>
 
+#include "golden.hpp"
 #include "harness.hpp"
 
 #ifndef BURTORCH_TEST_SMALL_TARGET
 #define BURTORCH_TEST_SMALL_TARGET 0
 #endif
-#include "test_nn_golden.hpp"
+#include "golden/test_nn_golden.hpp"
 
 namespace bt = burtorch;
 namespace nn = burtorch::nn;
@@ -39,45 +40,9 @@ constexpr nn::MemoryPlan kGptPlan = nn::Gpt<double>::plan(kSmallGpt, nn::Optimiz
 alignas(64) unsigned char g_arena[kGptPlan.tape_bytes];
 #endif
 
-template <class T>
-struct Tol;
-template <>
-struct Tol<double> {
-  static constexpr double rel = 1e-10;
-  static constexpr double abs_floor = 1e-12;
-};
-template <>
-struct Tol<float> {
-  static constexpr double rel = 1e-4;
-  static constexpr double abs_floor = 2e-5;
-};
-
-double max_abs(const double* v, std::size_t n) {
-  double m = 1.0;
-  for (std::size_t i = 0U; i < n; ++i) {
-    m = (std::fabs(v[i]) > m) ? std::fabs(v[i]) : m;
-  }
-  return m;
-}
-
-// Compares n values read from `got` (node values or gradients) with golden.
-template <class T>
-void check_array(bt_test::Context& t, const T* got, const double* expected, std::size_t n, const char* what) {
-  const double abs_tol = Tol<T>::abs_floor * max_abs(expected, n);
-  bool all = true;
-  for (std::size_t i = 0U; i < n; ++i) {
-    all = all && bt_test::near(static_cast<double>(got[i]), expected[i], Tol<T>::rel, abs_tol);
-  }
-  if (!all) {
-    for (std::size_t i = 0U; i < n; ++i) {
-      BT_CHECK_CLOSE(t, static_cast<double>(got[i]), expected[i], Tol<T>::rel, abs_tol);
-    }
-    bt_test::print("    in ");
-    bt_test::print(what);
-    bt_test::print("\n");
-  }
-  BT_CHECK(t, all);
-}
+using bt_test::check_array;
+using bt_test::max_abs;
+using bt_test::Tol;
 
 template <class T>
 bt::Index leaves(bt::Tape<T>& tape, const double* v, std::size_t n) {

@@ -45,6 +45,14 @@ struct Guarded {
 };
 Guarded g_buffer;
 
+// The tests that need a tape of 16 nodes share two (a 16 KiB board cannot
+// hold one per test); each test resets the ones it uses.
+bt::FixedTape<double, 16, 16>& scratch(std::size_t which) {
+  static bt::FixedTape<double, 16, 16> tapes[2];
+  tapes[which].set_fault_hook(nullptr, nullptr);
+  return tapes[which];
+}
+
 // --- marks -----------------------------------------------------------------
 
 // The reported defect: a mark taken before an earlier rewind, used once the
@@ -207,7 +215,12 @@ std::uint64_t exact_bytes(std::uint64_t nodes, std::uint64_t slots, std::uint64_
   if ((nodes >= bt::kNoIndex) || (slots >= bt::kNoIndex) || (params > nodes)) {
     return UINT64_MAX;
   }
-  const auto up = [](std::uint64_t b) { return (b + 31U) / 32U * 32U; };
+#if defined(__ARM_ARCH_PROFILE) && (__ARM_ARCH_PROFILE == 'M')
+  constexpr std::uint64_t kBlock = 8U;  // microcontrollers: no padding
+#else
+  constexpr std::uint64_t kBlock = 32U;
+#endif
+  const auto up = [](std::uint64_t b) { return (b + (kBlock - 1U)) / kBlock * kBlock; };
   const std::uint64_t names = BURTORCH_CONFIG_PARAM_NAMES ? sizeof(const char*) : 0U;
   const std::uint64_t interior = nodes - params;
   return (2U * up(nodes * sizeof(T))) + up(interior * 8U) + up(slots * 4U) + up(nodes * names) + up(interior);
@@ -274,7 +287,7 @@ void size_arithmetic_is_checked(bt_test::Context& t) {
 // --- gradients of the graph the root reaches --------------------------------
 
 void unreachable_nodes_do_not_leak(bt_test::Context& t) {
-  static bt::FixedTape<double, 16, 16> tape;
+  bt::FixedTape<double, 16, 16>& tape = scratch(0U);
   // x = 0; m = sqrt(x) is a logged metric; loss = x * x: d loss/dx = 0.
   tape.reset();
   auto x = tape.leaf(0.0);
@@ -325,7 +338,7 @@ void unreachable_nodes_do_not_leak(bt_test::Context& t) {
 // when they are instantiated (op.hpp's rows); the wide recorders take the op
 // at run time and must refuse every op that is not a run reduction.
 void recorders_check_op_kind(bt_test::Context& t) {
-  static bt::FixedTape<double, 16, 16> tape;
+  bt::FixedTape<double, 16, 16>& tape = scratch(0U);
   const bt::Op wrong[] = {bt::Op::kSumL,  bt::Op::kDotRR, bt::Op::kAdd,     bt::Op::kExp,
                           bt::Op::kLeaf,  bt::Op::kMulConst, bt::Op::kLogSumExpL, bt::Op::kMatRow,
                           bt::Op::kCount, static_cast<bt::Op>(200)};
@@ -400,8 +413,8 @@ void null_pointers(bt_test::Context& t) {
 enum class Misuse { kEmpty, kEmptyFromCall, kForeign, kStale };
 
 bt::Status status_of(Misuse misuse, bool bad_on_left) {
-  static bt::FixedTape<double, 16, 16> tape;
-  static bt::FixedTape<double, 16, 16> other;
+  bt::FixedTape<double, 16, 16>& tape = scratch(0U);
+  bt::FixedTape<double, 16, 16>& other = scratch(1U);
   tape.reset();
   other.reset();
   auto a = tape.leaf(1.0);
@@ -441,7 +454,7 @@ void misuse_statuses_either_order(bt_test::Context& t) {
     BT_CHECK(t, status_of(Misuse::kStale, left) == bt::Status::kInvalidHandle);
   }
   // Lists: an empty handle anywhere is reported by the others' tape.
-  static bt::FixedTape<double, 16, 16> tape;
+  bt::FixedTape<double, 16, 16>& tape = scratch(0U);
   tape.reset();
   auto a = tape.leaf(1.0);
   const bt::Value<double> list[3] = {bt::Value<double>(), a, a};
@@ -470,7 +483,7 @@ void misuse_statuses_either_order(bt_test::Context& t) {
 // Stale handles, as docs/design.md states: detected until the tape grows
 // past them again, then they name the new node.
 void stale_handles_as_documented(bt_test::Context& t) {
-  static bt::FixedTape<double, 16, 16> tape;
+  bt::FixedTape<double, 16, 16>& tape = scratch(0U);
   tape.reset();
   auto a = tape.leaf(2.0);
   const bt::Mark m = tape.mark();
@@ -737,7 +750,7 @@ void capacity_reports_what_was_needed(bt_test::Context& t) {
 // A refused record_view leaves the tape as it found it: the nodes and slots
 // its calls recorded are gone (and the status says why).
 void refused_record_view_records_nothing(bt_test::Context& t) {
-  static bt::FixedTape<double, 16, 16> tape;
+  bt::FixedTape<double, 16, 16>& tape = scratch(0U);
   tape.reset();
   auto x = tape.leaf(2.0);
   const std::size_t size = tape.size();
@@ -762,8 +775,8 @@ void refused_record_view_records_nothing(bt_test::Context& t) {
 // reset() frees it. SGD (no state) steps any view. params_view() makes the
 // view of parameters recorded by hand, and refuses handles that are not.
 void optimizer_binds_its_parameters(bt_test::Context& t) {
-  static bt::FixedTape<double, 16, 16> tape;
-  static bt::FixedTape<double, 16, 16> other;
+  bt::FixedTape<double, 16, 16>& tape = scratch(0U);
+  bt::FixedTape<double, 16, 16>& other = scratch(1U);
   tape.reset();
   other.reset();
   const bt::Value<double> p[4] = {tape.param(1.0), tape.param(2.0), tape.param(3.0), tape.param(4.0)};

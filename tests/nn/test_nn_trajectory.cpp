@@ -3,7 +3,7 @@
 // started from the same weights (our PRNG's, exported by test_nn_export and
 // loaded by tools/golden/nn/make_trajectory.py) and fed the same samples in
 // the same order, give the same mean loss at each of 100 SGD steps and 100
-// Adam steps, FP64, to 1e-8 relative (tests/test_nn_trajectory_golden.hpp).
+// Adam steps, FP64, to 1e-8 relative (tests/golden/test_nn_trajectory_golden.hpp).
 // The same runs by lane batches (nn::lane_batch: the samples of a batch in
 // the lanes of one sweep) stay on PyTorch's curves to the same tolerance.
 // Host-sized (the FP64 tapes take a few MB); heap-free like every suite.
@@ -17,7 +17,7 @@
 
 #include "harness.hpp"
 #include "test_nn_trajectory.hpp"
-#include "test_nn_trajectory_golden.hpp"
+#include "golden/test_nn_trajectory_golden.hpp"
 
 namespace bt = burtorch;
 namespace nn = burtorch::nn;

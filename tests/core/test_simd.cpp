@@ -21,7 +21,7 @@
 #include <cstring>
 #include <limits>
 
-#include "../examples/graphs.hpp"
+#include "graphs.hpp"
 #include "harness.hpp"
 #include "simd/isa.hpp"  // the implementations one by one (library-internal)
 #include "burtorch/detail/tape_impl.hpp"  // instantiates the tape for the lane type below

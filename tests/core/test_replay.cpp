@@ -19,7 +19,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "../examples/graphs.hpp"
+#include "graphs.hpp"
 #include "harness.hpp"
 
 namespace bt = burtorch;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// A program that uses a tape: compiled by tests/config_mismatch.cmake with a
+// A program that uses a tape: compiled by tests/targets/config_mismatch.cmake with a
 // configuration flag other than the library's, it must fail to compile (the
 // generated build_config.hpp is on the include path) or fail to link (it is
 // not, so the -D value is taken) -- never build.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Convolutions, pooling and a small CNN against PyTorch
-// (tests/test_nn_conv_golden.hpp, made by tools/golden/nn/make_conv.py):
+// (tests/golden/test_nn_conv_golden.hpp, made by tools/golden/nn/make_conv.py):
 //  - Conv1d (stride, padding, dilation, padding wider than the kernel, a
 //    kernel longer than the input, a stride longer than the kernel), Conv2d
 //    (stride, padding, dilation), AvgPool and MaxPool 1-D and 2-D (ties):
@@ -26,12 +26,13 @@
 #include <cmath>
 #include <cstdint>
 
+#include "golden.hpp"
 #include "harness.hpp"
 
 #ifndef BURTORCH_TEST_SMALL_TARGET
 #define BURTORCH_TEST_SMALL_TARGET 0
 #endif
-#include "test_nn_conv_golden.hpp"
+#include "golden/test_nn_conv_golden.hpp"
 
 namespace bt = burtorch;
 namespace nn = burtorch::nn;
@@ -169,47 +170,9 @@ constexpr std::size_t kArenaBytes = (kTrainPlan.tape_bytes > kLayerBytes) ? kTra
 alignas(64) unsigned char g_arena[kArenaBytes];
 double g_moments[2U * kTrainPlan.parameters];
 
-template <class T>
-struct Tol;
-template <>
-struct Tol<double> {
-  static constexpr double rel = 1e-10;
-  static constexpr double abs_floor = 1e-12;
-};
-template <>
-struct Tol<float> {
-  static constexpr double rel = 1e-4;
-  static constexpr double abs_floor = 2e-5;
-};
-
-double max_abs(const double* v, std::size_t n) {
-  double m = 1.0;
-  for (std::size_t i = 0U; i < n; ++i) {
-    m = (std::fabs(v[i]) > m) ? std::fabs(v[i]) : m;
-  }
-  return m;
-}
-
-// Compares n values (node values or gradients) with golden ones; the
-// absolute floor scales with the largest magnitude.
-template <class T>
-void check_array(bt_test::Context& t, const T* got, const double* expected, std::size_t n, const char* what,
-                 double rel = Tol<T>::rel, double floor = Tol<T>::abs_floor) {
-  const double abs_tol = floor * max_abs(expected, n);
-  bool all = true;
-  for (std::size_t i = 0U; i < n; ++i) {
-    all = all && bt_test::near(static_cast<double>(got[i]), expected[i], rel, abs_tol);
-  }
-  if (!all) {
-    for (std::size_t i = 0U; i < n; ++i) {
-      BT_CHECK_CLOSE(t, static_cast<double>(got[i]), expected[i], rel, abs_tol);
-    }
-    bt_test::print("    in ");
-    bt_test::print(what);
-    bt_test::print("\n");
-  }
-  BT_CHECK(t, all);
-}
+using bt_test::check_array;
+using bt_test::max_abs;
+using bt_test::Tol;
 
 template <class T>
 bt::View leaves(bt::Tape<T>& tape, const double* v, std::size_t n) {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Prints the memory-plan table of docs/training.md as this build computes
-// it; tests/docs_tables.cmake checks that the document says the same.
+// it; tests/targets/docs_tables.cmake checks that the document says the same.
 // Lines: "<row prefix>\t<tape bytes cell>", where the prefix is the row
 // from the model name to the slots and the cell is the FP64 tape (names on)
 // or the FP32 tape (names off), whichever this build's configuration gives.
@@ -69,7 +69,7 @@ nn::MemoryPlan gru_window_plan() {
 // docs/training.md's CNN: 16 positions of 2 channels, Conv1d(2 -> 6, k 3,
 // padding 1) ReLU, MaxPool1d(2), Conv1d(6 -> 8, k 3, padding 1) ReLU,
 // AvgPool1d(2), flatten, Linear(32 -> 3); per sample the 32 input leaves,
-// the layers and the cross-entropy (tests/test_nn_conv.cpp trains it).
+// the layers and the cross-entropy (tests/nn/test_nn_conv.cpp trains it).
 template <class T>
 nn::MemoryPlan cnn_plan() {
   nn::Conv1dOptions conv1{};

@@ -6,7 +6,7 @@
 //  - Peak tape use of a serial batch does not depend on the batch size, and
 //    its gradient is the mean of the per-sample gradients.
 //  - PRNG outputs equal an independent Python implementation of xoshiro256**
-//    (tests/test_nn_golden.hpp); normals and fan-in inits have the moments
+//    (tests/golden/test_nn_golden.hpp); normals and fan-in inits have the moments
 //    their closed forms give.
 //  - Training resumed from a checkpoint (parameters, Adam moments, step
 //    counters, PRNG state) continues the identical loss curve.
@@ -20,7 +20,7 @@
 #include <cstring>
 
 #include "harness.hpp"
-#include "test_nn_golden.hpp"
+#include "golden/test_nn_golden.hpp"
 
 namespace bt = burtorch;
 namespace nn = burtorch::nn;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The trajectory-parity setups shared by tests/test_nn_trajectory.cpp and
-// the exporter tests/test_nn_export.cpp (whose output the PyTorch script
+// The trajectory-parity setups shared by tests/nn/test_nn_trajectory.cpp and
+// the exporter tests/nn/test_nn_export.cpp (whose output the PyTorch script
 // tools/golden/nn/make_trajectory.py loads): models initialised by our
 // PRNG, and the samples of every step, made from the generated default data
 // (data/default_data.hpp) by a seeded Rng. Nothing is stored: sample k of a
