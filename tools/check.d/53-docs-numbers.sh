@@ -4,12 +4,14 @@
 # document, the numbers that no tool generates (outside the generated blocks
 # of tools/footprint, tools/bench, tools/icount, code, references and the
 # blocks a checker verifies) and fails when one has more than
-# tools/docs-numbers.txt allows or names a stage that does not exist; the counter
+# tools/docs-numbers.txt allows or names a stage that does not exist; the
+# blocks tools/docs-checks verifies must say what it computes; the counter
 # itself must see a number added to a copy of a document. ~1 s.
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 tools/docs-numbers
+tools/docs-checks | tools/docs-numbers --verify tools/docs-checks
 # The counter can fail: a hand-written number added to docs/README.md's copy.
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
