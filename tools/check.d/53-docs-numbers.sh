@@ -7,7 +7,7 @@
 # tools/docs-numbers.txt allows or names a stage that does not exist; the
 # blocks tools/docs-checks verifies must say what it computes; the counter
 # itself must see a number added to a copy of a document. ~1 s.
-set -eu
+set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 tools/docs-numbers
