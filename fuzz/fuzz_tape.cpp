@@ -39,8 +39,10 @@
 // FUZZ_TAPE_SKIP (comma-separated) turns features off, to measure how fast
 // one class of defect is found: stale-mark, reset-mark, foreign-mark, handmade-mark,
 // empty, null, nonfinite, reduce-op, gradient, interior-name, zero-run.
+#include <burtorch/inspect.hpp>
 #include <burtorch/ops.hpp>
 #include <burtorch/tape.hpp>
+#include <burtorch/views.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -901,12 +903,12 @@ struct Driver {
     for (Index i = 0U; i < kMaxNodes; ++i) {
       sd.gen[i] = 0U;
     }
-    if ((sd.tape->status() != sd.status) || (*sd.tape.usage().node_capacity != sd.nodes) ||
+    if ((sd.tape->status() != sd.status) || (sd.tape->usage().node_capacity != sd.nodes) ||
         (sd.tape->usage().slot_capacity != sd.slots) || (sd.tape->usage().params != sd.params)) {
       broken("constructor", "tape %d (nodes %u slots %u params %u, %zu bytes at offset %zu, required %zu): status %s "
              "capacity %zu/%zu/%zu",
              s, b0 % (kMaxNodes + 1U), b1 % (kMaxSlots + 1U), sd.params, bytes, offset, required,
-             bt::status_name(sd.tape->status()), *sd.tape.usage().node_capacity, sd.tape->usage().slot_capacity,
+             bt::status_name(sd.tape->status()), sd.tape->usage().node_capacity, sd.tape->usage().slot_capacity,
              sd.tape->usage().params);
     }
     g_mem[s].check(s, "construction");
@@ -1410,7 +1412,7 @@ struct Driver {
     call = direct ? "Tape::reduce" : "reduce_*";
     Value<T> r;
     if (direct) {
-      r = side[home].bt::reduce(*tape, op, list, count);
+      r = bt::reduce(*side[home].tape, op, list, count);
     } else {
       switch (f % 9U) {
         case 0U: r = bt::reduce_sum(vs, n); break;
@@ -1554,7 +1556,7 @@ struct Driver {
     call = direct ? "Tape::dot" : (with_bias ? "inner_product_with_bias" : "inner_product");
     Value<T> r;
     if (direct) {
-      r = side[home].bt::inner_product(*tape, wp, xp, n, with_bias ? &bias.v : nullptr);
+      r = bt::inner_product(*side[home].tape, wp, xp, n, with_bias ? &bias.v : nullptr);
     } else if (with_bias) {
       r = bt::inner_product_with_bias(wv, xv, n, bias.v);
     } else {
@@ -1598,7 +1600,7 @@ struct Driver {
       capacity(&o, s, 1U, range ? 0U : n);
     }
     call = direct ? "Tape::reduce(kLogSumExpR)" : "log_sum_exp";
-    const Value<T> r = direct ? side[home].bt::reduce(*tape, Op::kLogSumExpR, list, n) : bt::log_sum_exp(vs, n);
+    const Value<T> r = direct ? bt::reduce(*side[home].tape, Op::kLogSumExpR, list, n) : bt::log_sum_exp(vs, n);
     settle(s, o, r, 1U, range ? 0U : n, &want);
   }
 
@@ -1770,7 +1772,7 @@ struct Driver {
     call = direct ? "Tape::dot_views" : (with_bias ? "inner_product_views_with_bias" : "inner_product_views");
     Value<T> r;
     if (direct) {
-      r = side[home].bt::inner_product(*tape, w_first, list, with_bias ? &bias.v : nullptr);
+      r = bt::inner_product(*side[home].tape, w_first, list, with_bias ? &bias.v : nullptr);
     } else if (with_bias) {
       r = bt::inner_product_views_with_bias(w.v, list, bias.v);
     } else {
@@ -1820,7 +1822,7 @@ struct Driver {
       n.bias = (bias_first == kNo) ? kNo : (bias_first + row);
     }
     call = "Tape::matvec";
-    const bt::View rv = side[s].bt::matvec(*tape, w_first, rows, list, bias_first);
+    const bt::View rv = bt::matvec(*side[s].tape, w_first, rows, list, bias_first);
     const Value<T> r(side[s].tape, rv.first);  // the first row; kNoView gives an invalid handle
     if ((rv.first != kNo) && (rv.count != rows)) {
       broken("view", "Tape::matvec returned %u nodes for %u rows", static_cast<unsigned>(rv.count), static_cast<unsigned>(rows));
@@ -1860,7 +1862,7 @@ struct Driver {
       }
       want[0].bias = with_bias ? bias.v.index() : kNo;
       call = "Tape::dot_ranges";
-      const Value<T> r = side[s].bt::inner_product(*tape, bt::View{a, n}, bt::View{b, n}, with_bias ? &bias.v : nullptr);
+      const Value<T> r = bt::inner_product(*side[s].tape, bt::View{a, n}, bt::View{b, n}, with_bias ? &bias.v : nullptr);
       settle(s, o, r, 1U, 3U, want);
     } else {  // scale_shift
       const Index c = index_arg(s, in.u8());
@@ -1879,7 +1881,7 @@ struct Driver {
         want[k].bias = c + k;
       }
       call = "Tape::scale_shift";
-      const bt::View rv = side[s].bt::scale_shift(*tape, a, b, c, n);
+      const bt::View rv = bt::scale_shift(*side[s].tape, a, b, c, n);
       const Value<T> r(side[s].tape, rv.first);  // the first output; kNoView gives an invalid handle
       if ((rv.first != kNo) && (rv.count != n)) {
         broken("view", "Tape::scale_shift returned %u nodes for %u", static_cast<unsigned>(rv.count), static_cast<unsigned>(n));
