@@ -243,7 +243,7 @@ const char* decode(const bt::Tape<T>& tape, Index i, Node* out) {
   auto older = [i](Index k) { return k < i; };
   bool reduction = false;
   const Op r = range_of(n.op, &reduction);
-  if (n.op == Op::kLeaf) {
+  if ((n.op == Op::kLeaf) || (n.op == Op::kInput)) {  // kInput: a reduction's value of nothing
     n.kind = Kind::kLeaf;
     return nullptr;
   }
@@ -1130,7 +1130,7 @@ struct Driver {
       }
       sd.leaf_grad[i] = 0;
       sd.leaf_err[i] = 0;
-      sd.leaf_unknown[i] = false;
+      sd.leaf_unknown[i] = want.op == Op::kInput;  // an input's gradient is not modelled
     }
   }
 
@@ -1378,8 +1378,22 @@ struct Driver {
       if ((g & 0x38U) == 0x10U) {
         count = 0U;
       }
-      // Tape::reduce takes every run reduction, log-sum-exp included.
-      if (!(is_range_reduction(op) || (op == Op::kLogSumExpR)) || (list == nullptr) || (count == 0U)) {
+      // Tape::reduce takes every run reduction, log-sum-exp included; over
+      // no operands (the list may then be null) it records the reduction's
+      // value of nothing as a constant node (an input), no slots.
+      const bool valid_op = is_range_reduction(op) || (op == Op::kLogSumExpR);
+      if (valid_op && (count == 0U)) {
+        Outcome oe;
+        capacity(&oe, s, 1U, 0U);
+        Node want0;
+        want0.op = Op::kInput;
+        want0.kind = Kind::kLeaf;
+        call = "Tape::reduce over no operands";
+        const Value<T> r0 = bt::reduce(*side[home].tape, op, list, count);
+        settle(s, oe, r0, 1U, 0U, &want0);
+        return;
+      }
+      if (!valid_op || (list == nullptr)) {
         o.must(kInvArg);
       }
     }
@@ -2112,6 +2126,9 @@ struct Driver {
       unsure[i] = unsure[i] || !finite(adj[i]) || (mag[i] > Limits<T>::big_adj);
       const Wide got = static_cast<Wide>(t.grad(i));
       const Wide tol = (k_tol * mag[i]) + Limits<T>::tiny;
+      if ((bt::node_op(t, i) == Op::kInput) && sd.leaf_unknown[i]) {
+        continue;  // an input's gradient is not modelled
+      }
       if (bt::node_op(t, i) == Op::kLeaf) {
         const Wide old = static_cast<Wide>(sd.grads[i]);
         if (!reach[i] || (mag[i] == 0 && !unsure[i])) {
@@ -2173,7 +2190,7 @@ struct Driver {
       sd.grads[i] = T(0);
       sd.leaf_grad[i] = 0;
       sd.leaf_err[i] = 0;
-      sd.leaf_unknown[i] = false;
+      sd.leaf_unknown[i] = bt::node_op(*sd.tape, static_cast<Index>(i)) == Op::kInput;
     }
     check_all();
   }

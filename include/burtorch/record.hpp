@@ -77,13 +77,13 @@ inline T unpack_constant(Index bits) noexcept {
 /// handle anywhere in a list is then reported by that tape.
 template <class T>
 inline Tape<T>* first_tape(const Value<T>* xs, std::size_t n) noexcept {
-  Tape<T>* tape = nullptr;
+  Tape<T>* owner = nullptr;
   if (xs != nullptr) {
-    for (std::size_t i = 0U; (i < n) && (tape == nullptr); ++i) {
-      tape = xs[i].tape();
+    for (std::size_t i = 0U; (i < n) && (owner == nullptr); ++i) {
+      owner = xs[i].tape();
     }
   }
-  return tape;
+  return owner;
 }
 }  // namespace detail
 
@@ -100,16 +100,13 @@ class Recorder {
   // The arrays are handed out for writing: the tape is not const to the
   // recorder that writes them.
   /// The values of nodes [0, size).
-  // cppcheck-suppress constParameter ; write access to the tape's arrays
-  static T* values(Tape<T>& t) noexcept { return t.values_; }
+  static T* values(Tape<T>& t) noexcept { return t.values(); }
   /// The gradients of nodes [0, size).
-  // cppcheck-suppress constParameter ; write access to the tape's arrays
-  static T* grads(Tape<T>& t) noexcept { return t.grads_; }
+  static T* grads(Tape<T>& t) noexcept { return t.grads(); }
   /// The argument slots [0, slots_used).
-  // cppcheck-suppress constParameter ; write access to the tape's arrays
-  static Index* slots(Tape<T>& t) noexcept { return t.args_; }
+  static Index* slots(Tape<T>& t) noexcept { return t.slot_array(); }
   /// The argument slots, for reading.
-  static const Index* slots(const Tape<T>& t) noexcept { return t.args_; }
+  static const Index* slots(const Tape<T>& t) noexcept { return t.slot_array(); }
   /// Nodes recorded.
   static Index size(const Tape<T>& t) noexcept { return t.size_; }
   /// Argument slots in use.

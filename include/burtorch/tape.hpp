@@ -283,11 +283,9 @@ class Tape : public detail::DeprecatedTapeMembers<T> {
   Op op_at(Index i) const noexcept {
     return (i >= size_) ? Op::kNone : ((i < param_region_) ? Op::kLeaf : ops_[i - param_region_]);
   }
-  /// Backward of one node whose backward is a loop (a reduction, an inner
-  /// product, a layer's rows) or whose op is a family's: out of line, so
-  /// the sweep over simple nodes keeps its variables in registers. Returns
-  /// how many nodes below i it swept too (a layer's rows, swept as one
-  /// block down to node `lowest`: detail::rows_step).
+  /// Backward of a node whose backward is a loop or a family's, out of line
+  /// (core/sweep.hpp). Returns how many nodes below i it swept too (a
+  /// layer's rows, swept as one block down to node `lowest`).
   Index backward_wide(Op op, Index i, Index a, Index b, T g, Index lowest) noexcept;
   /// Records the first error (sticky) and returns an invalid handle. Cold:
   /// defined out of line in core/state.hpp.
@@ -319,6 +317,8 @@ class Tape : public detail::DeprecatedTapeMembers<T> {
   /// Zeroes the gradients of the non-leaf nodes in [first, end): stale
   /// results of an earlier backward over nodes that are still recorded.
   BURTORCH_COLD void clear_interior_grads(Index first, Index end) noexcept;
+  Index* slot_array() noexcept { return args_; }  // the recorder's write access
+  const Index* slot_array() const noexcept { return args_; }
 
   T* values_ = nullptr;
   T* grads_ = nullptr;

@@ -23,6 +23,12 @@ from pathlib import Path
 
 
 def main(argv: list[str]) -> int:
+    if argv[:1] in (["-h"], ["--help"]):
+        print(__doc__)
+        return 0
+    if argv[:1] and argv[0].startswith("-"):
+        sys.stderr.write("%s: unknown option %s (see --help)\n" % (Path(sys.argv[0]).name, argv[0]))
+        return 2
     if len(argv) < 3:
         print(__doc__)
         return 2

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 try:
     import jsonschema
@@ -22,6 +23,12 @@ except ImportError:
 
 
 def main(argv: list[str]) -> int:
+    if argv[:1] in (["-h"], ["--help"]):
+        print(__doc__)
+        return 0
+    if argv[:1] and argv[0].startswith("-"):
+        sys.stderr.write("%s: unknown option %s (see --help)\n" % (Path(sys.argv[0]).name, argv[0]))
+        return 2
     if len(argv) < 2:
         print(__doc__)
         return 2

@@ -8,7 +8,7 @@
 #                                                 mid-run (needs root to mount;
 #                                                 prints "SKIPPED: " if it cannot)
 set -u
-source "$(dirname "$0")/../../tools/usage.sh" "$0" "${1:-}"  # --help: the comment above (ARGS may start with -)
+source "$(dirname "$0")/../../../tools/usage.sh" "$0" "${1:-}"  # --help: the comment above (ARGS may start with -)
 program=$1
 work=$2
 mode=$3
