@@ -20,6 +20,7 @@ namespace {
 std::uint64_t g_bytes_sent = 0U;  // the port may keep state; the library may not
 constexpr int kTagUp = 2801;
 constexpr int kTagDown = 2802;
+constexpr int kTagFrame = 2803;
 
 template <class T>
 MPI_Datatype type_of() noexcept;
@@ -127,6 +128,50 @@ Status average(double* data, std::size_t n, double* scratch, std::size_t scratch
 
 Status average(float* data, std::size_t n, float* scratch, std::size_t scratch_count) noexcept {
   return average_impl(data, n, scratch, scratch_count);
+}
+
+Status broadcast(double* data, std::size_t n) noexcept {
+  if ((data == nullptr) || (n == 0U) || (n > static_cast<std::size_t>(0x7FFFFFFF))) {
+    return Status::kInvalidArgument;
+  }
+  return (MPI_Bcast(data, static_cast<int>(n), MPI_DOUBLE, 0, MPI_COMM_WORLD) == MPI_SUCCESS) ? Status::kOk
+                                                                                               : Status::kIoError;
+}
+
+Status send_bytes(const std::uint8_t* bytes, std::size_t size, int to) noexcept {
+  int ranks = 0;
+  if ((bytes == nullptr) || (size == 0U) || (size > static_cast<std::size_t>(0x7FFFFFFF)) ||
+      (MPI_Comm_size(MPI_COMM_WORLD, &ranks) != MPI_SUCCESS) || (to < 0) || (to >= ranks)) {
+    return Status::kInvalidArgument;
+  }
+  if (MPI_Send(bytes, static_cast<int>(size), MPI_BYTE, to, kTagFrame, MPI_COMM_WORLD) != MPI_SUCCESS) {
+    return Status::kIoError;
+  }
+  g_bytes_sent += static_cast<std::uint64_t>(size);
+  return Status::kOk;
+}
+
+Status receive_bytes(std::uint8_t* buffer, std::size_t capacity, int from, std::size_t* got) noexcept {
+  MPI_Status st;
+  int size = 0;
+  if ((buffer == nullptr) || (got == nullptr) || (capacity == 0U)) {
+    return Status::kInvalidArgument;
+  }
+  if ((MPI_Probe(from, kTagFrame, MPI_COMM_WORLD, &st) != MPI_SUCCESS) ||
+      (MPI_Get_count(&st, MPI_BYTE, &size) != MPI_SUCCESS) || (size < 0)) {
+    return Status::kIoError;
+  }
+  const int take = (static_cast<std::size_t>(size) > capacity) ? static_cast<int>(capacity) : size;
+  if (static_cast<std::size_t>(size) > capacity) {
+    // Consume the message so the sender is not left waiting; report it.
+    static_cast<void>(MPI_Recv(buffer, take, MPI_BYTE, from, kTagFrame, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    return Status::kCapacityExceeded;
+  }
+  if (MPI_Recv(buffer, take, MPI_BYTE, from, kTagFrame, MPI_COMM_WORLD, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+    return Status::kIoError;
+  }
+  *got = static_cast<std::size_t>(size);
+  return Status::kOk;
 }
 
 std::uint64_t bytes_sent() noexcept { return g_bytes_sent; }

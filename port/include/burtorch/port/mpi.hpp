@@ -45,9 +45,22 @@ Status average(double* data, std::size_t n, double* scratch, std::size_t scratch
 /// The same in FP32.
 Status average(float* data, std::size_t n, float* scratch, std::size_t scratch_count) noexcept;
 
-/// Payload bytes this rank has sent so far through average() (gather and
-/// broadcast payloads as the algorithm's sends count them: a non-root rank
-/// sends its array once; rank 0 sends the result to each other rank).
+/// Copies rank 0's data[0, n) to every rank (MPI_Bcast). kInvalidArgument
+/// for a null array, n == 0 or above INT_MAX; kIoError if MPI fails.
+Status broadcast(double* data, std::size_t n) noexcept;
+
+/// Sends bytes[0, size) to rank `to` as one message. kInvalidArgument for a
+/// null buffer, size 0 or above INT_MAX, or a rank outside the job.
+Status send_bytes(const std::uint8_t* bytes, std::size_t size, int to) noexcept;
+
+/// Receives the next message from rank `from` into buffer[0, capacity) and
+/// sets *got to its size. kCapacityExceeded if it is longer than capacity
+/// (the message is consumed, buffer holds its first capacity bytes).
+Status receive_bytes(std::uint8_t* buffer, std::size_t capacity, int from, std::size_t* got) noexcept;
+
+/// Payload bytes this rank has sent so far through average() (a non-root
+/// rank sends its array once; rank 0 sends the result to each other rank)
+/// and send_bytes(); broadcast() is not counted (MPI picks its tree).
 std::uint64_t bytes_sent() noexcept;
 
 }  // namespace mpi
