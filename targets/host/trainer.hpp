@@ -326,7 +326,9 @@ inline void start_distributed(const char* program, Options& o) {
   const int length = std::snprintf(g_stopped_line, sizeof(g_stopped_line),
                                    "%s: rank %d of %d: stopped: another rank of the job failed\n", program, rank, size);
   g_stopped_bytes = (length > 0) ? std::min(static_cast<std::size_t>(length), sizeof(g_stopped_line) - 1U) : 0U;
-  g_stop_all = &stop_all;
+  if (size > 1) {  // alone (no mpirun, or -np 1) an error ends only this process
+    g_stop_all = &stop_all;
+  }
   std::signal(SIGTERM, &on_stopped);
   std::atexit(&finish_distributed);
   if ((o.batch % size) != 0) {
