@@ -49,6 +49,9 @@ constexpr const char* kUsage =
     "  --keep P           topk, randk: percent of the values kept, 0.01 to 100 (default 10)\n"
     "  --block N          int8: values per scale (default 64)\n"
     "  --no-feedback      no error feedback (the residual is dropped)\n"
+    "  --dp-clip C        DP-SGD in the local steps: each sample's gradient clipped to L2\n"
+    "                     norm C (nn::dp_serial_batch; default off)\n"
+    "  --dp-noise S       DP-SGD's noise multiplier sigma (default 0; needs --dp-clip)\n"
     "  --eval-samples N   validation samples evaluated per round (default 2000)\n"
     "  --csv FILE         round, val loss, bytes per client (default none)\n"
     "  --centralised      the baseline: no MPI, one process\n"
@@ -74,6 +77,8 @@ struct Flags {
   double keep = 10.0;
   long block = 64;
   bool feedback = true;
+  double dp_clip = 0.0;  // 0: no DP-SGD
+  double dp_noise = 0.0;
   long eval_samples = 2000;
   std::string csv;
   bool centralised = false;
@@ -190,6 +195,16 @@ Flags parse(int argc, char** argv) {
       if (!(f.keep >= 0.01) || !(f.keep <= 100.0)) {
         trainer::fail(kProgram, std::string("bad value for --keep: '") + v + "' (want 0.01 to 100)");
       }
+    } else if (flag == "--dp-clip") {
+      f.dp_clip = trainer::parse_double(kProgram, "--dp-clip", v);
+      if (!(f.dp_clip > 0.0) || !std::isfinite(f.dp_clip)) {
+        trainer::fail(kProgram, std::string("bad value for --dp-clip: '") + v + "' (want a positive number)");
+      }
+    } else if (flag == "--dp-noise") {
+      f.dp_noise = trainer::parse_double(kProgram, "--dp-noise", v);
+      if (!(f.dp_noise >= 0.0) || !std::isfinite(f.dp_noise)) {
+        trainer::fail(kProgram, std::string("bad value for --dp-noise: '") + v + "' (want a number >= 0)");
+      }
     } else if (flag == "--block") {
       f.block = trainer::parse_long(kProgram, "--block", v, 1, 65535L);
     } else if (flag == "--eval-samples") {
@@ -211,6 +226,9 @@ Flags parse(int argc, char** argv) {
     } else {
       trainer::fail(kProgram, "unknown flag: '" + flag + "' (see --help)");
     }
+  }
+  if ((f.dp_noise > 0.0) && (f.dp_clip == 0.0)) {
+    trainer::fail(kProgram, "--dp-noise needs --dp-clip (the noise is sigma * C)");
   }
   return f;
 }
@@ -256,18 +274,29 @@ double validation(Model& model, bt::Tape<double>& tape, const Split& val, std::s
   return total / static_cast<double>(n_eval);
 }
 
-// `steps` SGD steps of `batch` samples drawn from `data` with `rng`.
+// `steps` SGD steps of `batch` samples drawn from `data` with `rng`; with
+// --dp-clip, DP-SGD's clipped and noised batches (noise drawn from `noise`).
 void local_steps(Model& model, bt::Tape<double>& tape, nn::Optimizer<double>& opt, const Split& data, long steps,
-                 long batch, nn::Rng& rng) {
+                 long batch, nn::Rng& rng, const Flags& f, nn::Rng& noise) {
   std::vector<std::uint32_t> picks(static_cast<std::size_t>(batch));
+  std::vector<double> clipped_sum((f.dp_clip > 0.0) ? model.params().count : 0U);
   const auto limit = static_cast<std::uint32_t>(data.size());
   for (long s = 0; s < steps; ++s) {
     for (std::uint32_t& k : picks) {
       k = rng.below(limit);
     }
-    const double loss = nn::serial_batch(tape, model.params(), picks.size(), [&](bt::Tape<double>& tp, std::size_t i) {
+    const auto sample_loss = [&](bt::Tape<double>& tp, std::size_t i) {
       return model.loss(tp, &data.contexts[picks[i] * kContext], data.targets[picks[i]]);
-    });
+    };
+    double loss = 0.0;
+    if (f.dp_clip > 0.0) {
+      nn::DpOptions<double> dp;
+      dp.clip = f.dp_clip;
+      dp.noise = f.dp_noise;
+      loss = nn::dp_serial_batch(tape, model.params(), picks.size(), sample_loss, dp, clipped_sum.data(), noise);
+    } else {
+      loss = nn::serial_batch(tape, model.params(), picks.size(), sample_loss);
+    }
     if (!std::isfinite(loss) || (opt.step(tape, model.params()) != bt::Status::kOk)) {
       trainer::fail(kProgram, "local training failed: " + std::string(bt::status_name(tape.status())));
     }
@@ -343,15 +372,20 @@ int run(const Flags& f, int rank, int ranks) {
       std::printf("  client %zu: %zu samples (words starting with letters %zu mod %zu)\n", c + 1U,
                   world.shards[c].size(), c, clients);
     }
-    std::printf("  validation: %zu samples; %s\n", n_eval,
+    std::printf("  validation: %zu samples; %s", n_eval,
                 f.centralised ? "centralised baseline, one process" : "codec per --codec");
+    if (f.dp_clip > 0.0) {
+      std::printf("; DP-SGD: clip %g, noise multiplier %g", f.dp_clip, f.dp_noise);
+    }
+    std::printf("\n");
   }
   Csv csv(rank == 0 ? f.csv : std::string());
 
+  nn::Rng noise(static_cast<std::uint64_t>(f.seed) + std::uint64_t{0xD9U} + static_cast<std::uint64_t>(static_cast<unsigned>(rank)));
   if (f.centralised) {
     nn::Rng rng(static_cast<std::uint64_t>(f.seed) + 1U);
     for (long r = 1; r <= f.rounds; ++r) {
-      local_steps(model, tape, opt, world.all, f.local_steps, f.batch * static_cast<long>(clients), rng);
+      local_steps(model, tape, opt, world.all, f.local_steps, f.batch * static_cast<long>(clients), rng, f, noise);
       const double val = validation(model, tape, world.val, n_eval);
       std::printf("round %ld val %.9g bytes 0 accepted 0 refused 0\n", r, val);
       csv.row(r, val, 0.0);
@@ -377,7 +411,7 @@ int run(const Flags& f, int rank, int ranks) {
     }
     if (rank > 0) {
       std::copy(global.begin(), global.end(), w);
-      local_steps(model, tape, opt, world.shards[client], f.local_steps, f.batch, rng);
+      local_steps(model, tape, opt, world.shards[client], f.local_steps, f.batch, rng, f, noise);
       for (std::size_t i = 0U; i < n; ++i) {
         update[i] = static_cast<float>(w[i] - global[i]);
       }

@@ -8,11 +8,14 @@
 #     the round goes on with the other client's update;
 #  3. every codec's frames have the size the frame layout gives for the
 #     model's parameter count (computed here), and training still lowers the
-#     validation loss over the rounds.
+#     validation loss over the rounds;
+#  4. DP-SGD with a clip no gradient reaches and no noise trains as plain SGD
+#     (to 1e-9 relative: it divides the sum where SGD multiplies by 1/B), and
+#     with noise it trains differently.
 # usage: fleet_check.sh PROGRAM WORKDIR
 set -u
 case "${1:-}" in
-  -h|--help) sed -n '3,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h|--help) sed -n '3,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   -*) echo "fleet_check.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
 esac
 [ $# = 2 ] || { echo "usage: fleet_check.sh PROGRAM WORKDIR" >&2; exit 2; }
@@ -70,5 +73,17 @@ print("%s: %d parameters, bytes per client per round %s, val loss %.4f -> %.4f" 
 sys.exit(0 if ok else 1)
 PY
 done
+# 4. DP-SGD against plain SGD (raw.txt above: the same flags without it).
+"${mpirun[@]}" -np 3 "$program" --codec raw --keep 10 --dp-clip 1000000 "${common[@]}" > dp_off.txt 2>&1 || fail "dp: $(tail -1 dp_off.txt)"
+"${mpirun[@]}" -np 3 "$program" --codec raw --keep 10 --dp-clip 1 --dp-noise 1 "${common[@]}" > dp_on.txt 2>&1 || fail "dp: $(tail -1 dp_on.txt)"
+python3 - raw.txt dp_off.txt dp_on.txt <<'PY' || fail "DP-SGD"
+import re, sys
+val = lambda p: [float(x) for x in re.findall(r"^round \d+ val (\S+)", open(p).read(), re.M)]
+a, b, c = val(sys.argv[1]), val(sys.argv[2]), val(sys.argv[3])
+off = max(abs(x - y) / abs(x) for x, y in zip(a, b))
+on = max(abs(x - y) / abs(x) for x, y in zip(a, c))
+print("DP-SGD, clip 1e6 no noise vs SGD: %.2e relative; clip 1 noise 1 vs SGD: %.2e" % (off, on))
+sys.exit(0 if len(a) == len(b) == len(c) == 4 and off <= 1e-9 and on > 1e-6 else 1)
+PY
 [ $failures = 0 ] && echo "fleet_check: all passed" && exit 0
 exit 1
