@@ -69,7 +69,7 @@ constexpr std::size_t kMaxVarintBytes = 5U;       ///< LEB128 of a 32-bit index 
 
 /// What the sender chooses.
 struct EncodeOptions {
-  Codec codec = Codec::kRaw;
+  Codec codec = Codec::kRaw;              ///< how the frame carries the update
   std::uint32_t kept = 0U;                ///< topk, randk: values carried (1 to n)
   std::uint16_t block = kDefaultBlock;    ///< int8: values per scale (>= 1)
   std::uint32_t samples = 0U;             ///< the sender's sample count (its weight)
@@ -80,15 +80,15 @@ struct EncodeOptions {
 
 /// A frame's header fields, as read.
 struct FrameHeader {
-  Codec codec = Codec::kRaw;
-  std::uint16_t block = 0U;
-  std::uint32_t count = 0U;
-  std::uint32_t kept = 0U;
-  std::uint32_t samples = 0U;
-  std::uint32_t round = 0U;
-  std::uint32_t client = 0U;
-  std::uint32_t seed = 0U;
-  std::uint32_t payload_bytes = 0U;
+  Codec codec = Codec::kRaw;         ///< the codec
+  std::uint16_t block = 0U;          ///< int8: values per scale; else 0
+  std::uint32_t count = 0U;          ///< n: values of the update
+  std::uint32_t kept = 0U;           ///< values carried (raw and int8: n)
+  std::uint32_t samples = 0U;        ///< the sender's sample count
+  std::uint32_t round = 0U;          ///< round number
+  std::uint32_t client = 0U;         ///< sender id
+  std::uint32_t seed = 0U;           ///< randk: the index seed; else 0
+  std::uint32_t payload_bytes = 0U;  ///< bytes between the header and the CRC
 };
 
 /// Bytes of the LEB128 varint of v (1 to 5).

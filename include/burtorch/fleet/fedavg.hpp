@@ -27,6 +27,7 @@ namespace fleet {
 template <class T>
 class FedAvg {
  public:
+  /// Keeps the caller's array sum[0, capacity) for the rounds' sums.
   FedAvg(T* sum, std::size_t capacity) noexcept : sum_(sum), capacity_(capacity) {}
 
   /// Starts a round of updates of n values: zeroes sum[0, n) and the
