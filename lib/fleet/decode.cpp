@@ -17,119 +17,146 @@ namespace fleet {
 namespace {
 
 // --- reading a frame ---------------------------------------------------------
-// Walks the payload of a frame whose size and CRC were checked, calling
-// visit(index, value) for each carried value in increasing index order;
-// false at the first field, index or value that is not valid.
+// Each walk_*() walks the payload of a frame whose size and CRC were
+// checked, calling visit(index, value) for each carried value in increasing
+// index order; false at the first field, index or value that is not valid.
+template <class Visit>
+bool walk_raw(const std::uint8_t* p, const FrameHeader& h, Visit& visit) noexcept {
+  const std::uint64_t n = h.count;
+  if ((h.kept != n) || (h.block != 0U) || (h.seed != 0U) || (h.payload_bytes != (4U * n))) {
+    return false;
+  }
+  for (std::uint32_t i = 0U; i < h.count; ++i) {
+    const float v = wire::get_f32(&p[4U * static_cast<std::size_t>(i)]);
+    if (!wire::finite(v)) {
+      return false;
+    }
+    visit(i, v);
+  }
+  return true;
+}
+
+template <class Visit>
+bool walk_randk(const std::uint8_t* p, const FrameHeader& h, Visit& visit) noexcept {
+  const std::uint64_t k = h.kept;
+  if ((k == 0U) || (k > h.count) || (h.block != 0U) || (h.payload_bytes != (4U * k))) {
+    return false;
+  }
+  wire::RandkDraw draw(h.count, h.kept, h.seed);
+  std::size_t j = 0U;
+  for (std::uint32_t i = 0U; i < h.count; ++i) {
+    if (!draw.next()) {
+      continue;
+    }
+    const float v = wire::get_f32(&p[4U * j]);
+    if (!wire::finite(v)) {
+      return false;
+    }
+    visit(i, v);
+    ++j;
+  }
+  return j == h.kept;
+}
+
+// An int8 block's scale at p: +0 (a block sent as zeros) or a normal float
+// of at most kMaxScale (the encoder writes nothing else); false otherwise.
+inline bool read_scale(const std::uint8_t* p, float* s) noexcept {
+  const bool zero = wire::get_u32(p) == 0U;
+  *s = wire::get_f32(p);
+  return zero || ((*s >= FLT_MIN) && (*s <= wire::kMaxScale));
+}
+
+template <class Visit>
+bool walk_int8(const std::uint8_t* p, const FrameHeader& h, Visit& visit) noexcept {
+  const std::uint64_t n = h.count;
+  if ((h.block == 0U) || (h.kept != n) || (h.seed != 0U)) {
+    return false;
+  }
+  const std::uint64_t blocks = (n + h.block - 1U) / h.block;
+  if (h.payload_bytes != (n + (4U * blocks))) {
+    return false;
+  }
+  std::size_t at = 0U;
+  float s = 0.0F;
+  for (std::uint32_t i = 0U; i < h.count; ++i) {
+    if ((i % h.block) == 0U) {
+      if (!read_scale(&p[at], &s)) {
+        return false;
+      }
+      at += 4U;
+    }
+    const std::int8_t q = static_cast<std::int8_t>(p[at]);
+    ++at;
+    if (q < -127) {
+      return false;
+    }
+    visit(i, dequantize(s, q));
+  }
+  return true;
+}
+
+// TopK's index gaps: every index below n and increasing, then exactly 4 k
+// bytes of values; *values_at is where the values start.
+inline bool check_topk_indices(const std::uint8_t* p, const FrameHeader& h, std::size_t* values_at) noexcept {
+  const std::size_t size = h.payload_bytes;
+  std::size_t at = 0U;
+  std::uint64_t index = 0U;
+  for (std::uint64_t j = 0U; j < h.kept; ++j) {
+    std::uint32_t gap = 0U;
+    if (!wire::get_varint(p, size, &at, &gap)) {
+      return false;
+    }
+    index = (j == 0U) ? gap : (index + 1U + gap);
+    if (index >= h.count) {
+      return false;
+    }
+  }
+  *values_at = at;
+  return (size - at) == (4U * static_cast<std::uint64_t>(h.kept));
+}
+
+template <class Visit>
+bool walk_topk(const std::uint8_t* p, const FrameHeader& h, Visit& visit) noexcept {
+  const std::uint64_t k = h.kept;
+  std::size_t values = 0U;
+  if ((k == 0U) || (k > h.count) || (h.block != 0U) || (h.seed != 0U) || !check_topk_indices(p, h, &values)) {
+    return false;
+  }
+  std::size_t at = 0U;
+  std::uint64_t index = 0U;
+  for (std::uint64_t j = 0U; j < k; ++j) {
+    std::uint32_t gap = 0U;
+    static_cast<void>(wire::get_varint(p, h.payload_bytes, &at, &gap));
+    index = (j == 0U) ? gap : (index + 1U + gap);
+    const float v = wire::get_f32(&p[values]);
+    values += 4U;
+    if (!wire::finite(v)) {
+      return false;
+    }
+    visit(static_cast<std::uint32_t>(index), v);
+  }
+  return true;
+}
+
 template <class Visit>
 bool walk(const std::uint8_t* frame, const FrameHeader& h, Visit& visit) noexcept {
   const std::uint8_t* p = &frame[kFrameHeaderBytes];
-  const std::size_t size = h.payload_bytes;
-  const std::uint64_t n = h.count;
-  const std::uint64_t k = h.kept;
   switch (h.codec) {
-    case Codec::kRaw: {
-      if ((k != n) || (h.block != 0U) || (h.seed != 0U) || (size != (4U * n))) {
-        return false;
-      }
-      for (std::uint32_t i = 0U; i < h.count; ++i) {
-        const float v = wire::get_f32(&p[4U * static_cast<std::size_t>(i)]);
-        if (!wire::finite(v)) {
-          return false;
-        }
-        visit(i, v);
-      }
-      return true;
-    }
-    case Codec::kRandK: {
-      if ((k == 0U) || (k > n) || (h.block != 0U) || (size != (4U * k))) {
-        return false;
-      }
-      wire::RandkDraw draw(h.count, h.kept, h.seed);
-      std::size_t j = 0U;
-      for (std::uint32_t i = 0U; i < h.count; ++i) {
-        if (draw.next()) {
-          const float v = wire::get_f32(&p[4U * j]);
-          if (!wire::finite(v)) {
-            return false;
-          }
-          visit(i, v);
-          ++j;
-        }
-      }
-      return j == h.kept;
-    }
-    case Codec::kInt8: {
-      if ((h.block == 0U) || (k != n) || (h.seed != 0U)) {
-        return false;
-      }
-      const std::uint64_t blocks = (n + h.block - 1U) / h.block;
-      if (size != (n + (4U * blocks))) {
-        return false;
-      }
-      std::size_t at = 0U;
-      float s = 0.0F;
-      for (std::uint32_t i = 0U; i < h.count; ++i) {
-        if ((i % h.block) == 0U) {
-          // A scale is +0 (a block sent as zeros) or a normal float of
-          // at most kMaxScale: the encoder writes nothing else.
-          const bool zero = wire::get_u32(&p[at]) == 0U;
-          s = wire::get_f32(&p[at]);
-          at += 4U;
-          if (!zero && !((s >= FLT_MIN) && (s <= wire::kMaxScale))) {
-            return false;
-          }
-        }
-        const std::int8_t q = static_cast<std::int8_t>(p[at]);
-        ++at;
-        if (q < -127) {
-          return false;
-        }
-        visit(i, dequantize(s, q));
-      }
-      return true;
-    }
-    case Codec::kTopK: {
-      if ((k == 0U) || (k > n) || (h.block != 0U) || (h.seed != 0U)) {
-        return false;
-      }
-      // The indices first: every gap, then exactly 4 k bytes of values.
-      std::size_t at = 0U;
-      std::uint64_t index = 0U;
-      for (std::uint64_t j = 0U; j < k; ++j) {
-        std::uint32_t gap = 0U;
-        if (!wire::get_varint(p, size, &at, &gap)) {
-          return false;
-        }
-        index = (j == 0U) ? gap : (index + 1U + gap);
-        if (index >= n) {
-          return false;
-        }
-      }
-      if ((size - at) != (4U * k)) {
-        return false;
-      }
-      std::size_t values = at;
-      at = 0U;
-      for (std::uint64_t j = 0U; j < k; ++j) {
-        std::uint32_t gap = 0U;
-        static_cast<void>(wire::get_varint(p, size, &at, &gap));
-        index = (j == 0U) ? gap : (index + 1U + gap);
-        const float v = wire::get_f32(&p[values]);
-        values += 4U;
-        if (!wire::finite(v)) {
-          return false;
-        }
-        visit(static_cast<std::uint32_t>(index), v);
-      }
-      return true;
-    }
+    case Codec::kRaw:
+      return walk_raw(p, h, visit);
+    case Codec::kRandK:
+      return walk_randk(p, h, visit);
+    case Codec::kInt8:
+      return walk_int8(p, h, visit);
+    case Codec::kTopK:
+      return walk_topk(p, h, visit);
     default:
       return false;
   }
 }
 
 struct Ignore {
-  void operator()(std::uint32_t, float) const noexcept {}
+  void operator()(std::uint32_t /*index*/, float /*value*/) const noexcept {}
 };
 
 // Checks size, magic, version, CRC and fields; fills *h.

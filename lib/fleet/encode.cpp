@@ -119,33 +119,19 @@ Status randk_indices(std::uint32_t n, std::uint32_t k, std::uint32_t seed, std::
   return Status::kOk;
 }
 
-Status encode(const float* update, std::size_t n, float* residual, const EncodeOptions& o, std::uint8_t* frame,
-              std::size_t capacity, std::size_t* written, std::uint32_t* scratch, std::size_t scratch_count) noexcept {
-  if ((update == nullptr) || (frame == nullptr) || (written == nullptr) || (max_frame_bytes(n, o) == 0U)) {
-    return Status::kInvalidArgument;
-  }
-  const Source c{update, residual};
+namespace {
+// Every value of the update, the residual and their sum finite.
+bool inputs_finite(const float* update, const float* residual, const Source& c, std::size_t n) noexcept {
   for (std::size_t i = 0U; i < n; ++i) {
     if (!wire::finite(update[i]) || ((residual != nullptr) && !wire::finite(residual[i])) || !wire::finite(c.at(i))) {
-      return Status::kInvalidArgument;
+      return false;
     }
   }
-  // The exact size first: nothing is written unless the frame fits.
-  const std::size_t k = (o.codec == Codec::kTopK) || (o.codec == Codec::kRandK) ? o.kept : n;
-  std::size_t payload = 0U;
-  if (o.codec == Codec::kTopK) {
-    if ((scratch == nullptr) || (scratch_count < k)) {
-      return Status::kCapacityExceeded;
-    }
-    select_topk(c, n, scratch, k);
-    payload = topk_index_bytes(scratch, k) + (4U * k);
-  } else {
-    payload = max_frame_bytes(n, o) - (kFrameHeaderBytes + kFrameCrcBytes);
-  }
-  const std::size_t total = kFrameHeaderBytes + payload + kFrameCrcBytes;
-  if (total > capacity) {
-    return Status::kCapacityExceeded;
-  }
+  return true;
+}
+
+void write_header(std::uint8_t* frame, const EncodeOptions& o, std::size_t n, std::size_t k,
+                  std::size_t payload) noexcept {
   frame[0] = wire::kMagic[0];
   frame[1] = wire::kMagic[1];
   frame[2] = wire::kMagic[2];
@@ -160,76 +146,126 @@ Status encode(const float* update, std::size_t n, float* residual, const EncodeO
   wire::put_u32(&frame[24], o.client);
   wire::put_u32(&frame[28], (o.codec == Codec::kRandK) ? o.seed : 0U);
   wire::put_u32(&frame[32], static_cast<std::uint32_t>(payload));
+}
+
+// Each put_*() writes its codec's payload at p, then the residual: what was
+// sent is taken out of c.
+void put_topk(std::uint8_t* p, const Source& c, std::size_t n, const std::uint32_t* sel, std::size_t k,
+              float* residual) noexcept {
+  std::size_t at = 0U;
+  for (std::size_t j = 0U; j < k; ++j) {
+    at += wire::put_varint(&p[at], (j == 0U) ? sel[0] : (sel[j] - sel[j - 1U] - 1U));
+  }
+  for (std::size_t j = 0U; j < k; ++j) {
+    wire::put_f32(&p[at + (4U * j)], c.at(sel[j]));
+  }
+  if (residual != nullptr) {
+    std::size_t j = 0U;
+    for (std::size_t i = 0U; i < n; ++i) {
+      const bool sent = (j < k) && (sel[j] == i);
+      residual[i] = sent ? 0.0F : c.at(i);
+      j += sent ? 1U : 0U;
+    }
+  }
+}
+
+void put_randk(std::uint8_t* p, const Source& c, std::size_t n, const EncodeOptions& o, float* residual) noexcept {
+  wire::RandkDraw draw(static_cast<std::uint32_t>(n), o.kept, o.seed);
+  std::size_t j = 0U;
+  for (std::size_t i = 0U; i < n; ++i) {
+    const float v = c.at(i);
+    const bool sent = draw.next();
+    if (sent) {
+      wire::put_f32(&p[4U * j], v);
+      ++j;
+    }
+    if (residual != nullptr) {
+      residual[i] = sent ? 0.0F : v;
+    }
+  }
+}
+
+// One int8 block, values [first, end): its scale, then a code per value;
+// returns the bytes written.
+std::size_t put_int8_block(std::uint8_t* p, const Source& c, std::size_t first, std::size_t end,
+                           float* residual) noexcept {
+  float top = 0.0F;
+  for (std::size_t i = first; i < end; ++i) {
+    const float m = std::fabs(c.at(i));
+    top = (m > top) ? m : top;
+  }
+  const float s = wire::block_scale(top);
+  wire::put_f32(p, s);
+  std::size_t at = 4U;
+  for (std::size_t i = first; i < end; ++i) {
+    const float v = c.at(i);
+    const std::int8_t q = wire::quantize(v, s);
+    p[at] = static_cast<std::uint8_t>(q);
+    ++at;
+    if (residual != nullptr) {
+      residual[i] = v - dequantize(s, q);
+    }
+  }
+  return at;
+}
+
+void put_int8(std::uint8_t* p, const Source& c, std::size_t n, std::size_t block, float* residual) noexcept {
+  std::size_t at = 0U;
+  for (std::size_t first = 0U; first < n; first += block) {
+    const std::size_t end = ((n - first) > block) ? (first + block) : n;
+    at += put_int8_block(&p[at], c, first, end, residual);
+  }
+}
+
+void put_raw(std::uint8_t* p, const Source& c, std::size_t n, float* residual) noexcept {
+  for (std::size_t i = 0U; i < n; ++i) {
+    wire::put_f32(&p[4U * i], c.at(i));
+    if (residual != nullptr) {
+      residual[i] = 0.0F;
+    }
+  }
+}
+}  // namespace
+
+Status encode(const float* update, std::size_t n, float* residual, const EncodeOptions& o, std::uint8_t* frame,
+              std::size_t capacity, std::size_t* written, std::uint32_t* scratch, std::size_t scratch_count) noexcept {
+  if ((update == nullptr) || (frame == nullptr) || (written == nullptr) || (max_frame_bytes(n, o) == 0U)) {
+    return Status::kInvalidArgument;
+  }
+  const Source c{update, residual};
+  if (!inputs_finite(update, residual, c, n)) {
+    return Status::kInvalidArgument;
+  }
+  // The exact size first: nothing is written unless the frame fits.
+  const bool sparse = (o.codec == Codec::kTopK) || (o.codec == Codec::kRandK);
+  const std::size_t k = sparse ? o.kept : n;
+  std::size_t payload = max_frame_bytes(n, o) - (kFrameHeaderBytes + kFrameCrcBytes);
+  if (o.codec == Codec::kTopK) {
+    if ((scratch == nullptr) || (scratch_count < k)) {
+      return Status::kCapacityExceeded;
+    }
+    select_topk(c, n, scratch, k);
+    payload = topk_index_bytes(scratch, k) + (4U * k);
+  }
+  const std::size_t total = kFrameHeaderBytes + payload + kFrameCrcBytes;
+  if (total > capacity) {
+    return Status::kCapacityExceeded;
+  }
+  write_header(frame, o, n, k, payload);
   std::uint8_t* p = &frame[kFrameHeaderBytes];
-  // The payload, then the residual: what was sent is taken out of c.
   switch (o.codec) {
-    case Codec::kTopK: {
-      std::size_t at = 0U;
-      for (std::size_t j = 0U; j < k; ++j) {
-        at += wire::put_varint(&p[at], (j == 0U) ? scratch[0] : (scratch[j] - scratch[j - 1U] - 1U));
-      }
-      for (std::size_t j = 0U; j < k; ++j) {
-        wire::put_f32(&p[at + (4U * j)], c.at(scratch[j]));
-      }
-      if (residual != nullptr) {
-        std::size_t j = 0U;
-        for (std::size_t i = 0U; i < n; ++i) {
-          const bool sent = (j < k) && (scratch[j] == i);
-          residual[i] = sent ? 0.0F : c.at(i);
-          j += sent ? 1U : 0U;
-        }
-      }
+    case Codec::kTopK:
+      put_topk(p, c, n, scratch, k, residual);
       break;
-    }
-    case Codec::kRandK: {
-      wire::RandkDraw draw(static_cast<std::uint32_t>(n), o.kept, o.seed);
-      std::size_t j = 0U;
-      for (std::size_t i = 0U; i < n; ++i) {
-        const float v = c.at(i);
-        const bool sent = draw.next();
-        if (sent) {
-          wire::put_f32(&p[4U * j], v);
-          ++j;
-        }
-        if (residual != nullptr) {
-          residual[i] = sent ? 0.0F : v;
-        }
-      }
+    case Codec::kRandK:
+      put_randk(p, c, n, o, residual);
       break;
-    }
-    case Codec::kInt8: {
-      std::size_t at = 0U;
-      for (std::size_t first = 0U; first < n; first += o.block) {
-        const std::size_t end = ((n - first) > o.block) ? (first + o.block) : n;
-        float top = 0.0F;
-        for (std::size_t i = first; i < end; ++i) {
-          const float m = std::fabs(c.at(i));
-          top = (m > top) ? m : top;
-        }
-        const float s = wire::block_scale(top);
-        wire::put_f32(&p[at], s);
-        at += 4U;
-        for (std::size_t i = first; i < end; ++i) {
-          const float v = c.at(i);
-          const std::int8_t q = wire::quantize(v, s);
-          p[at] = static_cast<std::uint8_t>(q);
-          ++at;
-          if (residual != nullptr) {
-            residual[i] = v - dequantize(s, q);
-          }
-        }
-      }
+    case Codec::kInt8:
+      put_int8(p, c, n, o.block, residual);
       break;
-    }
-    default: {  // kRaw
-      for (std::size_t i = 0U; i < n; ++i) {
-        wire::put_f32(&p[4U * i], c.at(i));
-        if (residual != nullptr) {
-          residual[i] = 0.0F;
-        }
-      }
+    default:  // kRaw
+      put_raw(p, c, n, residual);
       break;
-    }
   }
   wire::put_u32(&frame[kFrameHeaderBytes + payload], crc32(0U, frame, kFrameHeaderBytes + payload));
   *written = total;
