@@ -4,7 +4,7 @@
 # port; the host's burtorch-fleet --decode-frame checks it, decodes it to the
 # same FP32 bits the device printed and adds it to a FedAvg round. Prints the
 # codec's flash (its functions in the firmware's symbol table) and RAM (the
-# firmware's buffers). ~2 min after 23-cortex-m4 and 10-host.
+# firmware's buffers). ~10 s after 23-cortex-m4 and 10-host.
 set -eu
 cd "$(dirname "$0")/../.."
 cmake --preset cortex-m4 >/dev/null
