@@ -26,7 +26,9 @@ set(CMAKE_INSTALL_LIBDIR lib)
 set(BURTORCH_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/burtorch)
 
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/burtorch DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/port/include/burtorch DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# port/mpi.hpp stays out: burtorch::port_mpi is built in the tree only.
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/port/include/burtorch DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+        PATTERN "mpi.hpp" EXCLUDE)
 install(FILES ${BURTORCH_GENERATED_INCLUDE_DIR}/burtorch/build_config.hpp
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/burtorch)
 # Template definitions of Tape<T>, for tapes of a scalar type the archive does

@@ -221,6 +221,9 @@ bool finetune(const Backbone& bb, std::uint64_t* ticks) {
 
 }  // namespace
 
+// fleet_device.cpp includes this file for its fine-tuning and has a main of
+// its own.
+#ifndef BURTORCH_FINETUNE_NO_MAIN
 int main() {
   using firmware::print;
   print("burtorch-finetune: a CNN pretrained on the host, backbone frozen in flash, head fine-tuned on\n");
@@ -277,3 +280,4 @@ int main() {
   print(ok ? "\n" : " (not both)\n");
   bt::port::exit(ok ? 0 : 1);
 }
+#endif  // BURTORCH_FINETUNE_NO_MAIN

@@ -61,6 +61,9 @@ constexpr const char* kUsage =
     "  --eval-samples N   validation pictures to evaluate (default all)\n"
     "  --clip X           clip gradients to global norm X (default off)\n"
     "  --fp32             train in float (default double)\n"
+    "  --distributed      data-parallel training over MPI: mpirun -np N ... --distributed;\n"
+    "                     each rank trains on --batch / N samples of every batch, the\n"
+    "                     gradients are averaged; rank 0 writes the outputs\n"
     "  --help             this text\n";
 
 constexpr const char* kDefaultCsv = "cnn_loss.csv";
@@ -465,6 +468,7 @@ int main(int argc, char** argv) {
     o.lr = 0.01;
     o.lr_given = true;
   }
+  trainer::start_distributed(kProgram, o);
   trainer::check_files(kProgram, o, kDefaultCsv);
   if (!o.export_header.empty() && ((o.export_header == o.save) || trainer::same_file(o.export_header, o.save))) {
     trainer::fail(kProgram, "--export-header '" + o.export_header + "' is the --save file; write them apart");

@@ -58,6 +58,9 @@ constexpr const char* kUsage =
     "                     block's graph in memory instead of every block's, each block's\n"
     "                     forward computed twice; the same losses and gradients either way\n"
     "  --fp32             train in float (default double)\n"
+    "  --distributed      data-parallel training over MPI: mpirun -np N ... --distributed;\n"
+    "                     each rank trains on --batch / N samples of every batch, the\n"
+    "                     gradients are averaged; rank 0 writes the outputs\n"
     "  --help             this text\n";
 
 constexpr const char* kDefaultCsv = "gpt_loss.csv";
@@ -246,6 +249,7 @@ int main(int argc, char** argv) {
   o.lanes_flag = true;
   o.checkpoint_flag = true;
   trainer::parse(argc, argv, o, kProgram, kUsage, kHidden);
+  trainer::start_distributed(kProgram, o);
   trainer::check_files(kProgram, o, kDefaultCsv);
   try {
     return o.fp32 ? run<float>(o) : run<double>(o);

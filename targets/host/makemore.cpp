@@ -52,6 +52,9 @@ constexpr const char* kUsage =
     "                     read once per L samples); default: the vector width of this\n"
     "                     build when --batch > 1, else 1\n"
     "  --fp32             train in float (default double)\n"
+    "  --distributed      data-parallel training over MPI: mpirun -np N ... --distributed;\n"
+    "                     each rank trains on --batch / N samples of every batch, the\n"
+    "                     gradients are averaged; rank 0 writes the outputs\n"
     "  --help             this text\n";
 
 constexpr const char* kDefaultCsv = "makemore_loss.csv";
@@ -236,6 +239,7 @@ int main(int argc, char** argv) {
   trainer::Options o;
   o.lanes_flag = true;
   trainer::parse(argc, argv, o, kProgram, kUsage, kHidden);
+  trainer::start_distributed(kProgram, o);
   trainer::check_files(kProgram, o, kDefaultCsv);
   try {
     return o.fp32 ? run<float>(o) : run<double>(o);

@@ -31,9 +31,20 @@
 #include <string>
 #include <vector>
 
+#include <csignal>
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+// --distributed: data-parallel training over MPI ranks, in builds that have
+// burtorch::port_mpi (targets/host/CMakeLists.txt sets this to 1).
+#ifndef BURTORCH_TRAINER_MPI
+#define BURTORCH_TRAINER_MPI 0
+#endif
+#if BURTORCH_TRAINER_MPI
+#include <burtorch/port/mpi.hpp>
+#endif
 
 namespace trainer {
 
@@ -78,7 +89,18 @@ struct Options {
   // export_header_flag before parse(); the others refuse the flag).
   bool export_header_flag = false;
   std::string export_header;
+  // --distributed: this process is rank `rank` of `ranks` MPI ranks; each
+  // trains on its slice of every --batch and the gradients are averaged.
+  bool distributed = false;
+  int rank = 0;
+  int ranks = 1;
 };
+
+// In a --distributed run: ends every rank of the job with the status given
+// (set by start_distributed()); nullptr otherwise.
+inline void (*g_stop_all)(int) = nullptr;
+// "rank R of N: " in a --distributed run, for the one-line errors.
+inline char g_rank_text[48] = "";
 
 // --lanes: the lane counts the trainers are compiled for.
 constexpr long kLaneChoices[] = {1L, 2L, 4L, 8L, 16L, 32L};
@@ -118,14 +140,20 @@ inline const char* optimizer_name(nn::OptimizerKind k) {
 // Bad flags, data, files or checkpoints: one line on stderr, exit status 2.
 [[noreturn]] inline void fail(const char* program, const std::string& message) {
   std::fflush(stdout);
-  std::fprintf(stderr, "%s: %s\n", program, message.c_str());
+  std::fprintf(stderr, "%s: %s%s\n", program, g_rank_text, message.c_str());
+  if (g_stop_all != nullptr) {
+    g_stop_all(2);  // every rank stops, none waits for this one
+  }
   std::exit(2);
 }
 
 // Training diverged (a non-finite loss or parameter): exit status 1.
 [[noreturn]] inline void diverged(const char* program, const std::string& message) {
   std::fflush(stdout);
-  std::fprintf(stderr, "%s: %s\n", program, message.c_str());
+  std::fprintf(stderr, "%s: %s%s\n", program, g_rank_text, message.c_str());
+  if (g_stop_all != nullptr) {
+    g_stop_all(1);
+  }
   std::exit(1);
 }
 
@@ -177,6 +205,10 @@ inline void parse(int argc, char** argv, Options& o, const char* program, const 
     }
     if (flag == "--fp32") {
       o.fp32 = true;
+      continue;
+    }
+    if (flag == "--distributed") {
+      o.distributed = true;
       continue;
     }
     if (i + 1 >= argc) {
@@ -252,6 +284,70 @@ inline void parse(int argc, char** argv, Options& o, const char* program, const 
     fail(program, "--val-every " + std::to_string(o.val_every) + " is not a multiple of --print-every " +
                       std::to_string(o.print_every) + " (the validation loss goes into the CSV's rows)");
   }
+}
+
+#if BURTORCH_TRAINER_MPI
+// What a rank prints when the job is ended under it (mpirun sends SIGTERM
+// to the ranks left when one fails or is killed): one line, exit status 2.
+inline char g_stopped_line[160] = "";
+inline std::size_t g_stopped_bytes = 0U;
+extern "C" inline void on_stopped(int) {
+  static_cast<void>(write(2, g_stopped_line, g_stopped_bytes));
+  _exit(2);
+}
+[[noreturn]] inline void stop_all(int code) {
+  std::fflush(nullptr);
+  std::signal(SIGTERM, SIG_DFL);  // this rank's line is out; no second one
+  bt::port::mpi::abort(code);
+}
+inline void finish_distributed() {
+  std::fflush(nullptr);
+  bt::port::mpi::finalize();
+}
+#endif
+
+// --distributed: starts MPI, sets o.rank and o.ranks, and leaves the
+// outputs (stdout, --csv, --plot, --save, --export-header, samples) to rank
+// 0. The global batch must split evenly over the ranks. Without MPI in the
+// build, one line and exit status 2.
+inline void start_distributed(const char* program, Options& o) {
+  if (!o.distributed) {
+    return;
+  }
+#if BURTORCH_TRAINER_MPI
+  int rank = 0;
+  int size = 1;
+  if (bt::port::mpi::init(&rank, &size) != bt::Status::kOk) {
+    fail(program, "--distributed: MPI did not start");
+  }
+  o.rank = rank;
+  o.ranks = size;
+  std::snprintf(g_rank_text, sizeof(g_rank_text), "rank %d of %d: ", rank, size);
+  const int length = std::snprintf(g_stopped_line, sizeof(g_stopped_line),
+                                   "%s: rank %d of %d: stopped: another rank of the job failed\n", program, rank, size);
+  g_stopped_bytes = (length > 0) ? std::min(static_cast<std::size_t>(length), sizeof(g_stopped_line) - 1U) : 0U;
+  if (size > 1) {  // alone (no mpirun, or -np 1) an error ends only this process
+    g_stop_all = &stop_all;
+  }
+  std::signal(SIGTERM, &on_stopped);
+  std::atexit(&finish_distributed);
+  if ((o.batch % size) != 0) {
+    fail(program, "--batch " + std::to_string(o.batch) + " does not split over " + std::to_string(size) +
+                      " ranks (want a multiple of the rank count)");
+  }
+  if (rank != 0) {
+    o.csv = "none";
+    o.plot = "none";
+    o.save.clear();
+    o.export_header.clear();
+    o.samples = 0;
+    if (std::freopen("/dev/null", "w", stdout) == nullptr) {
+      fail(program, "cannot silence standard output");
+    }
+  }
+#else
+  fail(program, "--distributed needs a build with MPI (burtorch::port_mpi; see docs/fleet.md)");
+#endif
 }
 
 // The reason an output failed: errno's text for an I/O error (the port's
@@ -1082,19 +1178,30 @@ class Session {
   // computes one batch's mean loss and the gradients of its parameters.
   template <class BatchLoss>
   void train_batches(std::uint32_t limit, BatchLoss batch_loss) {
-    std::vector<std::uint32_t> batch(static_cast<std::size_t>(o_.batch));
+    // --distributed: every rank draws the same global batch and trains on
+    // its slice; the gradients and the loss are then averaged over the ranks.
+    const std::size_t ranks = static_cast<std::size_t>(o_.ranks);
+    const std::size_t local = static_cast<std::size_t>(o_.batch) / ranks;
+    std::vector<std::uint32_t> global(static_cast<std::size_t>(o_.batch));
+    std::vector<std::uint32_t> batch(local);
     double since = 0.0;
     long count = 0;
     while (step_ < o_.steps) {
       const long this_step = step_ + 1;
-      for (std::uint32_t& b : batch) {
+      for (std::uint32_t& b : global) {
         b = batch_rng_.below(limit);
       }
-      const T loss = batch_loss(batch);
+      const std::size_t slice = static_cast<std::size_t>(o_.rank) * local;
+      std::copy(global.begin() + static_cast<std::ptrdiff_t>(slice),
+                global.begin() + static_cast<std::ptrdiff_t>(slice + local), batch.begin());
+      T loss = batch_loss(batch);
       if (tape_.status() != bt::Status::kOk) {
         progress_.erase();
         fail(program_, "training failed at step " + std::to_string(this_step) + ": " +
                            bt::status_name(tape_.status()));
+      }
+      if (o_.distributed) {
+        loss = average_over_ranks(this_step, loss);
       }
       if (!std::isfinite(static_cast<double>(loss))) {
         progress_.erase();
@@ -1143,6 +1250,32 @@ class Session {
   }
 
   double elapsed() const { return progress_.elapsed(); }
+
+  // --distributed: the gradients of the parameters and the batch's loss
+  // replaced by their means over the ranks (burtorch::port_mpi, in rank
+  // order); returns the mean loss.
+  T average_over_ranks(long this_step, T loss) {
+#if BURTORCH_TRAINER_MPI
+    if (reduce_.empty()) {
+      reduce_.assign(n_ + 1U, T(0));
+      scratch_.assign((o_.rank == 0) ? (n_ + 1U) * static_cast<std::size_t>(o_.ranks) : (n_ + 1U), T(0));
+    }
+    T* g = tape_.grads() + first_;
+    std::copy(g, g + n_, reduce_.begin());
+    reduce_[n_] = loss;
+    const bt::Status s = bt::port::mpi::average(reduce_.data(), n_ + 1U, scratch_.data(), scratch_.size());
+    if (s != bt::Status::kOk) {
+      progress_.erase();
+      fail(program_, "averaging the gradients over the ranks failed at step " + std::to_string(this_step) + ": " +
+                         bt::status_name(s));
+    }
+    std::copy(reduce_.begin(), reduce_.begin() + static_cast<std::ptrdiff_t>(n_), g);
+    return reduce_[n_];
+#else
+    static_cast<void>(this_step);
+    return loss;
+#endif
+  }
 
   // Closes the CSV and draws its plot (--plot svg or png); one line and
   // exit status 2 if either fails. Returns the files written, for the
@@ -1196,6 +1329,17 @@ class Session {
     const long trained = step_ - first_step_;
     const double rate =
         (seconds > 0.0) ? static_cast<double>(trained) * static_cast<double>(o_.batch) / seconds : 0.0;
+#if BURTORCH_TRAINER_MPI
+    if (o_.distributed && (trained > 0)) {
+      // Rank 0 sends the result to each other rank; each other rank sends
+      // its array once: (n + 1) values per message.
+      const std::uint64_t sent = bt::port::mpi::bytes_sent() / static_cast<std::uint64_t>(trained);
+      std::printf("distributed: %d ranks, %ld samples per rank per step, %.3f ms per step; bytes sent per step: "
+                  "rank 0 %llu, each other rank %zu\n",
+                  o_.ranks, o_.batch / o_.ranks, 1000.0 * seconds / static_cast<double>(trained),
+                  static_cast<unsigned long long>(sent), (o_.ranks > 1) ? (n_ + 1U) * sizeof(T) : std::size_t{0});
+    }
+#endif
     if (o_.resume.empty()) {
       std::printf("trained %ld steps in %.2f s (%.0f samples/s)%s\n", trained, seconds, rate, wrote.c_str());
     } else {
@@ -1243,6 +1387,8 @@ class Session {
   long validated_step_ = 0;
   double val_ = 0.0;
   Progress progress_{"", 0, 0, 0};
+  std::vector<T> reduce_;   // --distributed: gradients and loss
+  std::vector<T> scratch_;  // --distributed: port_mpi's scratch
 };
 
 // A tape of N lanes for lane batches, in a buffer of its own, sized by a

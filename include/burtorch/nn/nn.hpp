@@ -9,6 +9,7 @@
 #include "burtorch/nn/common.hpp"
 #include "burtorch/nn/conv.hpp"
 #include "burtorch/nn/conv_geometry.hpp"
+#include "burtorch/nn/dp.hpp"
 #include "burtorch/nn/finetune.hpp"
 #include "burtorch/nn/frozen.hpp"
 #include "burtorch/nn/frozen_conv.hpp"

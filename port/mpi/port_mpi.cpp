@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: Apache-2.0
+// burtorch::port_mpi: averaging arrays across MPI ranks in a fixed order
+// (burtorch/port/mpi.hpp). Point-to-point messages only, so the bytes each
+// rank sends are the ones counted and the order of the additions is this
+// file's, not the MPI library's choice of collective algorithm.
+#include "burtorch/port/mpi.hpp"
+
+// The C API only: Open MPI's C++ bindings are deprecated and need libmpi_cxx.
+#define OMPI_SKIP_MPICXX 1
+#define MPICH_SKIP_MPICXX 1
+#include <mpi.h>
+
+#include <cstdlib>
+
+namespace burtorch {
+namespace port {
+namespace mpi {
+namespace {
+
+std::uint64_t g_bytes_sent = 0U;  // the port may keep state; the library may not
+constexpr int kTagUp = 2801;
+constexpr int kTagDown = 2802;
+constexpr int kTagFrame = 2803;
+
+template <class T>
+MPI_Datatype type_of() noexcept;
+template <>
+MPI_Datatype type_of<double>() noexcept {
+  return MPI_DOUBLE;
+}
+template <>
+MPI_Datatype type_of<float>() noexcept {
+  return MPI_FLOAT;
+}
+
+template <class T>
+Status average_impl(T* data, std::size_t n, T* scratch, std::size_t scratch_count) noexcept {
+  int rank = 0;
+  int size = 1;
+  if ((data == nullptr) || (n == 0U) || (n > static_cast<std::size_t>(0x7FFFFFFF))) {
+    return Status::kInvalidArgument;
+  }
+  if ((MPI_Comm_rank(MPI_COMM_WORLD, &rank) != MPI_SUCCESS) || (MPI_Comm_size(MPI_COMM_WORLD, &size) != MPI_SUCCESS)) {
+    return Status::kIoError;
+  }
+  const int count = static_cast<int>(n);
+  const MPI_Datatype type = type_of<T>();
+  const std::size_t ranks = static_cast<std::size_t>(size);
+  const std::size_t needed = (rank == 0) ? ranks : 1U;
+  if ((scratch == nullptr) || ((scratch_count / needed) < n)) {
+    return Status::kCapacityExceeded;
+  }
+  if (rank != 0) {
+    if (MPI_Send(data, count, type, 0, kTagUp, MPI_COMM_WORLD) != MPI_SUCCESS) {
+      return Status::kIoError;
+    }
+    g_bytes_sent += static_cast<std::uint64_t>(n) * sizeof(T);
+    // Into scratch: data is replaced only when the whole result has arrived.
+    if (MPI_Recv(scratch, count, type, 0, kTagDown, MPI_COMM_WORLD, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+      return Status::kIoError;
+    }
+    for (std::size_t i = 0U; i < n; ++i) {
+      data[i] = scratch[i];
+    }
+    return Status::kOk;
+  }
+  for (std::size_t i = 0U; i < n; ++i) {
+    scratch[i] = data[i];
+  }
+  for (int r = 1; r < size; ++r) {
+    T* row = scratch + (static_cast<std::size_t>(r) * n);
+    if (MPI_Recv(row, count, type, r, kTagUp, MPI_COMM_WORLD, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+      return Status::kIoError;
+    }
+  }
+  // Sum in rank order, then one division by N (exact for N = 1).
+  const T divisor = static_cast<T>(size);
+  for (std::size_t i = 0U; i < n; ++i) {
+    T sum = scratch[i];
+    for (std::size_t r = 1U; r < ranks; ++r) {
+      sum += scratch[(r * n) + i];
+    }
+    scratch[i] = sum / divisor;
+  }
+  for (int r = 1; r < size; ++r) {
+    if (MPI_Send(scratch, count, type, r, kTagDown, MPI_COMM_WORLD) != MPI_SUCCESS) {
+      return Status::kIoError;
+    }
+    g_bytes_sent += static_cast<std::uint64_t>(n) * sizeof(T);
+  }
+  for (std::size_t i = 0U; i < n; ++i) {
+    data[i] = scratch[i];
+  }
+  return Status::kOk;
+}
+
+}  // namespace
+
+Status init(int* rank, int* size) noexcept {
+  if ((rank == nullptr) || (size == nullptr)) {
+    return Status::kInvalidArgument;
+  }
+  int r = 0;
+  int s = 0;
+  if ((MPI_Init(nullptr, nullptr) != MPI_SUCCESS) ||
+      (MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN) != MPI_SUCCESS) ||
+      (MPI_Comm_rank(MPI_COMM_WORLD, &r) != MPI_SUCCESS) || (MPI_Comm_size(MPI_COMM_WORLD, &s) != MPI_SUCCESS)) {
+    return Status::kIoError;
+  }
+  *rank = r;
+  *size = s;
+  return Status::kOk;
+}
+
+void finalize() noexcept {
+  static_cast<void>(MPI_Barrier(MPI_COMM_WORLD));
+  static_cast<void>(MPI_Finalize());
+}
+
+void abort(int code) noexcept {
+  static_cast<void>(MPI_Abort(MPI_COMM_WORLD, code));
+  std::_Exit(code);  // MPI_Abort does not return; if it did, still end
+}
+
+Status average(double* data, std::size_t n, double* scratch, std::size_t scratch_count) noexcept {
+  return average_impl(data, n, scratch, scratch_count);
+}
+
+Status average(float* data, std::size_t n, float* scratch, std::size_t scratch_count) noexcept {
+  return average_impl(data, n, scratch, scratch_count);
+}
+
+Status broadcast(double* data, std::size_t n) noexcept {
+  if ((data == nullptr) || (n == 0U) || (n > static_cast<std::size_t>(0x7FFFFFFF))) {
+    return Status::kInvalidArgument;
+  }
+  return (MPI_Bcast(data, static_cast<int>(n), MPI_DOUBLE, 0, MPI_COMM_WORLD) == MPI_SUCCESS) ? Status::kOk
+                                                                                               : Status::kIoError;
+}
+
+Status send_bytes(const std::uint8_t* bytes, std::size_t size, int to) noexcept {
+  int ranks = 0;
+  if ((bytes == nullptr) || (size == 0U) || (size > static_cast<std::size_t>(0x7FFFFFFF)) ||
+      (MPI_Comm_size(MPI_COMM_WORLD, &ranks) != MPI_SUCCESS) || (to < 0) || (to >= ranks)) {
+    return Status::kInvalidArgument;
+  }
+  if (MPI_Send(bytes, static_cast<int>(size), MPI_BYTE, to, kTagFrame, MPI_COMM_WORLD) != MPI_SUCCESS) {
+    return Status::kIoError;
+  }
+  g_bytes_sent += static_cast<std::uint64_t>(size);
+  return Status::kOk;
+}
+
+Status receive_bytes(std::uint8_t* buffer, std::size_t capacity, int from, std::size_t* got) noexcept {
+  MPI_Status st;
+  int size = 0;
+  if ((buffer == nullptr) || (got == nullptr) || (capacity == 0U)) {
+    return Status::kInvalidArgument;
+  }
+  if ((MPI_Probe(from, kTagFrame, MPI_COMM_WORLD, &st) != MPI_SUCCESS) ||
+      (MPI_Get_count(&st, MPI_BYTE, &size) != MPI_SUCCESS) || (size < 0)) {
+    return Status::kIoError;
+  }
+  const int take = (static_cast<std::size_t>(size) > capacity) ? static_cast<int>(capacity) : size;
+  if (static_cast<std::size_t>(size) > capacity) {
+    // Consume the message so the sender is not left waiting; report it.
+    static_cast<void>(MPI_Recv(buffer, take, MPI_BYTE, from, kTagFrame, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    return Status::kCapacityExceeded;
+  }
+  if (MPI_Recv(buffer, take, MPI_BYTE, from, kTagFrame, MPI_COMM_WORLD, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+    return Status::kIoError;
+  }
+  *got = static_cast<std::size_t>(size);
+  return Status::kOk;
+}
+
+std::uint64_t bytes_sent() noexcept { return g_bytes_sent; }
+
+}  // namespace mpi
+}  // namespace port
+}  // namespace burtorch
