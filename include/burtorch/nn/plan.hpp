@@ -146,7 +146,7 @@ class OptimizerState {
 template <class T>
 class OptimizerState<T, 0U> {
  protected:
-  T* scalars() noexcept { return nullptr; }
+  static T* scalars() noexcept { return nullptr; }
 };
 }  // namespace detail
 
