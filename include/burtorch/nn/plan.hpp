@@ -184,8 +184,9 @@ class TrainingMemory : private detail::OptimizerState<T, kPlan.optimizer_scalars
   Optimizer<T> optimizer(const OptimizerOptions<T>& options) noexcept {
     return Optimizer<T>(options, this->scalars(), kPlan.optimizer_scalars);
   }
-  /// The optimizer state (null when the plan has none) and its scalars.
+  /// The optimizer state (null when the plan has none).
   T* optimizer_state() noexcept { return this->scalars(); }
+  /// Scalars of optimizer state: kPlan.optimizer_scalars.
   static constexpr std::size_t optimizer_scalars() noexcept { return kPlan.optimizer_scalars; }
 };
 
