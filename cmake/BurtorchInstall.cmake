@@ -10,6 +10,10 @@
 #                                     exported targets burtorch::burtorch,
 #                                     burtorch::port, burtorch::port_<name>
 #   P/lib/pkgconfig/burtorch.pc
+#   P/share/burtorch/burtorch.mk      the archives' sources, include
+#                                     directories and flags, and rules, for a
+#                                     Makefile or an IDE (BurtorchMake.cmake)
+#   P/share/burtorch/src/             those sources
 # and, for a board build (BURTORCH_BOARD), the board support:
 #   P/lib/burtorch/board/...          startup objects (burtorch::board)
 #   P/share/burtorch/board/           board.ld, sections.ld, board.cmake (and
@@ -104,5 +108,9 @@ elseif(BURTORCH_PORT STREQUAL "cortex-m")
 endif()
 configure_file(${PROJECT_SOURCE_DIR}/cmake/burtorch.pc.in ${PROJECT_BINARY_DIR}/burtorch.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/burtorch.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+# The sources and a Make fragment for builds without CMake:
+# share/burtorch/burtorch.mk, share/burtorch/src/ (cmake/BurtorchMake.cmake).
+include(${PROJECT_SOURCE_DIR}/cmake/BurtorchMake.cmake)
+
 install(FILES ${PROJECT_SOURCE_DIR}/LICENSE ${PROJECT_SOURCE_DIR}/CHANGELOG.md
         DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/burtorch)

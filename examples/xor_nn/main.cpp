@@ -22,8 +22,10 @@ using Real = double;
 constexpr nn::MemoryPlan kPlan = XorNet<Real>::plan();
 static_assert(kPlan.bytes < 4096U, "the XOR model fits in 4 KB");
 
-bt::FixedTape<Real, kPlan.nodes, kPlan.slots, kPlan.parameters> g_tape;
-Real g_optimizer_state[kPlan.optimizer_bytes / sizeof(Real)];
+// The tape and the optimizer state: one object, kPlan.bytes in size.
+nn::TrainingMemory<Real, kPlan> g_memory;
+static_assert(sizeof(g_memory) == kPlan.bytes, "the plan counts every byte");
+bt::Tape<Real>& g_tape = g_memory.tape;
 
 void print(const char* label, double value) {
   char text[32];
@@ -50,7 +52,7 @@ int main() {
   nn::OptimizerOptions<Real> config;
   config.kind = xor_example::kOptimizer;
   config.lr = 0.05;
-  nn::Optimizer<Real> optimizer(config, g_optimizer_state);  // the array's size is its capacity
+  nn::Optimizer<Real> optimizer = g_memory.optimizer(config);  // over the memory's state
 
   std::size_t peak_nodes = 0U;
   std::size_t peak_slots = 0U;

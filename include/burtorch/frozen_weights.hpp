@@ -35,6 +35,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <type_traits>
 
 #include "burtorch/config.hpp"
@@ -200,29 +201,64 @@ inline std::uint16_t bf16_from_double(double x) noexcept { return detail::round_
 /// @copydoc bf16_from_double
 inline std::uint16_t bf16_from_float(float x) noexcept { return bf16_from_double(static_cast<double>(x)); }
 
-/// @{
-/// out[i] = w[i] in FP16 (or BF16), rounded to nearest, ties to even:
-/// a host program's export of trained weights. kInvalidArgument for null
-/// pointers with n > 0; NaN and infinities are converted, not refused.
+namespace detail {
+/// The largest finite float, as a double.
+constexpr double kFloatMax = static_cast<double>(std::numeric_limits<float>::max());
+/// The smallest normal float.
+constexpr float kFloatMinNormal = std::numeric_limits<float>::min();
+
+/// True if w is a float or a double the export functions accept: finite.
 template <class W>
-inline Status quantize_f16(const W* w, std::size_t n, std::uint16_t* out) noexcept {
+inline bool finite_weight(W w) noexcept {
+  static_assert(std::is_same<W, float>::value || std::is_same<W, double>::value,
+                "weights are exported from float or double arrays");
+  return std::isfinite(w);
+}
+
+/// True if `bits`, a result of round_to_small_float<kExp, kFrac>, is an
+/// infinity or a NaN: the input overflowed the format (or was not finite).
+template <unsigned kExp, unsigned kFrac>
+constexpr bool small_float_not_finite(std::uint16_t bits) noexcept {
+  constexpr std::uint32_t kInf = ((1U << kExp) - 1U) << kFrac;
+  return (static_cast<std::uint32_t>(bits) & kInf) == kInf;
+}
+
+/// out[i] = w[i] rounded to the format (nearest, ties to even), written
+/// only if every w[i] is finite and rounds to a finite value.
+template <unsigned kExp, unsigned kFrac, class W>
+inline Status quantize_small_float(const W* w, std::size_t n, std::uint16_t* out) noexcept {
   if ((n != 0U) && ((w == nullptr) || (out == nullptr))) {
     return Status::kInvalidArgument;
   }
   for (std::size_t i = 0U; i < n; ++i) {
-    out[i] = f16_from_double(static_cast<double>(w[i]));
+    if (!finite_weight(w[i]) ||
+        small_float_not_finite<kExp, kFrac>(round_to_small_float<kExp, kFrac>(static_cast<double>(w[i])))) {
+      return Status::kInvalidArgument;
+    }
+  }
+  for (std::size_t i = 0U; i < n; ++i) {
+    out[i] = round_to_small_float<kExp, kFrac>(static_cast<double>(w[i]));
   }
   return Status::kOk;
 }
+}  // namespace detail
+
+/// @{
+/// out[i] = w[i] in FP16 (or BF16): the value of the format nearest w[i],
+/// ties to even, so |out[i] - w[i]| is at most half the format's spacing at
+/// w[i] (below the smallest normal, half the smallest subnormal): a host
+/// program's export of trained float or double weights. Nothing is written
+/// and kInvalidArgument is returned for null pointers with n > 0, a weight
+/// that is NaN or infinite, or one too large for the format (FP16: |w| >=
+/// 65520; BF16: |w| >= 2^128 - 2^119), which would round to infinity. (The
+/// scalar conversions above convert those too, to IEEE's results.)
+template <class W>
+inline Status quantize_f16(const W* w, std::size_t n, std::uint16_t* out) noexcept {
+  return detail::quantize_small_float<5U, 10U>(w, n, out);
+}
 template <class W>
 inline Status quantize_bf16(const W* w, std::size_t n, std::uint16_t* out) noexcept {
-  if ((n != 0U) && ((w == nullptr) || (out == nullptr))) {
-    return Status::kInvalidArgument;
-  }
-  for (std::size_t i = 0U; i < n; ++i) {
-    out[i] = bf16_from_double(static_cast<double>(w[i]));
-  }
-  return Status::kOk;
+  return detail::quantize_small_float<8U, 7U>(w, n, out);
 }
 /// @}
 
@@ -239,12 +275,17 @@ inline double round_half_even(double x) noexcept {
 }
 }  // namespace detail
 
-/// Symmetric per-tensor int8 quantization: *scale = max|w| / 127 (rounded
-/// to float; 1 if every w is 0), out[i] = w[i] / scale rounded to nearest,
-/// ties to even, clamped to [-127, 127], so scale * out[i] is within
-/// scale / 2 of w[i] (plus the float rounding of the product). Nothing is
-/// written and kInvalidArgument is returned for null pointers, n == 0 or a
-/// weight that is NaN or infinite.
+/// Symmetric per-tensor int8 quantization of float or double weights:
+/// *scale = max|w| / 127 rounded to float (1 if every w is 0; at least the
+/// smallest normal float, 2^-126, so that tiny weights keep the bound
+/// below; one float step less if 127 * scale would pass the largest float),
+/// out[i] = w[i] / scale rounded to nearest, ties to even (computed
+/// exactly), in [-127, 127]. So |scale * out[i] - w[i]| <= scale / 2 for
+/// every weight (exactly; the dequantized float scale * out[i] adds its own
+/// rounding) and every scale * out[i] is a finite float. Nothing is written
+/// and kInvalidArgument is returned for null pointers, n == 0, a weight that
+/// is NaN or infinite, or one whose magnitude exceeds the largest float (a
+/// double: int8 weights are read back as floats).
 template <class W>
 inline Status quantize_i8(const W* w, std::size_t n, std::int8_t* out, float* scale) noexcept {
   if ((w == nullptr) || (out == nullptr) || (scale == nullptr) || (n == 0U)) {
@@ -252,15 +293,33 @@ inline Status quantize_i8(const W* w, std::size_t n, std::int8_t* out, float* sc
   }
   double top = 0.0;
   for (std::size_t i = 0U; i < n; ++i) {
-    const double x = static_cast<double>(w[i]);
-    if (!std::isfinite(x)) {
+    if (!detail::finite_weight(w[i])) {
       return Status::kInvalidArgument;
     }
-    top = (std::fabs(x) > top) ? std::fabs(x) : top;
+    const double x = std::fabs(static_cast<double>(w[i]));
+    if (x > detail::kFloatMax) {
+      return Status::kInvalidArgument;
+    }
+    top = (x > top) ? x : top;
   }
-  const float s = (top > 0.0) ? static_cast<float>(top / 127.0) : 1.0F;
+  float s = 1.0F;
+  if (top > 0.0) {
+    s = static_cast<float>(top / 127.0);  // at most the largest float / 127: defined
+    s = (s < detail::kFloatMinNormal) ? detail::kFloatMinNormal : s;
+    if ((static_cast<double>(s) * 127.0) > detail::kFloatMax) {
+      s = std::nextafter(s, 0.0F);  // rounded up past the largest float / 127
+    }
+  }
+  // w / s rounded in a double, then to an integer, is w / s rounded to an
+  // integer: unless w is a midpoint s * (k + 1/2), it lies at least one of
+  // its own units from it, which puts the quotient more than half a unit of
+  // the quotient from k + 1/2 (s is a normal float, |w / s| < 128), so the
+  // division cannot round onto the midpoint.
+  const double sd = static_cast<double>(s);
   for (std::size_t i = 0U; i < n; ++i) {
-    double q = detail::round_half_even(static_cast<double>(w[i]) / static_cast<double>(s));
+    double q = detail::round_half_even(static_cast<double>(w[i]) / sd);
+    // |w[i]| / s < 127.5 by the choice of s; the clamp keeps the
+    // conversion defined whatever the arithmetic.
     q = (q > 127.0) ? 127.0 : ((q < -127.0) ? -127.0 : q);
     out[i] = static_cast<std::int8_t>(q);
   }

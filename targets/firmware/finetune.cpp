@@ -33,6 +33,7 @@
 
 #include "finetune_model.hpp"
 #include "firmware.hpp"
+#include "plans.hpp"
 #include "shapes_data.hpp"
 
 namespace bt = burtorch;
@@ -41,23 +42,18 @@ namespace fm = finetune_model;
 
 namespace {
 
-using Cnn = nn::SmallCnn<float>;
-constexpr nn::CnnOptions make_config() {
-  nn::CnnOptions c{};
-  c.side = fm::kSide;
-  c.channels = fm::kChannels;
-  c.conv1 = fm::kConv1;
-  c.conv2 = fm::kConv2;
-  c.classes = fm::kClasses;
-  return c;
-}
-constexpr nn::CnnOptions kConfig = make_config();
-constexpr bt::Index kInputs = static_cast<bt::Index>(Cnn::inputs(kConfig));
-constexpr nn::Size2d kIn{fm::kSide, fm::kSide};
-constexpr nn::Size2d kSize1 = Cnn::size1(kConfig);
-constexpr nn::Size2d kSize2 = Cnn::size2(kConfig);
-constexpr nn::Conv2dOptions kConv1Options = Cnn::conv1_options(kConfig);
-constexpr nn::Conv2dOptions kConv2Options = Cnn::conv2_options(kConfig);
+// The model and its memory plan: plans.hpp (tests/nn/test_nn_memory.cpp checks the plan).
+using firmware::finetune::kInputs;
+using firmware::finetune::kIn;
+using firmware::finetune::kSize1;
+using firmware::finetune::kSize2;
+using firmware::finetune::kConv1Options;
+using firmware::finetune::kConv2Options;
+using firmware::finetune::kHead;
+using firmware::finetune::kPool;
+using firmware::finetune::kSampleNodes;
+using firmware::finetune::kSampleSlots;
+using firmware::finetune::kPlan;
 constexpr bt::Index kCols1 = 9U * fm::kChannels;
 constexpr bt::Index kCols2 = 9U * fm::kConv1;
 static_assert(sizeof(fm::kConv1WeightI8) == (fm::kConv1 * kCols1), "conv1: [C_out][3][3][C_in]");
@@ -87,18 +83,6 @@ struct Backbone {
 };
 constexpr Backbone kBackbones[2] = {{"int8", &kConv1I8, &kConv2I8}, {"FP16", &kConv1F16, &kConv2F16}};
 
-constexpr nn::LinearOptions kHead = Cnn::head_options(kConfig);
-constexpr nn::Pool2dOptions kPool = Cnn::pool_options(kConfig);
-
-// On the tape: the head's parameters only. Per sample: the input leaves,
-// both frozen convolutions, the pool, the head, the loss.
-constexpr std::size_t kParameters = nn::Linear<float>::parameters(kHead);
-constexpr std::size_t kSampleNodes = Cnn::sample_nodes(kConfig);
-constexpr std::size_t kSampleSlots = nn::FrozenConv2d<float>::slots(kConv1Options, kIn) +
-                                     nn::FrozenConv2d<float>::slots(kConv2Options, kSize1) +
-                                     nn::AvgPool2d<float>::slots(kPool, kSize2) + nn::Linear<float>::view_slots(kHead);
-constexpr nn::MemoryPlan kPlan =
-    nn::make_finetune_plan<float>(kParameters, kParameters, kSampleNodes, kSampleSlots, nn::OptimizerKind::kSgd);
 static_assert(kPlan.parameters == 36U, "Linear(8 -> 4)");
 // The link enforces the whole firmware's budget (16 KiB with stacks on the
 // micro:bit); the model's own memory must leave room for the stacks, the
@@ -119,7 +103,10 @@ constexpr std::uint64_t kHeldOutStream = shapes_data::kSeed + 11U;
 constexpr double kLossThreshold = 0.3;
 constexpr double kAccuracyThreshold = 0.9;
 
-bt::FixedTape<float, kPlan.nodes, kPlan.slots, kPlan.parameters> g_tape;
+// The tape (SGD: no optimizer state): one object of kPlan.bytes.
+nn::TrainingMemory<float, kPlan> g_memory;
+static_assert(sizeof(g_memory) == kPlan.bytes, "the plan counts every byte");
+bt::Tape<float>& g_tape = g_memory.tape;
 nn::Linear<float> g_head;
 nn::AvgPool2d<float> g_pool{kPool};
 // One batch of generated pictures and their classes.

@@ -16,14 +16,16 @@
 
 #include "default_data.hpp"
 #include "firmware.hpp"
+#include "plans.hpp"
 
 namespace bt = burtorch;
 namespace nn = burtorch::nn;
 
 namespace {
 
-constexpr nn::GptOptions kConfig{65U, 8U, 24U, 6U, 6U, 1e-5};
-constexpr nn::MemoryPlan kPlan = nn::Gpt<float>::plan(kConfig, nn::OptimizerKind::kSgd);
+// The model and its memory plan: plans.hpp (tests/nn/test_nn_memory.cpp checks the plan).
+using firmware::gpt::kConfig;
+using firmware::gpt::kPlan;
 static_assert(kPlan.parameters == 46337U, "the paper's GPT-like model");
 constexpr int kSteps = 12;
 constexpr int kBatch = 4;
@@ -31,7 +33,10 @@ constexpr float kLr = 0.5F;
 constexpr std::uint32_t kSentences = 2000U;
 constexpr const char kAlphabet[] = "\n !$&',-.3:;?ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
-bt::FixedTape<float, kPlan.nodes, kPlan.slots, kPlan.parameters> g_tape;
+// The tape (SGD: no optimizer state): one object of kPlan.bytes.
+nn::TrainingMemory<float, kPlan> g_memory;
+static_assert(sizeof(g_memory) == kPlan.bytes, "the plan counts every byte");
+bt::Tape<float>& g_tape = g_memory.tape;
 nn::Gpt<float> g_model;
 
 std::uint8_t token_of(char ch) {

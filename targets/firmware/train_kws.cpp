@@ -28,64 +28,29 @@
 #include <cstdint>
 
 #include "firmware.hpp"
+#include "plans.hpp"
 
 namespace bt = burtorch;
 namespace nn = burtorch::nn;
 
 namespace {
 
-constexpr bt::Index kTime = 20U;        // frames per input
-constexpr bt::Index kBins = 10U;        // frequency bins per frame
-constexpr bt::Index kClasses = 4U;      // rising, falling, steady, hump
-constexpr bt::Index kChannels = 8U;     // feature channels of both convolutions
-constexpr bt::Index kWordFrames = 8U;   // frames a word lasts
-constexpr bt::Index kInputs = kTime * kBins;
-
-constexpr nn::Conv1dOptions conv1_options() {
-  nn::Conv1dOptions o{};
-  o.in_channels = kBins;
-  o.out_channels = kChannels;
-  o.kernel = 3U;
-  o.stride = 2U;
-  o.act = nn::Activation::kRelu;
-  return o;
-}
-constexpr nn::Conv1dOptions kConv1 = conv1_options();
-constexpr bt::Index kLength1 = nn::Conv1d<float>::output_length(kConv1, kTime);  // 9
-
-constexpr nn::Conv1dOptions conv2_options() {
-  nn::Conv1dOptions o{};
-  o.in_channels = kChannels;
-  o.out_channels = kChannels;
-  o.kernel = 3U;
-  o.act = nn::Activation::kRelu;
-  return o;
-}
-constexpr nn::Conv1dOptions kConv2 = conv2_options();
-constexpr bt::Index kLength2 = nn::Conv1d<float>::output_length(kConv2, kLength1);  // 7
-
-constexpr nn::Pool1dOptions kPool{kChannels, kLength2, 0U};  // global average over frames
-static_assert(nn::AvgPool1d<float>::output_length(kPool, kLength2) == 1U, "the pool is global");
-
-constexpr nn::LinearOptions head_options() {
-  nn::LinearOptions o{};
-  o.in = kChannels;
-  o.out = kClasses;
-  return o;
-}
-constexpr nn::LinearOptions kHead = head_options();
-
-constexpr std::size_t kParameters =
-    nn::Conv1d<float>::parameters(kConv1) + nn::Conv1d<float>::parameters(kConv2) + nn::Linear<float>::parameters(kHead);
-// One sample: the input leaves, both convolutions, the pool, the head, the loss.
-constexpr std::size_t kSampleNodes = kInputs + nn::Conv1d<float>::nodes(kConv1, kTime) +
-                                     nn::Conv1d<float>::nodes(kConv2, kLength1) +
-                                     nn::AvgPool1d<float>::nodes(kPool, kLength2) + nn::Linear<float>::nodes(kHead) +
-                                     nn::kCrossEntropyNodes;
-constexpr std::size_t kSampleSlots = nn::Conv1d<float>::slots(kConv1, kTime) +
-                                     nn::Conv1d<float>::slots(kConv2, kLength1) +
-                                     nn::AvgPool1d<float>::slots(kPool, kLength2) + nn::Linear<float>::view_slots(kHead);
-constexpr nn::MemoryPlan kPlan = nn::make_plan<float>(kParameters, kSampleNodes, kSampleSlots, nn::OptimizerKind::kAdam);
+// The model and its memory plan: plans.hpp (tests/nn/test_nn_memory.cpp checks the plan).
+using firmware::kws::kTime;
+using firmware::kws::kBins;
+using firmware::kws::kClasses;
+using firmware::kws::kWordFrames;
+using firmware::kws::kInputs;
+using firmware::kws::kConv1;
+using firmware::kws::kLength1;
+using firmware::kws::kConv2;
+using firmware::kws::kLength2;
+using firmware::kws::kPool;
+using firmware::kws::kHead;
+using firmware::kws::kParameters;
+using firmware::kws::kSampleNodes;
+using firmware::kws::kSampleSlots;
+using firmware::kws::kPlan;
 static_assert(kPlan.parameters == 484U, "248 + 200 + 36");
 // The link enforces the whole firmware's 64 KiB (stacks, the port's state);
 // the model's own memory must leave room for them.
@@ -101,7 +66,10 @@ constexpr std::uint32_t kHeldOut = 200U;
 constexpr double kLossThreshold = 0.3;
 constexpr double kAccuracyThreshold = 0.9;
 
-bt::FixedTape<float, kPlan.nodes, kPlan.slots, kPlan.parameters> g_tape;
+// The tape and Adam's state: one object of kPlan.bytes.
+nn::TrainingMemory<float, kPlan> g_memory;
+static_assert(sizeof(g_memory) == kPlan.bytes, "the plan counts every byte");
+bt::Tape<float>& g_tape = g_memory.tape;
 
 struct Model {
   nn::Conv1d<float> conv1;
@@ -111,8 +79,6 @@ struct Model {
   bt::View params = bt::kNoView;
 };
 Model g_model;
-// Adam's two moments per parameter.
-float g_adam[kPlan.optimizer_bytes / sizeof(float)];
 // One batch of generated inputs and their classes (static: 6.4 KB would not
 // fit the thread stack).
 float g_x[kBatch][kInputs];
@@ -260,7 +226,7 @@ int main() {
   nn::OptimizerOptions<float> oc;
   oc.kind = nn::OptimizerKind::kAdam;
   oc.lr = kLr;
-  nn::Optimizer<float> opt(oc, g_adam);
+  nn::Optimizer<float> opt = g_memory.optimizer(oc);  // over the memory's Adam state
   double since = 0.0;
   double last = 1e9;
   const double t0 = firmware::seconds();

@@ -15,14 +15,16 @@
 
 #include "default_data.hpp"
 #include "firmware.hpp"
+#include "plans.hpp"
 
 namespace bt = burtorch;
 namespace nn = burtorch::nn;
 
 namespace {
 
-constexpr nn::MlpOptions kConfig{27U, 16U, 64U, 4U};
-constexpr nn::MemoryPlan kPlan = nn::MakemoreMlp<float>::plan(kConfig, nn::OptimizerKind::kSgd);
+// The model and its memory plan: plans.hpp (tests/nn/test_nn_memory.cpp checks the plan).
+using firmware::mlp::kConfig;
+using firmware::mlp::kPlan;
 static_assert(kPlan.parameters == 5963U, "d = 1,755 + 1,052 e");
 constexpr int kSteps = 800;
 constexpr int kBatch = 8;
@@ -33,7 +35,10 @@ constexpr float kLr = 0.3F;
 constexpr double kThreshold = 3.0;
 constexpr std::uint32_t kWords = 4000U;
 
-bt::FixedTape<float, kPlan.nodes, kPlan.slots, kPlan.parameters> g_tape;
+// The tape (SGD: no optimizer state): one object of kPlan.bytes.
+nn::TrainingMemory<float, kPlan> g_memory;
+static_assert(sizeof(g_memory) == kPlan.bytes, "the plan counts every byte");
+bt::Tape<float>& g_tape = g_memory.tape;
 nn::MakemoreMlp<float> g_model;
 
 void sample(nn::Rng& rng, std::uint8_t* context, std::uint8_t* target) {

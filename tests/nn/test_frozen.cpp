@@ -834,7 +834,8 @@ void optimizer_state_for_the_head_only(bt_test::Context& t) {
   constexpr nn::MemoryPlan kHead = nn::make_finetune_plan<double>(26U, 10U, 30U, 20U, nn::OptimizerKind::kAdam);
   static_assert(kHead.optimizer_bytes == (2U * 10U * sizeof(double)), "state for the head only");
   static_assert(kHead.tape_bytes == kAll.tape_bytes, "the same tape");
-  static_assert(kHead.bytes == (kHead.tape_bytes + kHead.optimizer_bytes), "the total");
+  static_assert(kHead.bytes == (kHead.tape_object_bytes + kHead.optimizer_bytes), "the total (160 B of state: no padding)");
+  static_assert(kHead.tape_object_bytes == kAll.tape_object_bytes, "the same tape object");
   static_assert(nn::make_finetune_plan<double>(26U, 99U, 30U, 20U, nn::OptimizerKind::kAdam).optimizer_bytes ==
                     kAll.optimizer_bytes,
                 "at most every parameter");

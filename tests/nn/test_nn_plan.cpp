@@ -158,10 +158,14 @@ void plan_mlp(bt_test::Context& t) {
   // matvec (4).
   BT_CHECK(t, nn::MakemoreMlp<float>::sample_nodes(nn::MlpOptions{27U, 16U, 64U, 4U}) == 33U);
   BT_CHECK(t, nn::MakemoreMlp<float>::sample_slots(nn::MlpOptions{27U, 16U, 64U, 4U}) == 44U);
-  // Bytes add up: tape plus two Adam moments per parameter.
+  // Bytes add up: the tape object (the FixedTape of these capacities) plus
+  // two Adam moments per parameter, padded to the tape's alignment.
   constexpr nn::MemoryPlan p = nn::MakemoreMlp<float>::plan(nn::MlpOptions{27U, 16U, 64U, 4U}, nn::OptimizerKind::kAdam);
-  static_assert(p.bytes == p.tape_bytes + (2U * 5963U * sizeof(float)), "plan bytes");
-  BT_CHECK(t, p.bytes == (bt::Tape<float>::bytes_required(5963U + 33U, 44U, 5963U) + (2U * 5963U * 4U)));
+  static_assert(p.tape_object_bytes == sizeof(bt::FixedTape<float, 5963U + 33U, 44U, 5963U>), "tape object");
+  static_assert(p.optimizer_bytes == (2U * 5963U * sizeof(float)), "Adam's moments");
+  constexpr std::size_t kAlign = bt::Tape<float>::kArrayAlign;
+  BT_CHECK(t, p.tape_bytes == bt::Tape<float>::bytes_required(5963U + 33U, 44U, 5963U));
+  BT_CHECK(t, p.bytes == (p.tape_object_bytes + ((((2U * 5963U * 4U) + kAlign) - 1U) / kAlign * kAlign)));
 }
 
 #if !BURTORCH_TEST_SMALL_TARGET
@@ -646,7 +650,7 @@ void plan_sizes_saturate(bt_test::Context& t) {
   constexpr std::size_t kMax = std::numeric_limits<std::size_t>::max();
   constexpr auto huge = nn::make_plan<float>(kMax / 2U, kMax / 2U + 8U, 16U, nn::OptimizerKind::kAdam);
   static_assert(huge.bytes == kMax, "a plan that cannot exist is kTooLarge");
-  BT_CHECK(t, (huge.nodes == kMax) && (huge.tape_bytes == kMax) && (huge.bytes == kMax));
+  BT_CHECK(t, (huge.nodes == kMax) && (huge.tape_bytes == kMax) && (huge.tape_object_bytes == kMax) && (huge.bytes == kMax));
   // Adam's state of 2^30 + 1 FP32 parameters: 8 GiB + 8 bytes, which wraps
   // on a 32-bit target; exact on a 64-bit one.
   constexpr std::size_t params = (std::size_t{1} << 30U) + 1U;
@@ -655,7 +659,8 @@ void plan_sizes_saturate(bt_test::Context& t) {
     BT_CHECK(t, (adam.optimizer_bytes == kMax) && (adam.bytes == kMax));
   } else {
     BT_CHECK(t, static_cast<std::uint64_t>(adam.optimizer_bytes) == (static_cast<std::uint64_t>(params) * 8U));
-    BT_CHECK(t, adam.bytes == (adam.tape_bytes + adam.optimizer_bytes));
+    constexpr std::size_t kAlign = bt::Tape<float>::kArrayAlign;
+    BT_CHECK(t, adam.bytes == (adam.tape_object_bytes + (((adam.optimizer_bytes + kAlign) - 1U) / kAlign * kAlign)));
   }
   static_assert(adam.bytes > 65536U, "never a small number");
 }

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-# Host Debug build under ASan + UBSan: the whole test suite.
+# Host Debug build under ASan + UBSan (with float-cast-overflow, which
+# -fsanitize=undefined leaves out): the whole test suite.
 set -e
 cmake --workflow --preset host-debug
