@@ -121,6 +121,17 @@ struct ListVariant : OpDef<R> {
   static constexpr OpKind kKind = OpKind::kListReduce;
   static constexpr Op kPair = R;
 };
+/// A tape's entries for the backward of the core wide ops (a reduction's
+/// R and L rows, an inner product, a layer's rows, scale-shift): one per
+/// code from Op::kSumR. The sweep reaches a wide node's backward through
+/// its entry, which the op's recorder fills (Recorder<T>::enable_wide), so
+/// a program links the backward of the wide ops it records and no other's
+/// (the log-sum-exp's expf only where a log-sum-exp is recorded).
+constexpr std::size_t kWideEntries = static_cast<std::size_t>(Op::kCount) - static_cast<std::size_t>(Op::kSumR);
+/// op's entry (a core wide op: Op::kSumR <= op < Op::kCount).
+constexpr std::size_t wide_entry(Op op) noexcept {
+  return static_cast<std::size_t>(op) - static_cast<std::size_t>(Op::kSumR);
+}
 /// The arrays a descriptor op's backward reads: values, gradients, slots.
 template <class T>
 struct Arrays {

@@ -292,10 +292,10 @@ class Tape : public detail::DeprecatedTapeMembers<T> {
     return (i >= size_) ? Op::kNone : ((i < param_region_) ? Op::kLeaf : ops_[i - param_region_]);
   }
   /// Backward of one node whose backward is a loop (a reduction, an inner
-  /// product, a layer's rows) or whose op is a family's: out of line, so
-  /// the sweep over simple nodes keeps its variables in registers. Returns
-  /// how many nodes below i it swept too (a layer's rows, swept as one
-  /// block down to node `lowest`: detail::rows_step).
+  /// product, a layer's rows) or a family's op, through the backward its
+  /// recorder registered (out of line: the sweep keeps its registers).
+  /// Returns how many nodes below i it swept too (a layer's rows, down to
+  /// `lowest`: detail::rows_step); kInvalidArgument if none registered.
   Index backward_wide(Op op, Index i, Index a, Index b, T g, Index lowest) noexcept;
   /// Records the first error (sticky) and returns an invalid handle. Cold:
   /// defined out of line in core/state.hpp.
@@ -369,6 +369,8 @@ class Tape : public detail::DeprecatedTapeMembers<T> {
   /// The backward of the op families this tape has recorded ops of, in the
   /// order they were first recorded (Recorder::enable); null past them.
   detail::FamilyBackward<T> families_[kTapeFamilies] = {};
+  /// The backward of each core wide op recorded (Recorder::enable_wide).
+  detail::FamilyBackward<T> wide_[detail::kWideEntries] = {};
   /// Mark validation. The generation counts rewinds that discarded something.
   /// The positions of the current recording were made in generations that
   /// never decrease along it: a staircase whose steps are the targets of the
