@@ -309,21 +309,9 @@ std::size_t set_shifted_small(std::uint32_t* limbs, std::uint32_t m, unsigned sh
   return length;
 }
 
-// The significant digits of a positive finite float (bits: its IEEE-754
-// encoding), as double_digits().
-std::size_t float_digits(std::uint32_t bits, int wanted, char* digits, std::size_t capacity, int* exponent) noexcept {
-  constexpr std::uint32_t kHidden = std::uint32_t{1} << 23U;
-  const int biased = static_cast<int>((bits >> 23U) & 0xFFU);
-  std::uint32_t m = bits & (kHidden - 1U);
-  int e = -149;  // subnormal: m * 2^-149
-  if (biased != 0) {
-    m |= kHidden;
-    e = biased - 150;
-  }
-  std::uint32_t limbs[kSmallLimbs];
-  // The whole part's chunks, least significant first (below 2^128: at most
-  // ten chunks of four digits).
-  std::uint32_t whole[kSmallLimbs] = {};
+// The whole part of m * 2^e (m < 2^24) as 10^4 chunks, least significant
+// first, into whole[] (below 2^128: at most ten chunks); returns how many.
+std::size_t float_whole_chunks(std::uint32_t* limbs, std::uint32_t m, int e, std::uint32_t* whole) noexcept {
   std::size_t chunks = 0U;
   const std::uint32_t whole_part = (e >= 0) ? 0U : ((e <= -24) ? 0U : (m >> static_cast<unsigned>(-e)));
   std::size_t length = set_shifted_small(limbs, (e >= 0) ? m : whole_part, (e >= 0) ? static_cast<unsigned>(e) : 0U);
@@ -340,6 +328,23 @@ std::size_t float_digits(std::uint32_t bits, int wanted, char* digits, std::size
     whole[chunks] = remainder;
     ++chunks;
   }
+  return chunks;
+}
+
+// The significant digits of a positive finite float (bits: its IEEE-754
+// encoding), as double_digits().
+std::size_t float_digits(std::uint32_t bits, int wanted, char* digits, std::size_t capacity, int* exponent) noexcept {
+  constexpr std::uint32_t kHidden = std::uint32_t{1} << 23U;
+  const int biased = static_cast<int>((bits >> 23U) & 0xFFU);
+  std::uint32_t m = bits & (kHidden - 1U);
+  int e = -149;  // subnormal: m * 2^-149
+  if (biased != 0) {
+    m |= kHidden;
+    e = biased - 150;
+  }
+  std::uint32_t limbs[kSmallLimbs];
+  std::uint32_t whole[kSmallLimbs] = {};
+  const std::size_t chunks = float_whole_chunks(limbs, m, e, whole);
   DigitCollector<std::uint32_t> c;
   c.wanted = wanted;
   for (std::size_t i = chunks; i > 0U; --i) {
@@ -375,8 +380,8 @@ std::size_t float_digits(std::uint32_t bits, int wanted, char* digits, std::size
 }
 
 // --- the layout both share ----------------------------------------------
-// Copies count characters; returns count. A loop, not memcpy, and this file
-// is compiled with -fno-tree-loop-distribute-patterns (CMakeLists.txt): a
+// Copies count characters; returns count. A loop, not memcpy (on bare
+// metal the archive is built so that it stays one: CMakeLists.txt): a
 // firmware that formats numbers links no libc string function for it.
 std::size_t copy_digits(char* out, const char* from, std::size_t count) noexcept {
   for (std::size_t k = 0U; k < count; ++k) {

@@ -218,20 +218,16 @@ class Recorder {
   /// Registers the backward of core wide op `op` on t (Op::kSumR <= op <
   /// Op::kCount): what the core's wide recorders do, so that the sweep
   /// reaches the op's nodes and a program links the backward of the wide
-  /// ops it records only (op.hpp's detail::kWideEntries). A reduction registers its
-  /// R and L rows apart (the codes it records).
+  /// ops it records only (op.hpp's detail::kWideEntries; a reduction's R
+  /// and L rows share one).
   BURTORCH_ALWAYS_INLINE static void enable_wide(Tape<T>& t, Op op, detail::FamilyBackward<T> backward) noexcept {
     t.wide_[detail::wide_entry(op)] = backward;
   }
-  /// The same with op K's backward (core/step.hpp's detail::wide_backward),
-  /// for both rows of a reduction.
+  /// The same with op K's backward (core/step.hpp's detail::wide_backward).
   template <Op K>
   BURTORCH_ALWAYS_INLINE static void enable_wide(Tape<T>& t) noexcept {
     static_assert((K >= Op::kSumR) && (K < Op::kCount), "enable_wide<K>: a core wide op");
     t.wide_[detail::wide_entry(K)] = &detail::wide_backward<K, T>;
-    if constexpr (OpDef<K>::kKind == OpKind::kViewReduce) {
-      t.wide_[detail::wide_entry(OpDef<K>::kPair)] = &detail::wide_backward<K, T>;
-    }
   }
   /// Makes backward stop at the tape's end (frozen.hpp's stop_gradient).
   static void stop_at_end(Tape<T>& t) noexcept { t.floor_ = (t.size_ > t.param_region_) ? t.size_ : t.param_region_; }

@@ -237,9 +237,8 @@ Value<T> reduce(Tape<T>& tape, Op view_op, const detail::PlainT<Value<T>>* xs, s
   const T result = is_view ? detail::reduce_value(v, view_op, detail::view_operand(where), count, &list_op)
                            : detail::reduce_value(v, view_op, detail::list_operand(&R::slots(tape)[where]), count,
                                                   &list_op);
-  const Op op = is_view ? view_op : list_op;
-  R::enable_wide(tape, op, detail::reduction_backward<T>(view_op));
-  const Value<T> out = R::push(tape, op, result, where, count);
+  R::enable_wide(tape, view_op, detail::reduction_backward<T>(view_op));
+  const Value<T> out = R::push(tape, is_view ? view_op : list_op, result, where, count);
   if (!out.valid()) {
     R::release_slots(tape, before);
   }
