@@ -4,6 +4,8 @@
 #   cmake --workflow --preset aarch64-linux
 # Tests run under qemu-aarch64 with the cross sysroot as its library prefix.
 set(CMAKE_SYSTEM_NAME Linux)
+# Release (-O3) when no build type is given (not -O0): docs/porting.md, "Build type".
+set(CMAKE_BUILD_TYPE_INIT Release)
 set(CMAKE_SYSTEM_PROCESSOR aarch64)
 
 set(BURTORCH_CROSS_TRIPLE aarch64-linux-gnu)

@@ -5,6 +5,8 @@
 #   cmake --workflow --preset armv7-linux
 # Tests run under qemu-arm with the cross sysroot as its library prefix.
 set(CMAKE_SYSTEM_NAME Linux)
+# Release (-O3) when no build type is given (not -O0): docs/porting.md, "Build type".
+set(CMAKE_BUILD_TYPE_INIT Release)
 set(CMAKE_SYSTEM_PROCESSOR armv7-a)
 
 set(BURTORCH_CROSS_TRIPLE arm-linux-gnueabihf)

@@ -45,6 +45,13 @@ set(CMAKE_CXX_FLAGS_INIT "${BURTORCH_MCU_COMMON_FLAGS} -fno-exceptions -fno-rtti
 set(CMAKE_ASM_FLAGS_INIT "${BURTORCH_MCU_COMMON_FLAGS}")
 set(CMAKE_EXE_LINKER_FLAGS_INIT "--specs=nano.specs -nostartfiles -Wl,--gc-sections")
 
+# The build type when none is given (an empty CMAKE_BUILD_TYPE would build
+# at -O0, unoptimised, and say nothing): Release (-O2), the one that keeps
+# the library's trainer within 1.5x of a hand-written one's instructions per
+# step; MinSizeRel (-Os) is smaller and slower (docs/porting.md, "Build
+# type"). -DCMAKE_BUILD_TYPE=... overrides it, Debug gives -O0 -g.
+set(CMAKE_BUILD_TYPE_INIT Release)
+
 # Programs are ELF files; tools/footprint and QEMU read them directly.
 set(CMAKE_EXECUTABLE_SUFFIX_C .elf)
 set(CMAKE_EXECUTABLE_SUFFIX_CXX .elf)

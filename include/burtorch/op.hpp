@@ -121,6 +121,23 @@ struct ListVariant : OpDef<R> {
   static constexpr OpKind kKind = OpKind::kListReduce;
   static constexpr Op kPair = R;
 };
+/// A tape's entries for the backward of the core wide ops: one per
+/// reduction (its R and L rows), per inner product, kMatRow, kScaleShift.
+/// The sweep reaches a wide node's backward through its entry, which the
+/// op's recorder fills (Recorder<T>::enable_wide), so a program links the
+/// backward of the wide ops it records and no other's (the log-sum-exp's
+/// expf only where a log-sum-exp is recorded).
+constexpr std::size_t kWideEntries = 16U;
+/// op's entry (a core wide op: Op::kSumR <= op < Op::kCount).
+constexpr std::size_t wide_entry(Op op) noexcept {
+  // kSumR .. kVarBiasedL: one entry per R/L pair; the four inner products
+  // one each; the log-sum-exp pair; kMatRow; kScaleShift.
+  constexpr std::uint8_t kWide[] = {0U, 0U, 1U, 1U, 2U,  2U,  3U,  3U,  4U,  4U,  5U,  5U,  6U,
+                                    6U, 7U, 7U, 8U, 8U, 9U, 10U, 11U, 12U, 13U, 13U, 14U, 15U};
+  static_assert(sizeof(kWide) == (static_cast<std::size_t>(Op::kCount) - static_cast<std::size_t>(Op::kSumR)),
+                "an entry for every core wide op");
+  return kWide[static_cast<std::size_t>(op) - static_cast<std::size_t>(Op::kSumR)];
+}
 /// The arrays a descriptor op's backward reads: values, gradients, slots.
 template <class T>
 struct Arrays {

@@ -252,10 +252,10 @@ inline Value<T> negative_mean(Value<T> x, Value<T> y) noexcept {
 /// the value PyTorch gives for nothing (sum 0, product 1, mean and variance
 /// NaN, log-sum-exp -inf), with no error.
 namespace detail {
-template <class T>
-inline Value<T> reduce(Op view_op, const Value<T>* xs, std::size_t n) noexcept {
+template <Op K, class T>
+inline Value<T> reduce(const Value<T>* xs, std::size_t n) noexcept {
   Tape<T>* const on = first_tape(xs, n);
-  return (on != nullptr) ? burtorch::reduce(*on, view_op, xs, n) : Value<T>();
+  return (on != nullptr) ? burtorch::reduce<K>(*on, xs, n) : Value<T>();
 }
 template <class T>
 inline Value<T> dot(const Value<T>* w, const Value<T>* x, std::size_t n, const Value<T>* bias) noexcept {
@@ -269,47 +269,47 @@ inline Value<T> dot(const Value<T>* w, const Value<T>* x, std::size_t n, const V
 /// xs[0] + ... + xs[n-1] (one node).
 template <class T>
 inline Value<T> reduce_sum(const Value<T>* xs, std::size_t n) noexcept {
-  return detail::reduce(Op::kSumR, xs, n);
+  return detail::reduce<Op::kSumR>(xs, n);
 }
 /// xs[0] - xs[1] - ... - xs[n-1]
 template <class T>
 inline Value<T> reduce_sub(const Value<T>* xs, std::size_t n) noexcept {
-  return detail::reduce(Op::kSubR, xs, n);
+  return detail::reduce<Op::kSubR>(xs, n);
 }
 /// xs[0] * ... * xs[n-1] (one node; exact zeros handled in backward).
 template <class T>
 inline Value<T> reduce_mul(const Value<T>* xs, std::size_t n) noexcept {
-  return detail::reduce(Op::kProdR, xs, n);
+  return detail::reduce<Op::kProdR>(xs, n);
 }
 /// The mean of xs[0..n) (one node).
 template <class T>
 inline Value<T> reduce_mean(const Value<T>* xs, std::size_t n) noexcept {
-  return detail::reduce(Op::kMeanR, xs, n);
+  return detail::reduce<Op::kMeanR>(xs, n);
 }
 /// sum(xs[i]^2) (one node).
 template <class T>
 inline Value<T> reduce_sum_of_squares(const Value<T>* xs, std::size_t n) noexcept {
-  return detail::reduce(Op::kSumSqR, xs, n);
+  return detail::reduce<Op::kSumSqR>(xs, n);
 }
 /// mean(xs[i]^2) (one node).
 template <class T>
 inline Value<T> reduce_mean_squares(const Value<T>* xs, std::size_t n) noexcept {
-  return detail::reduce(Op::kMeanSqR, xs, n);
+  return detail::reduce<Op::kMeanSqR>(xs, n);
 }
 /// -mean(xs) (one node).
 template <class T>
 inline Value<T> reduce_negative_mean(const Value<T>* xs, std::size_t n) noexcept {
-  return detail::reduce(Op::kNegMeanR, xs, n);
+  return detail::reduce<Op::kNegMeanR>(xs, n);
 }
 /// Unbiased sample variance, sum((x - mean)^2) / (n - 1); NaN for n == 1.
 template <class T>
 inline Value<T> variance(const Value<T>* xs, std::size_t n) noexcept {
-  return detail::reduce(Op::kVarR, xs, n);
+  return detail::reduce<Op::kVarR>(xs, n);
 }
 /// Population variance, sum((x - mean)^2) / n.
 template <class T>
 inline Value<T> variance_biased(const Value<T>* xs, std::size_t n) noexcept {
-  return detail::reduce(Op::kVarBiasedR, xs, n);
+  return detail::reduce<Op::kVarBiasedR>(xs, n);
 }
 
 
@@ -317,52 +317,52 @@ inline Value<T> variance_biased(const Value<T>* xs, std::size_t n) noexcept {
 /// xs[0] + ... + xs[n-1]; 0 over no operands (on tape).
 template <class T>
 inline Value<T> reduce_sum(Tape<T>& tape, const detail::PlainT<Value<T>>* xs, std::size_t n) noexcept {
-  return reduce(tape, Op::kSumR, xs, n);
+  return reduce<Op::kSumR>(tape, xs, n);
 }
 /// xs[0] - xs[1] - ... - xs[n-1]; 0 over no operands (on tape).
 template <class T>
 inline Value<T> reduce_sub(Tape<T>& tape, const detail::PlainT<Value<T>>* xs, std::size_t n) noexcept {
-  return reduce(tape, Op::kSubR, xs, n);
+  return reduce<Op::kSubR>(tape, xs, n);
 }
 /// xs[0] * ... * xs[n-1]; 1 over no operands (on tape).
 template <class T>
 inline Value<T> reduce_mul(Tape<T>& tape, const detail::PlainT<Value<T>>* xs, std::size_t n) noexcept {
-  return reduce(tape, Op::kProdR, xs, n);
+  return reduce<Op::kProdR>(tape, xs, n);
 }
 /// the mean of xs[0..n); NaN over no operands (on tape).
 template <class T>
 inline Value<T> reduce_mean(Tape<T>& tape, const detail::PlainT<Value<T>>* xs, std::size_t n) noexcept {
-  return reduce(tape, Op::kMeanR, xs, n);
+  return reduce<Op::kMeanR>(tape, xs, n);
 }
 /// sum(xs[i]^2); 0 over no operands (on tape).
 template <class T>
 inline Value<T> reduce_sum_of_squares(Tape<T>& tape, const detail::PlainT<Value<T>>* xs, std::size_t n) noexcept {
-  return reduce(tape, Op::kSumSqR, xs, n);
+  return reduce<Op::kSumSqR>(tape, xs, n);
 }
 /// mean(xs[i]^2); NaN over no operands (on tape).
 template <class T>
 inline Value<T> reduce_mean_squares(Tape<T>& tape, const detail::PlainT<Value<T>>* xs, std::size_t n) noexcept {
-  return reduce(tape, Op::kMeanSqR, xs, n);
+  return reduce<Op::kMeanSqR>(tape, xs, n);
 }
 /// -mean(xs); NaN over no operands (on tape).
 template <class T>
 inline Value<T> reduce_negative_mean(Tape<T>& tape, const detail::PlainT<Value<T>>* xs, std::size_t n) noexcept {
-  return reduce(tape, Op::kNegMeanR, xs, n);
+  return reduce<Op::kNegMeanR>(tape, xs, n);
 }
 /// the unbiased variance; NaN over fewer than two operands (on tape).
 template <class T>
 inline Value<T> variance(Tape<T>& tape, const detail::PlainT<Value<T>>* xs, std::size_t n) noexcept {
-  return reduce(tape, Op::kVarR, xs, n);
+  return reduce<Op::kVarR>(tape, xs, n);
 }
 /// the population variance; NaN over no operands (on tape).
 template <class T>
 inline Value<T> variance_biased(Tape<T>& tape, const detail::PlainT<Value<T>>* xs, std::size_t n) noexcept {
-  return reduce(tape, Op::kVarBiasedR, xs, n);
+  return reduce<Op::kVarBiasedR>(tape, xs, n);
 }
 /// log(sum(exp(xs[i]))), max-shifted; -inf over no operands (on tape).
 template <class T>
 inline Value<T> log_sum_exp(Tape<T>& tape, const detail::PlainT<Value<T>>* xs, std::size_t n) noexcept {
-  return reduce(tape, Op::kLogSumExpR, xs, n);
+  return reduce<Op::kLogSumExpR>(tape, xs, n);
 }
 
 /// The two results of reduce_mean_and_mean_squares.
@@ -409,7 +409,7 @@ inline Value<T> inner_product_views_with_bias(Value<T> w, ViewList x, Value<T> b
 /// softmax of xs. Cross-entropy of logits z with target y: log_sum_exp(z) - z[y].
 template <class T>
 inline Value<T> log_sum_exp(const Value<T>* xs, std::size_t n) noexcept {
-  return detail::reduce(Op::kLogSumExpR, xs, n);
+  return detail::reduce<Op::kLogSumExpR>(xs, n);
 }
 
 }  // namespace burtorch

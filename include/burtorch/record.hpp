@@ -73,6 +73,10 @@ inline T unpack_constant(Index bits) noexcept {
   std::memcpy(&f, &bits, sizeof(f));  // BT-DEV-010
   return static_cast<T>(f);
 }
+/// The backward of core wide op K's nodes (core/step.hpp; Recorder<T>::
+/// enable_wide<K> registers it).
+template <Op K, class T>
+Index wide_backward(const Arrays<T>& s, Op op, Index i, Index a, Index b, T g, Index lowest) noexcept;
 /// The tape of the first operand that has one (nullptr if none): an empty
 /// handle anywhere in a list is then reported by that tape.
 template <class T>
@@ -207,6 +211,20 @@ class Recorder {
   /// family there has the same id.
   BURTORCH_ALWAYS_INLINE static bool enable(Tape<T>& t, std::uint8_t id, detail::FamilyBackward<T> backward) noexcept {
     return (t.families_[0] == backward) || enable_other(t, id, backward);
+  }
+  /// Registers the backward of core wide op `op` on t (Op::kSumR <= op <
+  /// Op::kCount): what the core's wide recorders do, so that the sweep
+  /// reaches the op's nodes and a program links the backward of the wide
+  /// ops it records only (op.hpp's detail::kWideEntries; a reduction's R
+  /// and L rows share one).
+  BURTORCH_ALWAYS_INLINE static void enable_wide(Tape<T>& t, Op op, detail::FamilyBackward<T> backward) noexcept {
+    t.wide_[detail::wide_entry(op)] = backward;
+  }
+  /// The same with op K's backward (core/step.hpp's detail::wide_backward).
+  template <Op K>
+  BURTORCH_ALWAYS_INLINE static void enable_wide(Tape<T>& t) noexcept {
+    static_assert((K >= Op::kSumR) && (K < Op::kCount), "enable_wide<K>: a core wide op");
+    t.wide_[detail::wide_entry(K)] = &detail::wide_backward<K, T>;
   }
   /// Makes backward stop at the tape's end (frozen.hpp's stop_gradient).
   static void stop_at_end(Tape<T>& t) noexcept { t.floor_ = (t.size_ > t.param_region_) ? t.size_ : t.param_region_; }

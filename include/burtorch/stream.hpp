@@ -59,6 +59,14 @@ Status write_bytes(ByteSink sink, const void* data, std::size_t size) noexcept;
 /// (0.00123, 0.000015, 138.83), else 1.5e-7 (no '+', no leading zeros in the
 /// exponent); no trailing zeros; "nan", "inf", "-inf", "-0".
 std::size_t format_double(double value, char* out, std::size_t capacity, int significant = 17) noexcept;
+/// format_double() for a float, in single-precision and 32-bit integer
+/// arithmetic only: no double, no soft-double code and no 64-bit division
+/// in a firmware (a Cortex-M4F's or M0's console). The digits of the
+/// float's exact value, `significant` (clamped to 1..9) of them, rounded as
+/// format_double rounds, in its layout: format_float(x, out, n, d) writes
+/// what format_double(double(x), out, n, d) writes. The default 9 digits
+/// read back as the same float. Returns the length (0 if capacity < 17).
+std::size_t format_float(float value, char* out, std::size_t capacity, int significant = 9) noexcept;
 /// Formats an unsigned integer in decimal into out[0..capacity); returns
 /// the length written (0 if it does not fit). No libc stdio.
 std::size_t format_unsigned(std::uint64_t value, char* out, std::size_t capacity) noexcept;

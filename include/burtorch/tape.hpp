@@ -283,12 +283,11 @@ class Tape : public detail::DeprecatedTapeMembers<T> {
   Op op_at(Index i) const noexcept {
     return (i >= size_) ? Op::kNone : ((i < param_region_) ? Op::kLeaf : ops_[i - param_region_]);
   }
-  /// Backward of a node whose backward is a loop or a family's, out of line
-  /// (core/sweep.hpp). Returns how many nodes below i it swept too (a
-  /// layer's rows, swept as one block down to node `lowest`).
+  /// Backward of a node whose backward is a loop or a family's, through the
+  /// backward its recorder registered (core/sweep.hpp). Returns how many nodes
+  /// below i it swept too (a layer's rows); kInvalidArgument if none registered.
   Index backward_wide(Op op, Index i, Index a, Index b, T g, Index lowest) noexcept;
-  /// Records the first error (sticky) and returns an invalid handle. Cold:
-  /// defined out of line in core/state.hpp.
+  /// Records the first error (sticky) and returns an invalid handle (cold).
   BURTORCH_COLD Value<T> fail(Status status) noexcept;
   /// fail(kCapacityExceeded) by a recorder that needed `nodes` more nodes
   /// and `slots` more argument slots: what usage() reports as needed.
@@ -358,9 +357,10 @@ class Tape : public detail::DeprecatedTapeMembers<T> {
   /// What the recording needed after kCapacityExceeded (TapeUsage).
   Index needed_nodes_ = 0U;
   Index needed_slots_ = 0U;
-  /// The backward of the op families this tape has recorded ops of, in the
-  /// order they were first recorded (Recorder::enable); null past them.
+  /// The backward of the op families recorded, in first-recorded order
+  /// (Recorder::enable), and of each core wide op (Recorder::enable_wide).
   detail::FamilyBackward<T> families_[kTapeFamilies] = {};
+  detail::FamilyBackward<T> wide_[detail::kWideEntries] = {};
   /// Mark validation. The generation counts rewinds that discarded something.
   /// The positions of the current recording were made in generations that
   /// never decrease along it: a staircase whose steps are the targets of the

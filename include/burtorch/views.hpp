@@ -20,6 +20,7 @@
 
 #include <cstddef>
 
+#include "burtorch/core/step.hpp"
 #include "burtorch/index.hpp"
 #include "burtorch/op.hpp"
 #include "burtorch/record.hpp"
@@ -92,6 +93,25 @@ Value<T> reduce(Tape<T>& tape, Op view_op, const detail::PlainT<Value<T>>* xs, s
 /// layer's), kInvalidHandle if a node is not recorded.
 template <class T>
 Value<T> reduce(Tape<T>& tape, Op view_op, View x) noexcept;
+
+/// reduce() with the reduction chosen at compile time: K is a core view
+/// reduction (Op::kSumR, ..., Op::kLogSumExpR). The same checks, node and
+/// bits; a program that calls it links K's code alone (reduce() above
+/// chooses at run time, so it links every reduction's, log-sum-exp's expf
+/// and logf included). ops.hpp's reduce_sum and the others call it.
+template <Op K, class T>
+inline Value<T> reduce(Tape<T>& tape, const detail::PlainT<Value<T>>* xs, std::size_t n) noexcept {
+  static_assert(op_kind(K) == OpKind::kViewReduce, "reduce<K>: K is a core view reduction (Op::kSumR, ...)");
+  Recorder<T>::template enable_wide<K>(tape);
+  return Recorder<T>::template reduce<K, OpDef<K>::kPair>(tape, xs, n);
+}
+/// The same over the view x, read in place (reduce(tape, op, x) above).
+template <Op K, class T>
+inline Value<T> reduce(Tape<T>& tape, View x) noexcept {
+  static_assert(op_kind(K) == OpKind::kViewReduce, "reduce<K>: K is a core view reduction (Op::kSumR, ...)");
+  Recorder<T>::template enable_wide<K>(tape);
+  return Recorder<T>::template reduce<K>(tape, x);
+}
 
 /// sum(w[i] * x[i]) (+ *bias if bias is not null); each side stored as a
 /// view when its nodes are consecutive, else as a list of slots.

@@ -158,7 +158,16 @@ std::uint64_t ticks_per_second() noexcept { return cortex_m::core_clock_hz(); }
 
 void write(const char* text, std::size_t length) noexcept { cortex_m::console_write(text, length); }
 
-void write(const char* text) noexcept { cortex_m::console_write(text, std::strlen(text)); }
+// The length counted here rather than by libc's strlen (and this file is
+// compiled so that the loop stays one: CMakeLists.txt): a firmware that
+// prints through the console links no string function for it (flash).
+void write(const char* text) noexcept {
+  std::size_t length = 0U;
+  while (text[length] != '\0') {
+    ++length;
+  }
+  cortex_m::console_write(text, length);
+}
 
 void exit(int code) noexcept { cortex_m::terminate(code); }
 

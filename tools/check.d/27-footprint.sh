@@ -1,11 +1,14 @@
 # SPDX-License-Identifier: Apache-2.0
 # Flash and RAM per target (tools/footprint): library objects, every test
 # firmware, and the tape core (probe firmware at -Os). Fails if the
-# Cortex-M4 tape core grows past 12,160 B, or its libburtorch part past
-# 7,680 B (what the core measured when those limits were set, 12,042 and
-# 7,626 B, plus a little; the goal is a tape core of 8 KiB) (docs/footprint.md
-# has the figures; regenerate it with
+# Cortex-M4 tape core grows past 13,300 B, or its libburtorch part past
+# 7,680 B (what the core measured when those limits were set, 13,124 and
+# 5,294 B, plus a little; the goal is a tape core of 8 KiB). The probe
+# records every op: since each wide op's backward is its own function,
+# reached through the tape's entry (linked only where recorded: stage
+# 54), the probe pays about 1 KB more than with one dispatch over all of
+# them (12,042 B) (docs/footprint.md has the figures; regenerate it with
 # `tools/footprint --write`). Incremental after stages 20-26: ~15 s.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-tools/footprint --output build/footprint.md --max-core 12160 --max-lib 7680
+tools/footprint --output build/footprint.md --max-core 13300 --max-lib 7680

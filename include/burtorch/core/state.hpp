@@ -189,6 +189,9 @@ void Tape<T>::reset() noexcept {
   for (detail::FamilyBackward<T>& family : families_) {
     family = nullptr;  // no node of any family is recorded now
   }
+  for (detail::FamilyBackward<T>& wide : wide_) {
+    wide = nullptr;  // nor of any wide op
+  }
   status_ = Status::kOk;
   limit_ = capacity_;
   append_room_ = capacity_ - param_region_;

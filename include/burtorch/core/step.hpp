@@ -164,6 +164,28 @@ inline Index step(const Arrays<T>& s, Index i, Index a, Index b, T g, Index lowe
   return swept;
 }
 
+/// The backward of core wide op K (Recorder<T>::enable_wide registers it;
+/// the sweep calls it for K's nodes): a reduction's R or L row, chosen by
+/// the node's op; K's row otherwise. Returns how many nodes below i it
+/// swept too (a layer's rows).
+template <Op K, class T>
+Index wide_backward(const Arrays<T>& s, Op op, Index i, Index a, Index b, T g, Index lowest) noexcept {
+  using D = OpDef<K>;
+  Index swept = 0U;
+  if constexpr (D::kKind == OpKind::kViewReduce) {
+    if (op == K) {
+      reduce_step<D>(s, i, a, b, g);
+    } else {
+      reduce_step<OpDef<D::kPair>>(s, i, a, b, g);
+    }
+  } else {
+    static_assert(D::kKind == OpKind::kDescriptor, "a core wide op: a view reduction or a descriptor op");
+    static_cast<void>(op);
+    swept = step<D>(s, i, a, b, g, lowest);
+  }
+  return swept;
+}
+
 /// replay's forward step of node i (op D, operands a, b): its value;
 /// for the rows of a matrix-vector product (RowsOf), the rows after it too,
 /// as long as they are the same op, share its descriptor and come before

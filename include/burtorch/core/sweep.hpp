@@ -18,35 +18,32 @@ namespace burtorch {
 
 // The nodes whose backward is a loop (reductions, inner products, layer
 // rows) and those of the op families; out of line, so the sweep over simple
-// nodes keeps its variables in registers. Dispatched through the rows: a new
-// wide op needs no case here.
+// nodes keeps its variables in registers. Each through the backward its
+// recorder registered: a core wide op's (Recorder::enable_wide) or its
+// family's (Recorder::enable). The sweep names none of them, so a program
+// links the backward of the ops it records, and no other's.
 template <class T>
 Index Tape<T>::backward_wide(Op op, Index i, Index a, Index b, T g, Index lowest) noexcept {
   const detail::Arrays<T> s{values_, grads_, args_};
-  // The core ops through the rows (one jump table); a family's op through
-  // the backward its recorder registered (none: a code no family of this
-  // tape has, which no recorder writes).
   Index swept = 0U;
-  visit_op(op, [&](auto tag) noexcept {
-    using D = typename decltype(tag)::Def;
-    if constexpr ((D::kKind == OpKind::kViewReduce) || (D::kKind == OpKind::kListReduce)) {
-      detail::reduce_step<D>(s, i, a, b, g);
-    } else if constexpr (D::kKind == OpKind::kDescriptor) {
-      swept = detail::step<D>(s, i, a, b, g, lowest);
-    } else {
-      // leaves, inputs and the core elementwise ops: swept inline by backward()
-    }
-  });
-  if (is_extension(op)) {
+  bool found = false;
+  if (static_cast<std::uint32_t>(op) < static_cast<std::uint32_t>(Op::kCount)) {
+    const detail::FamilyBackward<T> wide = wide_[detail::wide_entry(op)];
+    found = wide != nullptr;
+    swept = found ? wide(s, op, i, a, b, g, lowest) : 0U;  // BT-DEV-005
+  } else {
     // Each registered family's backward, in order, until one has op (a
     // family does nothing for a code not its own).
-    bool done = false;
-    for (std::size_t e = 0U; (e < kTapeFamilies) && !done; ++e) {
-      const detail::FamilyBackward<T> family = families_[e];
-      const Index rows = (family != nullptr) ? family(s, op, i, a, b, g, lowest) : kNoIndex;  // BT-DEV-005
-      done = (family == nullptr) || (rows != kNoIndex);
-      swept = (rows != kNoIndex) ? rows : swept;
+    for (std::size_t e = 0U; (e < kTapeFamilies) && !found && (families_[e] != nullptr); ++e) {
+      const Index rows = families_[e](s, op, i, a, b, g, lowest);  // BT-DEV-005
+      found = rows != kNoIndex;
+      swept = found ? rows : swept;
     }
+  }
+  if (BURTORCH_UNLIKELY(!found)) {
+    // A wide node no recorder registered a backward for (appended with
+    // Recorder::push, not through its recorder): refused, not skipped.
+    static_cast<void>(fail(Status::kInvalidArgument));
   }
   return swept;
 }
@@ -153,7 +150,7 @@ Status Tape<T>::backward(Value<T> root) noexcept {
     }
     // clang-format on
   }
-  return Status::kOk;
+  return status_;  // kInvalidArgument if a wide node had no backward (backward_wide)
 }
 
 }  // namespace burtorch

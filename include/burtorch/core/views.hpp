@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "burtorch/core/step.hpp"
 #include "burtorch/detail/math.hpp"
 #include "burtorch/op_wide.hpp"
 #include "burtorch/record.hpp"
@@ -37,6 +38,18 @@ T reduce_value(const T* v, Op view_op, Operand at, Index n, Op* list_op) noexcep
     *list_op = D::kPair;
   });
   return out;
+}
+
+/// The backward of the view reduction view_op and its list variant (what
+/// reduce() registers: Recorder::enable_wide). The reduction is chosen at
+/// run time, so every reduction's backward is in a program that calls it;
+/// ops.hpp's functions and reduce<K>() register K's alone.
+template <class T>
+FamilyBackward<T> reduction_backward(Op view_op) noexcept {
+  FamilyBackward<T> backward = nullptr;
+  visit_op_of_kind<OpKind::kViewReduce>(
+      view_op, [&backward](auto tag) noexcept { backward = &wide_backward<decltype(tag)::kOp, T>; });
+  return backward;
 }
 
 /// The reduction view_op over no operands: its row's value of nothing
@@ -224,6 +237,7 @@ Value<T> reduce(Tape<T>& tape, Op view_op, const detail::PlainT<Value<T>>* xs, s
   const T result = is_view ? detail::reduce_value(v, view_op, detail::view_operand(where), count, &list_op)
                            : detail::reduce_value(v, view_op, detail::list_operand(&R::slots(tape)[where]), count,
                                                   &list_op);
+  R::enable_wide(tape, view_op, detail::reduction_backward<T>(view_op));
   const Value<T> out = R::push(tape, is_view ? view_op : list_op, result, where, count);
   if (!out.valid()) {
     R::release_slots(tape, before);
@@ -245,6 +259,7 @@ Value<T> reduce(Tape<T>& tape, Op view_op, View x) noexcept {
   }
   Op list_op = view_op;
   const T result = detail::reduce_value(R::values(tape), view_op, detail::view_operand(x.first), x.count, &list_op);
+  R::enable_wide(tape, view_op, detail::reduction_backward<T>(view_op));
   return R::push(tape, view_op, result, x.first, x.count);
 }
 
@@ -284,11 +299,14 @@ Value<T> inner_product(Tape<T>& tape, const detail::PlainT<Value<T>>* w, const d
   if (w_view && x_view) {
     op = Op::kDotRR;
     result = detail::view_dot(v, w_at, x_at, count);
+    R::template enable_wide<Op::kDotRR>(tape);
   } else if (w_view) {
     op = Op::kDotRL;
     result = detail::dot_of(v, detail::view_operand(w_at), detail::list_operand(&slots[x_at]), count);
+    R::template enable_wide<Op::kDotRL>(tape);
   } else {
     result = detail::dot_of(v, detail::list_operand(&slots[w_at]), detail::list_operand(&slots[x_at]), count);
+    R::template enable_wide<Op::kDotLL>(tape);
   }
   const Value<T> out = detail::push_dot(tape, op, result, descriptor, count);
   if (!out.valid()) {
@@ -310,6 +328,7 @@ Value<T> inner_product(Tape<T>& tape, View w, View x, const detail::PlainT<Value
   if (descriptor == kNoIndex) {
     return Value<T>(&tape, kNoIndex);
   }
+  R::template enable_wide<Op::kDotRR>(tape);
   return detail::push_dot(tape, Op::kDotRR, detail::view_dot(R::values(tape), w.first, x.first, x.count), descriptor,
                           x.count);
 }
@@ -327,6 +346,7 @@ Value<T> inner_product(Tape<T>& tape, Index w_first, ViewList x, const detail::P
   if (descriptor == kNoIndex) {
     return Value<T>(&tape, kNoIndex);
   }
+  R::template enable_wide<Op::kDotRV>(tape);
   return detail::push_dot(tape, Op::kDotRV, detail::dot_list_of(R::values(tape), w_first, &R::slots(tape)[x.slot]),
                           descriptor, x.total);
 }
@@ -338,6 +358,7 @@ View matvec(Tape<T>& tape, Index w_first, Index rows, ViewList x, Index bias_fir
   if (descriptor == kNoIndex) {
     return kNoView;
   }
+  R::template enable_wide<Op::kMatRow>(tape);
   const auto first = static_cast<Index>(tape.size());
   const T* const v = R::values(tape);
   const Index* const list = &R::slots(tape)[x.slot];
@@ -372,6 +393,7 @@ View scale_shift(Tape<T>& tape, Index scale_first, Index x_first, Index shift_fi
   slots[descriptor] = scale_first;
   slots[descriptor + 1U] = x_first;
   slots[descriptor + 2U] = shift_first;
+  R::template enable_wide<Op::kScaleShift>(tape);
   const auto first = static_cast<Index>(tape.size());
   for (Index o = 0U; o < n; ++o) {
     const T y = OpDef<Op::kScaleShift>::value(R::values(tape), slots, first, descriptor, o);

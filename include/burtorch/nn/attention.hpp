@@ -290,7 +290,7 @@ struct CausalSelfAttention {
     // Under the maximum's shift the largest exponent is 0: no overflow.
     const View shifted = burtorch::record_view(tape, t + 1U, [&](Index j) noexcept { return node(tape, scores.first + j) - top; });
     const View exps = burtorch::record_view(tape, t + 1U, [&](Index j) noexcept { return exp(node(tape, shifted.first + j)); });
-    const Value<U> total = burtorch::reduce(tape, Op::kSumR, burtorch::View{exps.first, exps.count});
+    const Value<U> total = burtorch::reduce<Op::kSumR>(tape, burtorch::View{exps.first, exps.count});
     const View values = burtorch::record_view(tape, hs, [&](Index d) noexcept { return weighted(d, exps); });
     return burtorch::record_view(tape, hs, [&](Index d) noexcept { return node(tape, values.first + d) / total; });
   }

@@ -203,7 +203,7 @@ inline bool Gpt<T>::seeded_backward(Tape<U>& tape, const View* x, Index steps, I
       static_cast<void>(Value<U>(&tape, x[t].first + j) * g[first + (t * config_.width) + j]);
     }
   }
-  const Value<U> root = burtorch::reduce(tape, Op::kSumR, burtorch::View{terms, steps * config_.width});
+  const Value<U> root = burtorch::reduce<Op::kSumR>(tape, burtorch::View{terms, steps * config_.width});
   return (tape.status() == Status::kOk) && (tape.backward(root) == Status::kOk);
 }
 

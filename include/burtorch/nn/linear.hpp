@@ -102,6 +102,31 @@ struct Linear {
     return ok;
   }
 
+  /// The same with the parameters' initial values given: values[0 .. in *
+  /// out) are the weights (row-major [out][in]), then (if o.bias) the out
+  /// biases; o.weight_init and o.bias_init are not used. No draws: a
+  /// firmware that sets its own initial values this way links none of
+  /// Init's double-precision arithmetic. False (the tape's status tells
+  /// why: kInvalidArgument for values == nullptr) as create() above.
+  bool create(Tape<T>& tape, const LinearOptions& o, const T* values) noexcept {
+    in = o.in;
+    out = o.out;
+    act = o.act;
+    const std::size_t count = parameters(o);
+    if ((values == nullptr) || (count >= kNoIndex)) {
+      static_cast<void>(tape.report(Status::kInvalidArgument));
+    }
+    const View made = (tape.status() == Status::kOk)
+                          ? burtorch::record_view(tape, static_cast<Index>(count), [&](Index k) noexcept {
+                              return tape.param(values[k], (k < (o.in * o.out)) ? o.weight_name : o.bias_name);
+                            })
+                          : kNoView;
+    const bool ok = (tape.status() == Status::kOk) && (made.first != kNoIndex);
+    weight = ok ? made.first : kNoIndex;
+    bias = (ok && o.bias) ? (made.first + (o.in * o.out)) : kNoIndex;
+    return ok;
+  }
+
   /// The layer's parameters on the tape: weights, then biases (kNoView
   /// before a successful create()).
   View params() const noexcept {

@@ -51,7 +51,7 @@ inline Value<T> cross_entropy(Tape<T>& tape, View logits, Index target) noexcept
     return Value<T>(&tape, kNoIndex);
   }
   // Read in place: no array of handles on the stack.
-  return burtorch::reduce(tape, Op::kLogSumExpR, burtorch::View{logits.first, logits.count}) - node(tape, logits.first + target);
+  return burtorch::reduce<Op::kLogSumExpR>(tape, burtorch::View{logits.first, logits.count}) - node(tape, logits.first + target);
 }
 /// Nodes cross_entropy() records.
 constexpr std::size_t kCrossEntropyNodes = 2U;
@@ -65,7 +65,7 @@ inline Value<Lanes<S, N>> cross_entropy(Tape<Lanes<S, N>>& tape, View logits, co
     static_cast<void>(tape.report(Status::kInvalidArgument));
     return Value<Lanes<S, N>>(&tape, kNoIndex);
   }
-  return burtorch::reduce(tape, Op::kLogSumExpR, burtorch::View{logits.first, logits.count}) - burtorch::pick(tape, logits, targets);
+  return burtorch::reduce<Op::kLogSumExpR>(tape, burtorch::View{logits.first, logits.count}) - burtorch::pick(tape, logits, targets);
 }
 /// Nodes the lane cross_entropy() records.
 constexpr std::size_t kLaneCrossEntropyNodes = 3U;
@@ -79,7 +79,7 @@ inline Value<T> mse(Tape<T>& tape, View pred, const T* target) noexcept {
     return Value<T>(&tape, kNoIndex);
   }
   const View diff = burtorch::record_view(tape, pred.count, [&](Index i) noexcept { return node(tape, pred.first + i) - target[i]; });
-  return (diff.count != 0U) ? burtorch::reduce(tape, Op::kMeanSqR, burtorch::View{diff.first, diff.count}) : Value<T>(&tape, kNoIndex);
+  return (diff.count != 0U) ? burtorch::reduce<Op::kMeanSqR>(tape, burtorch::View{diff.first, diff.count}) : Value<T>(&tape, kNoIndex);
 }
 
 /// Nodes binary_cross_entropy_with_logits() records for n elements: one
@@ -148,7 +148,7 @@ inline Value<T> binary_cross_entropy_with_logits(Tape<T>& tape, View logits,
   for (Index i = 0U; i < logits.count; ++i) {
     static_cast<void>(burtorch::bce_with_logits(node(tape, logits.first + i), targets[i]));
   }
-  return burtorch::reduce(tape, Op::kMeanR, burtorch::View{terms, logits.count});
+  return burtorch::reduce<Op::kMeanR>(tape, burtorch::View{terms, logits.count});
 }
 
 /// Mean Huber loss of predictions against targets[0..pred.count),
@@ -176,7 +176,7 @@ inline Value<T> huber(Tape<T>& tape, View pred, const burtorch::detail::PlainT<T
   for (Index i = 0U; i < pred.count; ++i) {
     static_cast<void>(burtorch::huber(node(tape, residuals + i), delta));
   }
-  return burtorch::reduce(tape, Op::kMeanR, burtorch::View{terms, pred.count});
+  return burtorch::reduce<Op::kMeanR>(tape, burtorch::View{terms, pred.count});
 }
 
 /// Mean absolute error of predictions against targets[0..pred.count),
@@ -197,7 +197,7 @@ inline Value<T> l1(Tape<T>& tape, View pred, const burtorch::detail::PlainT<T>* 
   for (Index i = 0U; i < pred.count; ++i) {
     static_cast<void>(burtorch::abs(node(tape, residuals + i)));
   }
-  return burtorch::reduce(tape, Op::kMeanR, burtorch::View{terms, pred.count});
+  return burtorch::reduce<Op::kMeanR>(tape, burtorch::View{terms, pred.count});
 }
 
 /// Makes a cross-entropy node (cross_entropy: a log-sum-exp over a view of

@@ -87,8 +87,8 @@ struct LayerNorm {
       static_cast<void>(tape.report(Status::kInvalidArgument));
       return kNoView;
     }
-    const Value<U> mu = burtorch::reduce(tape, Op::kMeanR, burtorch::View{x.first, n});
-    const Value<U> rstd = inv_sqrt(burtorch::reduce(tape, Op::kVarBiasedR, burtorch::View{x.first, n}) + U(eps));
+    const Value<U> mu = burtorch::reduce<Op::kMeanR>(tape, burtorch::View{x.first, n});
+    const Value<U> rstd = inv_sqrt(burtorch::reduce<Op::kVarBiasedR>(tape, burtorch::View{x.first, n}) + U(eps));
     const View centered = burtorch::record_view(tape, n, [&](Index i) noexcept { return node(tape, x.first + i) - mu; });
     return burtorch::record_view(tape, n, [&](Index i) noexcept { return node(tape, centered.first + i) * rstd; });
   }

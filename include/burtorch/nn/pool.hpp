@@ -158,7 +158,7 @@ View pool_forward(Tape<T>& tape, const ConvGeometry& g, View x, Reduce reduce) n
 struct MeanOf {
   template <class T>
   Value<T> operator()(Tape<T>& tape, const Value<T>* xs, std::size_t n) const noexcept {
-    return burtorch::reduce(tape, Op::kMeanR, xs, n);
+    return burtorch::reduce<Op::kMeanR>(tape, xs, n);
   }
 };
 
