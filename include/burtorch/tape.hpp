@@ -93,17 +93,9 @@ constexpr std::size_t kTapeFamilies = 3U;
 template <class T>
 class Tape : public detail::DeprecatedTapeMembers<T> {
  public:
-  /// Every array in the buffer starts on this boundary: 32 bytes (a vector
-  /// register's width for SIMD loads, half a cache line) on application
-  /// processors; on microcontrollers (ARM M profile: no data cache on most,
-  /// vector loads that need element alignment only) 8, the widest element's
-  /// alignment, so a FixedTape wastes no RAM on padding. A property of the
-  /// architecture, the same in the archive and in every program built for it.
-#if defined(__ARM_ARCH_PROFILE) && (__ARM_ARCH_PROFILE == 'M')
-  static constexpr std::size_t kArrayAlign = 8U;
-#else
-  static constexpr std::size_t kArrayAlign = 32U;
-#endif
+  /// Every array in the buffer starts on this boundary: 32 bytes on
+  /// application processors, 8 on microcontrollers (detail::kTapeArrayAlign).
+  static constexpr std::size_t kArrayAlign = detail::kTapeArrayAlign;
 
   /// Bytes a buffer needs for `nodes` nodes and `slots` argument slots, given
   /// a buffer aligned to kArrayAlign (a buffer at any address: kArrayAlign - 1

@@ -130,6 +130,7 @@ def public_members(body: str, cls: str) -> list[str]:
     the body only: nested braces skipped)."""
     body = re.sub(r"//[^\n]*", "", body)
     body = re.sub(r"/\*.*?\*/", "", body, flags=re.S)
+    body = re.sub(r"^\s*#[^\n]*", "", body, flags=re.M)  # #if defined(...) declares nothing
     body = re.sub(r"(\w)\{\s*\}", r"\1()", body)  # T{} (a default argument) is not a body
     body = re.sub(r"\{\s*\}", ";", body)  # an empty body ends its declaration
     flat, depth = [], 0

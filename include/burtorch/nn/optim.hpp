@@ -232,8 +232,12 @@ class Optimizer {
       }
     } else {
       static_assert((K == OptimizerKind::kAdam) || (K == OptimizerKind::kAdamW), "an OptimizerKind");
+      // The second moments follow the first: state_[max_parameters_ ..).
+      // (max_parameters_ is capacity / 2 for these rules; the guard keeps
+      // the offset in the array on every path a compiler may consider.)
+      const std::size_t second = (max_parameters_ != std::numeric_limits<std::size_t>::max()) ? max_parameters_ : 0U;
       T* m = state_;
-      T* v = state_ + max_parameters_;
+      T* v = state_ + second;
       const T b1 = config_.beta1;
       const T b2 = config_.beta2;
       const T t = static_cast<T>(steps_);
