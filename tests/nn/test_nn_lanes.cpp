@@ -68,13 +68,13 @@ constexpr std::size_t kLayerSlots = 768U;
 constexpr nn::CnnOptions kCnn{8U, 2U, 4U, 6U, 3U};
 constexpr nn::CharGruOptions kGru{7U, 3U, 5U, 4U};
 #endif
-constexpr std::size_t kParamNodes = 512U;
+constexpr std::size_t kParamNodes = BURTORCH_TEST_SMALL_TARGET ? 160U : 512U;
 constexpr std::size_t kLaneBytes =
     max_of(max_of(bt::Tape<L<double>>::bytes_required(kLayerNodes, kLayerSlots),
                   nn::SmallCnn<double>::lane_plan<kN>(kCnn, nn::OptimizerKind::kSgd).lane_tape_bytes),
            nn::CharGru<double>::lane_plan<kN>(kGru, nn::OptimizerKind::kSgd).lane_tape_bytes);
 constexpr std::size_t kScalarBytes =
-    max_of(max_of(bt::Tape<double>::bytes_required(kLayerNodes, kLayerSlots, kParamNodes),
+    max_of(max_of(bt::Tape<double>::bytes_required(kLayerNodes, kLayerSlots),  // the most: no parameter region
                   nn::SmallCnn<double>::plan(kCnn, nn::OptimizerKind::kSgd).tape_bytes),
            nn::CharGru<double>::plan(kGru, nn::OptimizerKind::kSgd).tape_bytes);
 constexpr std::size_t kParamBytes = bt::Tape<double>::bytes_required(kParamNodes, 0U, kParamNodes);
@@ -646,10 +646,10 @@ void gru_step_exact(bt_test::Context& t) {
 
 // --- the models: lane batches against serial batches ---------------------------
 constexpr std::size_t kBatch = (2U * kN) + 3U;  // two full sweeps and a partial one
-constexpr std::size_t kMaxPixels = 8U * 8U * 2U;
+constexpr std::size_t kMaxPixels = static_cast<std::size_t>(kCnn.side) * kCnn.side * kCnn.channels;
 float g_pixels[kBatch][kMaxPixels];
 bt::Index g_labels[kBatch];
-std::uint8_t g_tokens[kBatch][nn::CharGru<double>::kMaxSteps + 1U];
+std::uint8_t g_tokens[kBatch][kGru.steps + 1U];
 
 // |a - b| <= rel * the largest |gradient| (lanes add a layer's terms in
 // another order than one sample's kernels: docs/floating-point.md).
