@@ -180,6 +180,22 @@ inline V activated(V x, Activation act) noexcept {
   return x;
 }
 
+/// One output of a frozen convolution before bias and activation: the
+/// weights from `at` (one per input of the window, padding included) times
+/// the window's inputs of x, the padding skipped.
+template <class V, class Reader>
+V frozen_window_dot(const Reader& weights, std::size_t at, const RunList& window, const V* x) noexcept {
+  V acc(0.0F);
+  for (std::size_t k = 0U; k < window.count; ++k) {
+    const WindowRun& run = window.runs[k];
+    for (std::uint64_t i = 0U; (!run.zeros) && (i < run.count); ++i) {
+      acc += V(weights[at + i]) * x[run.offset + i];
+    }
+    at += static_cast<std::size_t>(run.count);
+  }
+  return acc;
+}
+
 /// A frozen convolution's outputs without a tape (values only: no node, no
 /// gradient, as nothing below stop_gradient needs one): y[position *
 /// out_channels + o] = act(sum of the window's terms + bias[o]) over the
@@ -205,15 +221,7 @@ bool frozen_conv_evaluate(const ConvGeometry& g, const FrozenMatrix& w, const Fr
         RunList window;
         conv_window(g, r, c, window);
         for (Index o = 0U; o < out_channels; ++o) {
-          std::size_t at = static_cast<std::size_t>(o) * w.cols;
-          V acc(0.0F);
-          for (std::size_t k = 0U; k < window.count; ++k) {
-            const WindowRun& run = window.runs[k];
-            for (std::uint64_t i = 0U; (!run.zeros) && (i < run.count); ++i) {
-              acc += V(weights[at + i]) * x[run.offset + i];
-            }
-            at += static_cast<std::size_t>(run.count);
-          }
+          V acc = frozen_window_dot<V>(weights, static_cast<std::size_t>(o) * w.cols, window, x);
           if (bias.size != 0U) {
             acc += V(frozen_at(bias.data, o));
           }
