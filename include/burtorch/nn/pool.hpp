@@ -172,7 +172,7 @@ bool pool_evaluate_mean(const ConvGeometry& g, const V* x, V* y) noexcept {
     return false;
   }
   const Index cols = out_cols(g);
-  std::uint64_t at[kMaxPoolWindow];
+  std::uint64_t at[kMaxPoolWindow] = {};
   for (Index k = 0U; k < static_cast<Index>(outputs); ++k) {
     const Index position = k / g.channels;
     Index n = 0U;
