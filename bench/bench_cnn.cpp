@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // The small image CNN of burtorch-cnn (nn::SmallCnn: Conv2d(1 -> C/2, 3x3,
 // stride 2, padding 1) ReLU, Conv2d(C/2 -> C, same) ReLU, global average
-// pool, Linear(C -> 4)) in FP32: time per SGD step with serial batches
-// (forward, backward, rewind per picture; then one update). Data: 8x8
+// pool, Linear(C -> 4)) in FP32: time per SGD step. Batch 1: one picture
+// at a time (forward, backward, rewind; then one update); larger batches by
+// lane batches of L pictures per sweep (nn::lane_batch, --lanes L; 1: the
+// per-picture serial batch; default the build's vector width). Data: 8x8
 // pictures in burtorch-cnn's --data format; without --data the generated
 // strokes of data/shapes_data.hpp (2,000 pictures).
 //
 // Usage: bench_cnn --hidden C --batch B [--steps N] [--warmup W]
-//                  [--data FILE] [--lr X] [--seed S]
+//                  [--data FILE] [--lr X] [--seed S] [--lanes L]
 //        bench_cnn --write-data FILE   (writes the generated pictures as
 //                                       --data text and exits)
 // Prints READY once data and model are initialised, then one JSON line.
@@ -106,7 +108,8 @@ int main(int argc, char** argv) {
   }
   bench::StepOptions o;
   if (!bench::parse_step_options(flags, "bench_cnn",
-                                 "bench_cnn --hidden C --batch B [--steps N] [--warmup W] [--data FILE] [--lr X]",
+                                 "bench_cnn --hidden C --batch B [--steps N] [--warmup W] [--data FILE] [--lr X] "
+                                 "[--lanes L]",
                                  {"--hidden"}, 0.1, o)) {
     return 2;
   }
@@ -136,7 +139,7 @@ int main(int argc, char** argv) {
   bench::Sampler sampler(o.seed + 1U);
   std::vector<std::uint32_t> picked(static_cast<std::size_t>(o.batch));
   bench::StepRun run;
-  const int failed = bench::time_sgd_steps(
+  const int failed = bench::time_steps(
       "bench_cnn", model, config, o, t_start,
       [&](std::size_t i) {
         picked[i] = sampler.below(n_samples);
@@ -146,12 +149,24 @@ int main(int argc, char** argv) {
         const std::uint32_t k = picked[i];
         return model.loss(tp, &data.pixels[static_cast<std::size_t>(k) * kPixels], data.labels[k]);
       },
+      // Lane l: picture first + l; the lanes past the batch's end repeat its first picture.
+      [&](auto& lanes, const bt::SharedParams<float>& p, std::size_t first, std::size_t active) {
+        const float* pixels[bench::kMaxLanes];
+        bt::Index labels[bench::kMaxLanes];
+        for (std::size_t l = 0U; l < bench::kMaxLanes; ++l) {
+          const std::uint32_t k = picked[first + ((l < active) ? l : 0U)];
+          pixels[l] = &data.pixels[static_cast<std::size_t>(k) * kPixels];
+          labels[l] = data.labels[k];
+        }
+        return model.loss(lanes, p, pixels, labels);
+      },
       run);
   if (failed != 0) {
     return failed;
   }
-  std::printf("{\"bench\":\"cnn\",\"impl\":\"burtorch\",\"hidden\":%ld,\"batch\":%ld,\"params\":%zu,\"steps\":%ld,",
-              hidden, o.batch, run.params, o.steps);
+  std::printf("{\"bench\":\"cnn\",\"impl\":\"burtorch\",\"hidden\":%ld,\"batch\":%ld,\"lanes\":%ld,\"params\":%zu,"
+              "\"steps\":%ld,",
+              hidden, o.batch, o.lanes, run.params, o.steps);
   bench::print_step_fields(run);
   std::printf(",\"first_loss\":%.5f,\"last_loss\":%.5f,\"data_samples\":%u", run.first_loss, run.last_loss,
               n_samples);

@@ -23,6 +23,7 @@
 #include "burtorch/extension.hpp"
 #include "burtorch/index.hpp"
 #include "burtorch/lanes.hpp"
+#include "burtorch/lanes/conv.hpp"
 #include "burtorch/lanes/gather.hpp"
 #include "burtorch/lanes/layer.hpp"
 #include "burtorch/lanes/layer_grad.hpp"
@@ -98,16 +99,38 @@ struct ScaleShiftShared {
     detail::lanes_scale_shift_backward(s.v, s.g, s.slots, a, b, g);
   }
 };
+/// The head of a convolution over shared weights (conv_shared), recorded
+/// just before every position's rows; its backward is the whole layer's.
+struct ConvShared {
+  static constexpr OpKind kKind = OpKind::kDescriptor;
+  static constexpr const char* kName = "conv_shared";
+  template <class T> static void backward(const detail::Arrays<T>& s, Index i, Index a, Index /*b*/, T /*g*/) noexcept {
+    detail::lanes_conv_backward(s.v, s.g, s.slots, a, i);
+  }
+};
+/// Row b (position b / C_out, channel b % C_out) of a convolution over
+/// shared weights: marks the head (node i - b - 1) as reached, as
+/// MatRowShared does.
+struct ConvRowShared {
+  static constexpr OpKind kKind = OpKind::kDescriptor;
+  static constexpr const char* kName = "conv_shared_row";
+  static constexpr bool kRows = true;
+  template <class T> static void backward(const detail::Arrays<T>& s, Index i, Index /*a*/, Index b, T /*g*/) noexcept {
+    s.g[i - b - 1U] = T(1);
+  }
+};
 // clang-format on
 /// @endcond
 }  // namespace rows
 
 /// The lane ops' family.
 using LaneOps = OpFamily<family::kLanes, rows::GatherShared, rows::PickLanes, rows::MatShared, rows::MatRowShared,
-                         rows::ScaleShiftShared>;
+                         rows::ScaleShiftShared, rows::ConvShared, rows::ConvRowShared>;
 
 /// Argument slots of matvec_shared's descriptor.
 constexpr Index kMatSharedSlots = detail::kMsSlots;
+/// Argument slots of conv_shared's descriptor (the windows' view lists apart).
+constexpr Index kConvSharedSlots = detail::kCsSlots;
 /// Argument slots of scale_shift_shared's descriptor.
 constexpr Index kScaleShiftSharedSlots = detail::kSsSlots;
 /// Argument slots of gather_shared's descriptor for `count` rows on a tape
@@ -232,6 +255,75 @@ inline View matvec_shared(Tape<T>& tape, const SharedParams<typename LaneTraits<
   detail::lanes_matvec(v, list, uniform, row_of, &p.values[w_first],
                        (bias_first != kNoIndex) ? &p.values[bias_first] : nullptr, rows, x.total, &v[first]);
   return View{first, rows};
+}
+
+/// A convolution over shared weights: `windows` output positions of
+/// `rows` channels, recorded as one head node and then windows * rows
+/// consecutive nodes (position after position, channels-last as a scalar
+/// tape's convolution), kConvSharedSlots slots. Position w's row o =
+/// sum_k p[w_first + o * n + k] * x_w[k] (+ p[bias_first + o]; kNoIndex: no
+/// bias), x_w the w-th of `windows` view lists of n = first.total nodes
+/// each, recorded one after another from `first` (view_list, nothing in
+/// between). Runs that start at node `zeros` (kNoIndex: none) are zero
+/// padding: their nodes must be zero in every lane; they are skipped. A
+/// window whose list holds Tape::input nodes only gets no gradient. Returns
+/// the rows (kNoView on error: kInvalidArgument for a bad range, list or
+/// padding, nothing recorded).
+template <class T>
+inline View conv_shared(Tape<T>& tape, const SharedParams<typename LaneTraits<T>::Scalar>& p, Index w_first,
+                        Index rows, ViewList first, Index windows, Index zeros, Index bias_first) noexcept {
+  static_assert(LaneTraits<T>::kIsLanes, "conv_shared records on a tape of Lanes");
+  using R = Recorder<T>;
+  const std::uint64_t outputs = static_cast<std::uint64_t>(rows) * windows;
+  const bool bias_ok = (bias_first == kNoIndex) || detail::shared_range(p, bias_first, rows);
+  if ((outputs == 0U) || (outputs >= (kNoIndex - 1U)) || !bias_ok ||
+      !detail::shared_range(p, w_first, static_cast<std::uint64_t>(rows) * first.total)) {
+    static_cast<void>(R::fail(tape, Status::kInvalidArgument));
+    return kNoView;
+  }
+  // Every window's list, one after another; the padding's nodes zero.
+  Index list = first.slot;
+  for (Index w = 0U; w < windows; ++w) {
+    if ((list >= R::slots_used(tape)) || !R::list_valid(tape, ViewList{list, first.total})) {
+      static_cast<void>(R::fail(tape, Status::kInvalidArgument));
+      return kNoView;
+    }
+    const Index* at = &R::slots(tape)[list];
+    for (Index r = 0U; r < detail::list_views(at); ++r) {
+      for (Index k = 0U; (at[1U + (2U * r)] == zeros) && (k < at[2U + (2U * r)]); ++k) {
+        if (!ScalarOps<T>::is_zero(R::values(tape)[zeros + k])) {
+          static_cast<void>(R::fail(tape, Status::kInvalidArgument));
+          return kNoView;
+        }
+      }
+    }
+    list = detail::next_list(R::slots(tape), list);
+  }
+  const Index d = R::reserve(tape, static_cast<Index>(outputs) + 1U, detail::kCsSlots);
+  if (d == kNoIndex) {
+    return kNoView;
+  }
+  if (!LaneOps::enable(tape)) {
+    R::release_slots(tape, d);
+    return kNoView;
+  }
+  Index* const slots = R::slots(tape);
+  slots[d + detail::kCsList] = first.slot;
+  slots[d + detail::kCsWindows] = windows;
+  slots[d + detail::kCsRows] = rows;
+  slots[d + detail::kCsWidth] = first.total;
+  slots[d + detail::kCsWeight] = w_first;
+  slots[d + detail::kCsBias] = bias_first;
+  slots[d + detail::kCsZeros] = zeros;
+  detail::store_shared(slots, d + detail::kCsShared, p.values, p.grads);
+  static_cast<void>(R::append(tape, LaneOps::op<rows::ConvShared>(), T(0), d, 0U));  // the head: fits
+  const auto out = static_cast<Index>(tape.size());
+  constexpr Op kRow = LaneOps::op<rows::ConvRowShared>();
+  for (Index o = 0U; o < static_cast<Index>(outputs); ++o) {
+    static_cast<void>(R::append(tape, kRow, T(0), d, o));
+  }
+  detail::lanes_conv(R::values(tape), slots, d, &R::values(tape)[out]);
+  return View{out, static_cast<Index>(outputs)};
 }
 
 /// n consecutive nodes, node o = x[o] * p[scale_first + o] + p[shift_first

@@ -76,9 +76,9 @@ struct Options {
   long eval_samples = 0;  // 0: the whole validation split
   double clip = 0.0;      // 0: no clipping
   bool fp32 = false;
-  // --lanes L (burtorch-makemore and burtorch-gpt, which set lanes_flag
-  // before parse(); the others refuse the flag): samples per sweep; 0: not
-  // given (lane_count() chooses).
+  // --lanes L (burtorch-makemore, burtorch-gpt and burtorch-cnn, which set
+  // lanes_flag before parse(); the others refuse the flag): samples per
+  // sweep; 0: not given (lane_count() chooses).
   bool lanes_flag = false;
   long lanes = 0;
   // --checkpoint on|off (burtorch-gpt, which sets checkpoint_flag before

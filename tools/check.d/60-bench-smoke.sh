@@ -13,7 +13,7 @@ set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 cmake --preset host >/dev/null
-cmake --build --preset host --target bench_graphs bench_io bench_mlp bench_gpt bench_cnn bench_lanes
+cmake --build --preset host --target bench_graphs bench_io bench_mlp bench_gpt bench_cnn bench_gru bench_lanes
 bin=build/host/bench
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -38,6 +38,8 @@ echo "== C++ benchmark programs"
 "$bin/bench_gpt" --batch 1 --steps 1 --warmup 0 | json
 "$bin/bench_cnn" --write-data "$tmp/cnn_data.txt"
 "$bin/bench_cnn" --hidden 8 --batch 2 --steps 2 --warmup 0 --data "$tmp/cnn_data.txt" | json
+"$bin/bench_gru" --hidden 8 --batch 1 --seq 4 --steps 2 --warmup 0 | json
+"$bin/bench_gru" --hidden 8 --batch 5 --seq 4 --steps 2 --warmup 0 | json
 "$bin/bench_lanes" --iterations 200 --runs 1 --json | json
 "$bin/bench_lanes" --isa
 if "$bin/bench_mlp" --no-such-flag 1 2>/dev/null; then
@@ -59,6 +61,7 @@ cd bench/torch
 "$py" mlp.py --hidden 4 --batch 2 --steps 2 --warmup 0 | json
 "$py" gpt.py --batch 1 --steps 1 --warmup 0 | json
 "$py" cnn.py --hidden 8 --batch 2 --steps 2 --warmup 0 --data "$tmp/cnn_data.txt" | json
+"$py" gru.py --hidden 8 --batch 2 --seq 4 --steps 2 --warmup 0 | json
 
 echo "== PyTorch's BLAS, as tools/bench checks it (no speed asserted)"
 # Each script's record names the BLAS its process runs on.

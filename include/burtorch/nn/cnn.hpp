@@ -16,13 +16,17 @@
 /// 1/sqrt(fan_in)), Init::fan_in_uniform(kGainLinearDefault)). The pooled
 /// features are the backbone's output: a fine-tuned copy keeps conv1 and
 /// conv2 frozen (nn::FrozenConv2d over the same options) and trains the
-/// head alone.
+/// head alone. Lane batches (nn::lane_batch): loss() on a tape of N lanes,
+/// N pictures per sweep, the parameters shared from their own tape;
+/// lane_plan() sizes both tapes.
 #ifndef BURTORCH_NN_CNN_HPP
 #define BURTORCH_NN_CNN_HPP
 
 #include <cstddef>
 #include <cstdint>
 
+#include "burtorch/lane_ops.hpp"
+#include "burtorch/lanes.hpp"
 #include "burtorch/nn/conv.hpp"
 #include "burtorch/nn/layers.hpp"
 #include "burtorch/nn/models.hpp"
@@ -129,6 +133,25 @@ class SmallCnn {
   static constexpr MemoryPlan plan(const CnnOptions& c, OptimizerKind optimizer) noexcept {
     return make_plan<T>(parameters(c), sample_nodes(c), sample_slots(c), optimizer);
   }
+  /// One sweep of a lane batch (loss() on a tape of lanes): the pictures
+  /// as inputs, both convolutions and the pool, the head, the loss.
+  static constexpr std::size_t lane_sample_nodes(const CnnOptions& c) noexcept {
+    return inputs(c) + Conv2d<T>::lane_nodes(conv1_options(c), Size2d{c.side, c.side}) +
+           Conv2d<T>::lane_nodes(conv2_options(c), size1(c)) + AvgPool2d<T>::nodes(pool_options(c), size2(c)) +
+           Linear<T>::lane_nodes(head_options(c)) + kLaneCrossEntropyNodes;
+  }
+  /// Argument slots of that sweep on a tape of N lanes.
+  template <std::size_t N>
+  static constexpr std::size_t lane_sample_slots(const CnnOptions& c) noexcept {
+    return Conv2d<T>::lane_slots(conv1_options(c), Size2d{c.side, c.side}) +
+           Conv2d<T>::lane_slots(conv2_options(c), size1(c)) + AvgPool2d<T>::slots(pool_options(c), size2(c)) +
+           Linear<T>::lane_view_slots(head_options(c)) + burtorch::pick_slots(N);
+  }
+  /// The memory plan of lane batches of N lanes (exact: tests/nn/test_nn_lanes.cpp).
+  template <std::size_t N>
+  static constexpr LanePlan lane_plan(const CnnOptions& c, OptimizerKind optimizer) noexcept {
+    return make_lane_plan<T, N>(parameters(c), lane_sample_nodes(c), lane_sample_slots<N>(c), optimizer);
+  }
   /// True for sizes create() accepts.
   static constexpr bool valid(const CnnOptions& c) noexcept {
     return (c.side >= 2U) && (c.side <= kMaxSide) && (c.channels != 0U) && (c.conv1 != 0U) && (c.conv2 != 0U) &&
@@ -175,6 +198,40 @@ class SmallCnn {
   /// The loss of one input: cross-entropy of its logits against `label`.
   Value<T> loss(Tape<T>& tape, const float* pixels, Index label) const noexcept {
     return cross_entropy(tape, logits(tape, pixels), label);
+  }
+
+  /// The logits of N pictures on a tape of N lanes (lane l: pixels[l]),
+  /// the parameters shared from their own tape through p
+  /// (nn::shared_params); the pictures are recorded as inputs.
+  template <std::size_t N>
+  View logits(Tape<Lanes<T, N>>& tape, const SharedParams<T>& p, const float* const* pixels) const noexcept {
+    if (pixels == nullptr) {
+      static_cast<void>(tape.report(Status::kInvalidArgument));
+      return kNoView;
+    }
+    for (std::size_t l = 0U; l < N; ++l) {
+      if (pixels[l] == nullptr) {
+        static_cast<void>(tape.report(Status::kInvalidArgument));
+        return kNoView;
+      }
+    }
+    const View in = burtorch::record_view(tape, static_cast<Index>(inputs(config_)), [&](Index i) noexcept {
+      Lanes<T, N> x;
+      for (std::size_t l = 0U; l < N; ++l) {
+        x.lane[l] = static_cast<T>(pixels[l][i]);
+      }
+      return tape.input(x);
+    });
+    const View h1 = conv1_.forward(tape, p, in, Size2d{config_.side, config_.side});
+    const View h2 = conv2_.forward(tape, p, h1, size1(config_));
+    return head_.forward(tape, p, flatten(pool_.forward(tape, h2, size2(config_))));
+  }
+  /// The losses of N pictures at once (lane l: pixels[l], class labels[l]).
+  template <std::size_t N>
+  Value<Lanes<T, N>> loss(Tape<Lanes<T, N>>& tape, const SharedParams<T>& p, const float* const* pixels,
+                          const Index* labels) const noexcept {
+    const View z = logits(tape, p, pixels);
+    return (z.count != 0U) ? cross_entropy(tape, z, labels) : Value<Lanes<T, N>>(&tape, kNoIndex);
   }
 
  private:

@@ -28,14 +28,22 @@
 /// Memory plan: parameters(o), nodes(o, size) and slots(o, size) are
 /// constexpr and exact (a window walker shared with forward() counts the
 /// runs: conv_geometry.hpp); add them up with nn::make_plan.
+///
+/// Lane batches: forward() on a tape of N lanes (one sample per lane) reads
+/// the weights as shared scalars of their own tape (nn::shared_params), all
+/// output positions as one conv_shared op (lane_ops.hpp): the same windows,
+/// the outputs in the same layout, one head node more and one descriptor
+/// per layer instead of one per position (lane_nodes(), lane_slots()).
 #ifndef BURTORCH_NN_CONV_HPP
 #define BURTORCH_NN_CONV_HPP
 
 #include <cstddef>
 #include <cstdint>
 
+#include "burtorch/lanes.hpp"
 #include "burtorch/nn/common.hpp"
 #include "burtorch/nn/conv_geometry.hpp"
+#include "burtorch/nn/conv_lanes.hpp"
 #include "burtorch/nn/init.hpp"
 #include "burtorch/nn/layers.hpp"
 #include "burtorch/nn/random.hpp"
@@ -47,17 +55,6 @@ namespace burtorch {
 namespace nn {
 
 namespace detail {
-
-/// True if the tape has room for `leaves` more leaves, then `interior` more
-/// interior nodes (which cannot go into the parameter region) and `slots`
-/// more argument slots.
-template <class T>
-inline bool has_room(const Tape<T>& tape, std::uint64_t leaves, std::uint64_t interior, std::uint64_t slots) noexcept {
-  const std::uint64_t after_leaves = static_cast<std::uint64_t>(tape.size()) + leaves;
-  const std::uint64_t start = (after_leaves > tape.usage().params) ? after_leaves : tape.usage().params;
-  return (start <= tape.usage().node_capacity) && (interior <= (tape.usage().node_capacity - start)) &&
-         (slots <= (tape.usage().slot_capacity - tape.usage().slots));
-}
 
 /// The output positions of a convolution, checked by its caller: records
 /// `zero_width` zero leaves (the padding's), then for each output position,
@@ -250,6 +247,24 @@ struct Conv1d {
   View forward(Tape<T>& tape, View x, Index length) const noexcept {
     return detail::conv_forward(tape, geometry(options, length), weight, options.out_channels, bias, options.act, x);
   }
+
+  /// Nodes of the lane forward() (below): nodes() and a head node.
+  static constexpr std::size_t lane_nodes(const Conv1dOptions& o, Index length) noexcept {
+    return detail::conv_lane_nodes(geometry(o, length), o.out_channels, o.act);
+  }
+  /// Slots of the lane forward(): the windows' view lists and one descriptor.
+  static constexpr std::size_t lane_slots(const Conv1dOptions& o, Index length) noexcept {
+    return detail::conv_lane_slots(geometry(o, length));
+  }
+  /// The layer on a tape of N lanes (one sample per lane), its weights this
+  /// layer's parameters on their own tape, shared through p
+  /// (nn::shared_params): read once per N samples, their gradients summed
+  /// over the lanes. Errors as the forward() above.
+  template <std::size_t N>
+  View forward(Tape<Lanes<T, N>>& tape, const SharedParams<T>& p, View x, Index length) const noexcept {
+    return detail::conv_forward_shared(tape, p, geometry(options, length), weight, options.out_channels, bias,
+                                       options.act, x);
+  }
 };
 
 /// How to build a Conv2d: torch.nn.Conv2d's defaults as for Conv1dOptions
@@ -348,6 +363,21 @@ struct Conv2d {
   /// channels-last. Errors as Conv1d::forward.
   View forward(Tape<T>& tape, View x, Size2d in) const noexcept {
     return detail::conv_forward(tape, geometry(options, in), weight, options.out_channels, bias, options.act, x);
+  }
+
+  /// As Conv1d::lane_nodes.
+  static constexpr std::size_t lane_nodes(const Conv2dOptions& o, Size2d in) noexcept {
+    return detail::conv_lane_nodes(geometry(o, in), o.out_channels, o.act);
+  }
+  /// As Conv1d::lane_slots.
+  static constexpr std::size_t lane_slots(const Conv2dOptions& o, Size2d in) noexcept {
+    return detail::conv_lane_slots(geometry(o, in));
+  }
+  /// The layer on a tape of N lanes, as Conv1d's lane forward().
+  template <std::size_t N>
+  View forward(Tape<Lanes<T, N>>& tape, const SharedParams<T>& p, View x, Size2d in) const noexcept {
+    return detail::conv_forward_shared(tape, p, geometry(options, in), weight, options.out_channels, bias, options.act,
+                                       x);
   }
 };
 

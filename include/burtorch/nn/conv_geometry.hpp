@@ -200,6 +200,17 @@ constexpr std::size_t conv_slots(const ConvGeometry& g) noexcept {
   return static_cast<std::size_t>(p.list_slots + (4U * p.windows));
 }
 
+/// True if the tape has room for `leaves` more leaves, then `interior` more
+/// interior nodes (which cannot go into the parameter region) and `slots`
+/// more argument slots.
+template <class T>
+inline bool has_room(const Tape<T>& tape, std::uint64_t leaves, std::uint64_t interior, std::uint64_t slots) noexcept {
+  const std::uint64_t after_leaves = static_cast<std::uint64_t>(tape.size()) + leaves;
+  const std::uint64_t start = (after_leaves > tape.usage().params) ? after_leaves : tape.usage().params;
+  return (start <= tape.usage().node_capacity) && (interior <= (tape.usage().node_capacity - start)) &&
+         (slots <= (tape.usage().slot_capacity - tape.usage().slots));
+}
+
 /// Turns a window's runs into views: zero runs read the zero leaves from
 /// `zeros`, input runs the input from `input`.
 struct ViewSink {

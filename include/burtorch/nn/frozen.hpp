@@ -40,6 +40,7 @@
 #include "burtorch/nn/conv.hpp"
 #include "burtorch/nn/conv_geometry.hpp"
 #include "burtorch/nn/view.hpp"
+#include "burtorch/scalar.hpp"
 #include "burtorch/tape.hpp"
 #include "burtorch/views.hpp"
 
@@ -152,6 +153,87 @@ View frozen_conv_forward(Tape<T>& tape, const ConvGeometry& g, const FrozenMatri
   return activate(tape, View{first, static_cast<Index>(outputs)}, act);
 }
 
+/// Collects a window's runs (conv_window's sink) for frozen_conv_evaluate.
+struct RunList {
+  WindowRun runs[kMaxWindowRuns];  ///< the runs, in the weights' order
+  std::size_t count = 0U;          ///< runs collected
+  void run(const WindowRun& r) noexcept {
+    if (count < kMaxWindowRuns) {
+      runs[count] = r;
+      ++count;
+    }
+  }
+};
+
+/// act(x) of one value (a scalar or a lane type: ScalarOps's functions).
+template <class V>
+inline V activated(V x, Activation act) noexcept {
+  if (act == Activation::kRelu) {
+    return ScalarOps<V>::relu(x);
+  }
+  if (act == Activation::kTanh) {
+    return ScalarOps<V>::tanh(x);
+  }
+  if (act == Activation::kSigmoid) {
+    return V(1) / (V(1) + ScalarOps<V>::exp(-x));
+  }
+  return x;
+}
+
+/// One output of a frozen convolution before bias and activation: the
+/// weights from `at` (one per input of the window, padding included) times
+/// the window's inputs of x, the padding skipped.
+template <class V, class Reader>
+V frozen_window_dot(const Reader& weights, std::size_t at, const RunList& window, const V* x) noexcept {
+  V acc(0.0F);
+  for (std::size_t k = 0U; k < window.count; ++k) {
+    const WindowRun& run = window.runs[k];
+    for (std::uint64_t i = 0U; (!run.zeros) && (i < run.count); ++i) {
+      acc += V(weights[at + i]) * x[run.offset + i];
+    }
+    at += static_cast<std::size_t>(run.count);
+  }
+  return acc;
+}
+
+/// A frozen convolution's outputs without a tape (values only: no node, no
+/// gradient, as nothing below stop_gradient needs one): y[position *
+/// out_channels + o] = act(sum of the window's terms + bias[o]) over the
+/// channels-last input x of geometry g, the terms of each run in input
+/// order, the padding skipped. V is a scalar or a lane type (each lane
+/// another sample, each weight read once for all lanes). False, nothing
+/// written, for arrays that do not describe the layer or a geometry
+/// without windows or with windows of more than kMaxWindowRuns runs.
+template <class V>
+bool frozen_conv_evaluate(const ConvGeometry& g, const FrozenMatrix& w, const FrozenVector& bias, Index out_channels,
+                          Activation act, const V* x, V* y) noexcept {
+  const WindowPlan p = plan_windows(g);
+  if ((x == nullptr) || (y == nullptr) || !frozen_conv_valid(g, out_channels, w, bias) || (p.windows == 0U) ||
+      (p.max_runs > kMaxWindowRuns)) {
+    return false;
+  }
+  const Index rows = out_rows(g);
+  const Index cols = out_cols(g);
+  with_reader(w.data, [&](auto weights) noexcept {
+    V* out = y;
+    for (Index r = 0U; r < rows; ++r) {
+      for (Index c = 0U; c < cols; ++c) {
+        RunList window;
+        conv_window(g, r, c, window);
+        for (Index o = 0U; o < out_channels; ++o) {
+          V acc = frozen_window_dot<V>(weights, static_cast<std::size_t>(o) * w.cols, window, x);
+          if (bias.size != 0U) {
+            acc += V(frozen_at(bias.data, o));
+          }
+          out[o] = activated(acc, act);
+        }
+        out += out_channels;
+      }
+    }
+  });
+  return true;
+}
+
 }  // namespace detail
 
 /// A Conv1d over frozen weights: weight [C_out][k * C_in] (rows C_out),
@@ -186,6 +268,16 @@ struct FrozenConv1d {
   View forward(Tape<T>& tape, View x, Index length) const noexcept {
     return detail::frozen_conv_forward(tape, Conv1d<T>::geometry(options, length), weight, bias, options.out_channels, options.act, x);
   }
+  /// The outputs of x (length * in_channels values, channels-last) into y
+  /// without a tape (detail::frozen_conv_evaluate: a frozen backbone below
+  /// stop_gradient needs no graph); V float, double or a lane type (a lane
+  /// batch: each weight read once for all lanes). False, nothing written,
+  /// as forward() refuses the layer.
+  template <class V>
+  bool evaluate(const V* x, Index length, V* y) const noexcept {
+    return detail::frozen_conv_evaluate(Conv1d<T>::geometry(options, length), weight, bias, options.out_channels,
+                                        options.act, x, y);
+  }
 };
 
 /// A Conv2d over frozen weights: weight [C_out][kH * kW * C_in], bias C_out
@@ -212,6 +304,12 @@ struct FrozenConv2d {
   /// FrozenConv1d::forward.
   View forward(Tape<T>& tape, View x, Size2d in) const noexcept {
     return detail::frozen_conv_forward(tape, Conv2d<T>::geometry(options, in), weight, bias, options.out_channels, options.act, x);
+  }
+  /// As FrozenConv1d::evaluate over in.height * in.width positions.
+  template <class V>
+  bool evaluate(const V* x, Size2d in, V* y) const noexcept {
+    return detail::frozen_conv_evaluate(Conv2d<T>::geometry(options, in), weight, bias, options.out_channels,
+                                        options.act, x, y);
   }
 };
 

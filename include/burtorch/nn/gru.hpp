@@ -30,6 +30,8 @@
 #include <cstdint>
 #include <limits>
 
+#include "burtorch/lane_ops.hpp"
+#include "burtorch/lanes.hpp"
 #include "burtorch/nn/init.hpp"
 #include "burtorch/nn/layers.hpp"
 #include "burtorch/nn/random.hpp"
@@ -162,36 +164,45 @@ struct Gru {
       static_cast<void>(tape.report(Status::kInvalidHandle));
       return kNoView;
     }
-    const Index n = hidden;
-    const Index rows = 3U * n;
+    const Index rows = 3U * hidden;
     const ViewList xs = burtorch::view_list(tape, &x, 1U);
     const ViewList hs = burtorch::view_list(tape, &h, 1U);
     const View gi = burtorch::matvec(tape, weight_ih, rows, xs, bias_ih);  // W_i* x + b_i*
     const View gh = burtorch::matvec(tape, weight_hh, rows, hs, bias_hh);  // W_h* h + b_h*
-    if ((gi.count == 0U) || (gh.count == 0U)) {
+    return gates(tape, gi, gh, h);
+  }
+
+  /// Nodes of the lane step() (below): step()'s and the two head nodes.
+  static constexpr std::size_t lane_nodes(const GruOptions& o, std::size_t steps) noexcept {
+    return nodes(o, steps) + (2U * steps);
+  }
+  /// Argument slots of `steps` lane steps: two one-run view lists and two
+  /// matvec_shared descriptors per step.
+  static constexpr std::size_t lane_slots(const GruOptions& /*o*/, std::size_t steps) noexcept {
+    return steps * (6U + (2U * static_cast<std::size_t>(burtorch::kMatSharedSlots)));
+  }
+
+  /// One step on a tape of N lanes (one sequence per lane), the weights and
+  /// biases this GRU's parameters on their own tape, shared through p
+  /// (nn::shared_params): each matvec reads them once per N sequences and
+  /// sums their gradients over the lanes; the gates as step()'s, lane by
+  /// lane. Errors as step() (parameters outside p: kInvalidArgument).
+  template <std::size_t N>
+  View step(Tape<Lanes<T, N>>& tape, const SharedParams<T>& p, View x, View h) const noexcept {
+    if ((weight_ih == kNoIndex) || (x.count != input) || (h.count != hidden)) {
+      static_cast<void>(tape.report(Status::kInvalidArgument));
       return kNoView;
     }
-    // r and z together: rows 0 .. 2H of both.
-    const View pre = burtorch::record_view(tape, 2U * n, [&](Index k) noexcept {
-      return node(tape, gh.first + k) + node(tape, gi.first + k);
-    });
-    const View rz = burtorch::record_view(tape, 2U * n, [&](Index k) noexcept { return sigmoid(node(tape, pre.first + k)); });
-    const View hr = burtorch::record_view(tape, n, [&](Index k) noexcept {
-      return node(tape, gh.first + (2U * n) + k) * node(tape, rz.first + k);
-    });
-    const View pre_n = burtorch::record_view(tape, n, [&](Index k) noexcept {
-      return node(tape, gi.first + (2U * n) + k) + node(tape, hr.first + k);
-    });
-    const View cand = burtorch::record_view(tape, n, [&](Index k) noexcept { return tanh(node(tape, pre_n.first + k)); });
-    const View diff = burtorch::record_view(tape, n, [&](Index k) noexcept {
-      return node(tape, h.first + k) - node(tape, cand.first + k);
-    });
-    const View gated = burtorch::record_view(tape, n, [&](Index k) noexcept {
-      return node(tape, diff.first + k) * node(tape, rz.first + n + k);
-    });
-    return burtorch::record_view(tape, n, [&](Index k) noexcept {
-      return node(tape, gated.first + k) + node(tape, cand.first + k);
-    });
+    if (!is_recorded(tape, x) || !is_recorded(tape, h)) {
+      static_cast<void>(tape.report(Status::kInvalidHandle));
+      return kNoView;
+    }
+    const Index rows = 3U * hidden;
+    const ViewList xs = burtorch::view_list(tape, &x, 1U);
+    const ViewList hs = burtorch::view_list(tape, &h, 1U);
+    const View gi = burtorch::matvec_shared(tape, p, weight_ih, rows, xs, bias_ih);
+    const View gh = burtorch::matvec_shared(tape, p, weight_hh, rows, hs, bias_hh);
+    return gates(tape, gi, gh, h);
   }
 
   /// Records `steps` steps from h0: hs[t] receives the hidden state after
@@ -216,6 +227,38 @@ struct Gru {
       hs[t] = h;
     }
     return tape.status() == Status::kOk;
+  }
+
+  /// The step's element-wise part (the file comment's order) from the two
+  /// matvecs' rows gi, gh and the state h: returns h' (kNoView if a matvec
+  /// failed: its error is on the tape).
+  template <class U>
+  View gates(Tape<U>& tape, View gi, View gh, View h) const noexcept {
+    const Index n = hidden;
+    if ((gi.count == 0U) || (gh.count == 0U)) {
+      return kNoView;
+    }
+    // r and z together: rows 0 .. 2H of both.
+    const View pre = burtorch::record_view(tape, 2U * n, [&](Index k) noexcept {
+      return node(tape, gh.first + k) + node(tape, gi.first + k);
+    });
+    const View rz = burtorch::record_view(tape, 2U * n, [&](Index k) noexcept { return sigmoid(node(tape, pre.first + k)); });
+    const View hr = burtorch::record_view(tape, n, [&](Index k) noexcept {
+      return node(tape, gh.first + (2U * n) + k) * node(tape, rz.first + k);
+    });
+    const View pre_n = burtorch::record_view(tape, n, [&](Index k) noexcept {
+      return node(tape, gi.first + (2U * n) + k) + node(tape, hr.first + k);
+    });
+    const View cand = burtorch::record_view(tape, n, [&](Index k) noexcept { return tanh(node(tape, pre_n.first + k)); });
+    const View diff = burtorch::record_view(tape, n, [&](Index k) noexcept {
+      return node(tape, h.first + k) - node(tape, cand.first + k);
+    });
+    const View gated = burtorch::record_view(tape, n, [&](Index k) noexcept {
+      return node(tape, diff.first + k) * node(tape, rz.first + n + k);
+    });
+    return burtorch::record_view(tape, n, [&](Index k) noexcept {
+      return node(tape, gated.first + k) + node(tape, cand.first + k);
+    });
   }
 };
 

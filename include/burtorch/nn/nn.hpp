@@ -5,11 +5,13 @@
 #define BURTORCH_NN_NN_HPP
 
 #include "burtorch/nn/attention.hpp"
+#include "burtorch/nn/char_gru.hpp"
 #include "burtorch/nn/cnn.hpp"
 #include "burtorch/nn/common.hpp"
 #include "burtorch/nn/conv.hpp"
 #include "burtorch/nn/conv_geometry.hpp"
 #include "burtorch/nn/dp.hpp"
+#include "burtorch/nn/conv_lanes.hpp"
 #include "burtorch/nn/finetune.hpp"
 #include "burtorch/nn/frozen.hpp"
 #include "burtorch/nn/frozen_conv.hpp"

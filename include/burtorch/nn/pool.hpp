@@ -11,7 +11,9 @@
 /// Windows as torch.nn's pooling with its defaults: stride = kernel (0 in
 /// the options means that), no padding, no dilation, floor mode (positions
 /// past the last whole window are dropped). Pooling has no parameters:
-/// build one from its options, `nn::AvgPool1d<float> pool{options};`.
+/// build one from its options, `nn::AvgPool1d<float> pool{options};`. On a
+/// tape of lanes (a lane batch) forward() records the same reductions, lane
+/// by lane (the same nodes and slots as on a scalar tape).
 #ifndef BURTORCH_NN_POOL_HPP
 #define BURTORCH_NN_POOL_HPP
 
@@ -19,6 +21,7 @@
 #include <cstdint>
 
 #include "burtorch/functions.hpp"
+#include "burtorch/lanes.hpp"
 #include "burtorch/nn/conv.hpp"
 #include "burtorch/nn/view.hpp"
 #include "burtorch/tape.hpp"
@@ -154,6 +157,50 @@ View pool_forward(Tape<T>& tape, const ConvGeometry& g, View x, Reduce reduce) n
   });
 }
 
+/// An average pooling's outputs without a tape (values only: a frozen
+/// backbone's, below stop_gradient): y[position * C + c] is the mean of the
+/// window's values of channel c, summed in the mean node's order (four
+/// partial sums, then the rest into the first: detail::sum_of), then
+/// divided by the taps. V is a scalar or a lane type. False, nothing
+/// written, where forward() refuses the geometry (no window, more than
+/// kMaxPoolWindow taps) or x or y is null.
+template <class V>
+bool pool_evaluate_mean(const ConvGeometry& g, const V* x, V* y) noexcept {
+  const std::uint64_t outputs = pool_outputs(g);
+  const std::uint64_t taps = static_cast<std::uint64_t>(g.kernel_h) * g.kernel_w;
+  if ((x == nullptr) || (y == nullptr) || (outputs == 0U) || (outputs >= kNoIndex) || (taps > kMaxPoolWindow)) {
+    return false;
+  }
+  const Index cols = out_cols(g);
+  std::uint64_t at[kMaxPoolWindow] = {};
+  for (Index k = 0U; k < static_cast<Index>(outputs); ++k) {
+    const Index position = k / g.channels;
+    Index n = 0U;
+    for (Index i = 0U; i < g.kernel_h; ++i) {
+      for (Index j = 0U; j < g.kernel_w; ++j) {
+        at[n] = pool_tap(g, position / cols, position % cols, i, j, k % g.channels);
+        ++n;
+      }
+    }
+    V s0(0.0F);
+    V s1(0.0F);
+    V s2(0.0F);
+    V s3(0.0F);
+    Index i = 0U;
+    for (; (i + 4U) <= n; i += 4U) {
+      s0 += x[at[i]];
+      s1 += x[at[i + 1U]];
+      s2 += x[at[i + 2U]];
+      s3 += x[at[i + 3U]];
+    }
+    for (; i < n; ++i) {
+      s0 += x[at[i]];
+    }
+    y[k] = ((s0 + s1) + (s2 + s3)) / V(static_cast<float>(n));
+  }
+  return true;
+}
+
 /// The mean of a window (AvgPool).
 struct MeanOf {
   template <class T>
@@ -198,6 +245,11 @@ struct AvgPool1d {
   View forward(Tape<T>& tape, View x, Index length) const noexcept {
     return detail::pool_forward(tape, detail::pool_geometry(options, length), x, detail::MeanOf{});
   }
+  /// The same on a tape of N lanes.
+  template <std::size_t N>
+  View forward(Tape<Lanes<T, N>>& tape, View x, Index length) const noexcept {
+    return detail::pool_forward(tape, detail::pool_geometry(options, length), x, detail::MeanOf{});
+  }
 };
 
 /// Average pooling over H x W positions of channels-last 2-D activations
@@ -221,6 +273,19 @@ struct AvgPool2d {
   }
   /// Records the pooling of x (in.height * in.width * channels nodes).
   View forward(Tape<T>& tape, View x, Size2d in) const noexcept {
+    return detail::pool_forward(tape, detail::pool_geometry(options, in), x, detail::MeanOf{});
+  }
+  /// The pooled values of x (in.height * in.width * channels values) into y
+  /// without a tape (detail::pool_evaluate_mean), the values forward()'s
+  /// nodes would hold; V a scalar or a lane type. False where forward()
+  /// refuses the geometry.
+  template <class V>
+  bool evaluate(const V* x, Size2d in, V* y) const noexcept {
+    return detail::pool_evaluate_mean(detail::pool_geometry(options, in), x, y);
+  }
+  /// The same on a tape of N lanes.
+  template <std::size_t N>
+  View forward(Tape<Lanes<T, N>>& tape, View x, Size2d in) const noexcept {
     return detail::pool_forward(tape, detail::pool_geometry(options, in), x, detail::MeanOf{});
   }
 };
@@ -249,6 +314,11 @@ struct MaxPool1d {
   View forward(Tape<T>& tape, View x, Index length) const noexcept {
     return detail::pool_forward(tape, detail::pool_geometry(options, length), x, detail::MaxOf{});
   }
+  /// The same on a tape of N lanes (ties and NaN lane by lane).
+  template <std::size_t N>
+  View forward(Tape<Lanes<T, N>>& tape, View x, Index length) const noexcept {
+    return detail::pool_forward(tape, detail::pool_geometry(options, length), x, detail::MaxOf{});
+  }
 };
 
 /// Max pooling over H x W positions of channels-last 2-D activations
@@ -271,6 +341,11 @@ struct MaxPool2d {
   }
   /// Records the pooling of x (in.height * in.width * channels nodes).
   View forward(Tape<T>& tape, View x, Size2d in) const noexcept {
+    return detail::pool_forward(tape, detail::pool_geometry(options, in), x, detail::MaxOf{});
+  }
+  /// The same on a tape of N lanes (ties and NaN lane by lane).
+  template <std::size_t N>
+  View forward(Tape<Lanes<T, N>>& tape, View x, Size2d in) const noexcept {
     return detail::pool_forward(tape, detail::pool_geometry(options, in), x, detail::MaxOf{});
   }
 };

@@ -538,7 +538,7 @@ elseif(CASE STREQUAL "export_header")
   # Written: a header naming the run, with both backbones and the head.
   expect_ok("--export-header" ${args} --export-header m.hpp)
   file(READ "${WORK}/m.hpp" header)
-  foreach(want "// Trained with: burtorch-cnn --steps 2 --batch 2 --hidden 2 --optimizer adam --lr 0.01 --seed 42 --data data.txt"
+  foreach(want "// Trained with: burtorch-cnn --steps 2 --batch 2 --hidden 2 --optimizer adam --lr 0.01 --seed 42 --lanes [0-9]+ --data data.txt"
                "constexpr unsigned kConv1 = 1U;" "constexpr unsigned kConv2 = 2U;" "constexpr unsigned kClasses = 4U;"
                "constexpr std::int8_t kConv1WeightI8\\[9\\]" "constexpr std::uint16_t kConv2WeightF16\\[18\\]"
                "constexpr float kHeadWeight\\[8\\]" "constexpr float kHeadBias\\[4\\]")
