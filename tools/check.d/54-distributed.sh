@@ -6,6 +6,7 @@
 # with SIGKILL stop the job, one line per rank, no hang; burtorch-fleet's
 # federated rounds (fleet_check.sh). Runs as root with
 # OMPI_ALLOW_RUN_AS_ROOT. ~40 s after 10-host (the tests alone 38 s here).
+# The host and host-debug test presets leave the label out: it runs here.
 set -eu
 cd "$(dirname "$0")/../.."
 command -v mpirun >/dev/null || { echo "FAIL: mpirun not found (tools/deps/distributed.txt)"; exit 1; }

@@ -142,11 +142,22 @@ Status Tape<T>::backward(Value<T> root) noexcept {
       case Op::kInvSqrt: detail::elementwise_step<OpDef<Op::kInvSqrt>>(v, gr, args_, i, a, b, g); break;
       case Op::kMulConst: detail::elementwise_step<OpDef<Op::kMulConst>>(v, gr, args_, i, a, b, g); break;
       case Op::kDivConst: detail::elementwise_step<OpDef<Op::kDivConst>>(v, gr, args_, i, a, b, g); break;
-      default:
-        // A matvec's rows are swept as one block: i moves past the rows
-        // below it that backward_wide swept too.
-        m -= backward_wide(op, i, a, b, g, lowest);
+      default: {
+        // A core wide op through its registered backward, called from here
+        // (one call, not two); a family's op, or a wide op with nothing
+        // registered, through backward_wide. A matvec's rows are swept as
+        // one block: i moves past the rows below it swept too.
+        const auto code = static_cast<std::uint32_t>(op);
+        const bool core = (code >= static_cast<std::uint32_t>(Op::kSumR)) && (code < static_cast<std::uint32_t>(Op::kCount));
+        const detail::FamilyBackward<T> wide = core ? wide_[detail::wide_entry(op)] : nullptr;
+        if (BURTORCH_UNLIKELY(wide == nullptr)) {
+          m -= backward_wide(op, i, a, b, g, lowest);
+        } else {
+          const detail::Arrays<T> s{v, gr, args_};
+          m -= wide(s, op, i, a, b, g, lowest);  // BT-DEV-005
+        }
         break;
+      }
     }
     // clang-format on
   }
