@@ -54,6 +54,7 @@ using firmware::finetune::kPool;
 using firmware::finetune::kSampleNodes;
 using firmware::finetune::kSampleSlots;
 using firmware::finetune::kPlan;
+using firmware::finetune::kParameters;
 constexpr bt::Index kCols1 = 9U * fm::kChannels;
 constexpr bt::Index kCols2 = 9U * fm::kConv1;
 static_assert(sizeof(fm::kConv1WeightI8) == (fm::kConv1 * kCols1), "conv1: [C_out][3][3][C_in]");

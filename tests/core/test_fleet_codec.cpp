@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+// (Frames and vectors are static: the micro:bit's thread stack holds a few KB.)
 // The update codec and the FedAvg server (burtorch/fleet/): frames byte for
 // byte against an independent encoder (fuzz/make_frame_corpus.py: struct,
 // zlib.crc32, numpy float32), topk's selection against a brute-force count,
@@ -96,7 +97,7 @@ void test_frames_match_reference_encoder(bt_test::Context& t) {
   for (const g::Case& c : g::kCases) {
     float residual[g::kN];
     load(g::kResidual, residual, g::kN);
-    std::uint8_t frame[kMaxFrame];
+    static std::uint8_t frame[kMaxFrame];
     std::uint32_t scratch[g::kN];
     std::size_t written = 0U;
     const fl::EncodeOptions o = options_of(c);
@@ -150,7 +151,7 @@ void test_topk_selects_the_largest(bt_test::Context& t) {
   constexpr std::size_t kN = 97U;
   Lcg rng{7U};
   for (int trial = 0; trial < 40; ++trial) {
-    float x[kN];
+    static float x[kN];
     for (float& v : x) {
       v = rng.value();
     }
@@ -158,11 +159,11 @@ void test_topk_selects_the_largest(bt_test::Context& t) {
     fl::EncodeOptions o;
     o.codec = fl::Codec::kTopK;
     o.kept = k;
-    std::uint8_t frame[kMaxFrame];
-    std::uint32_t scratch[kN];
+    static std::uint8_t frame[kMaxFrame];
+    static std::uint32_t scratch[kN];
     std::size_t written = 0U;
     BT_CHECK(t, fl::encode(x, kN, nullptr, o, frame, sizeof(frame), &written, scratch, kN) == bt::Status::kOk);
-    float out[kN];
+    static float out[kN];
     BT_CHECK(t, fl::decode(frame, written, out, kN, nullptr) == bt::Status::kOk);
     bool right = true;
     std::uint32_t kept = 0U;
@@ -188,17 +189,17 @@ void test_int8_error_bound(bt_test::Context& t) {
   constexpr std::size_t kN = 200U;
   Lcg rng{11U};
   for (int trial = 0; trial < 20; ++trial) {
-    float x[kN];
+    static float x[kN];
     for (float& v : x) {
       v = rng.value();
     }
     fl::EncodeOptions o;
     o.codec = fl::Codec::kInt8;
     o.block = static_cast<std::uint16_t>(1U + (rng.next() % 70U));
-    std::uint8_t frame[kMaxFrame];
+    static std::uint8_t frame[kMaxFrame];
     std::size_t written = 0U;
     BT_CHECK(t, fl::encode(x, kN, nullptr, o, frame, sizeof(frame), &written, nullptr, 0U) == bt::Status::kOk);
-    float out[kN];
+    static float out[kN];
     BT_CHECK(t, fl::decode(frame, written, out, kN, nullptr) == bt::Status::kOk);
     bool within = true;
     for (std::size_t first = 0U; first < kN; first += o.block) {
@@ -231,7 +232,7 @@ void test_error_feedback_loses_nothing(bt_test::Context& t) {
     double sent[kN] = {};
     double updates[kN] = {};
     for (int r = 0; r < kRounds; ++r) {
-      float u[kN];
+      static float u[kN];
       for (std::size_t i = 0U; i < kN; ++i) {
         u[i] = static_cast<float>(static_cast<int>(rng.next() % 129U) - 64) / 64.0F;
         updates[i] += static_cast<double>(u[i]);
@@ -241,11 +242,11 @@ void test_error_feedback_loses_nothing(bt_test::Context& t) {
       o.kept = 5U;
       o.seed = static_cast<std::uint32_t>(r);
       o.round = static_cast<std::uint32_t>(r);
-      std::uint8_t frame[kMaxFrame];
+      static std::uint8_t frame[kMaxFrame];
       std::uint32_t scratch[5];
       std::size_t written = 0U;
       BT_CHECK(t, fl::encode(u, kN, residual, o, frame, sizeof(frame), &written, scratch, 5U) == bt::Status::kOk);
-      float out[kN];
+      static float out[kN];
       BT_CHECK(t, fl::decode(frame, written, out, kN, nullptr) == bt::Status::kOk);
       for (std::size_t i = 0U; i < kN; ++i) {
         sent[i] += static_cast<double>(out[i]);
@@ -267,7 +268,7 @@ void test_error_feedback_loses_nothing(bt_test::Context& t) {
 // refused, and the output keeps its sentinel.
 void test_every_damage_refused(bt_test::Context& t) {
   for (const g::Case& c : g::kCases) {
-    std::uint8_t frame[kMaxFrame];
+    static std::uint8_t frame[kMaxFrame];
     std::memcpy(frame, c.frame, c.bytes);
     bool all_refused = true;
     bool untouched = true;
@@ -323,7 +324,7 @@ void test_encoder_errors_change_nothing(bt_test::Context& t) {
   load(g::kUpdate, update, g::kN);
   float residual[g::kN];
   load(g::kResidual, residual, g::kN);
-  std::uint8_t frame[kMaxFrame];
+  static std::uint8_t frame[kMaxFrame];
   std::memset(frame, 0xA5, sizeof(frame));
   std::uint32_t scratch[g::kN];
   std::size_t written = 77U;
@@ -404,7 +405,7 @@ void test_fedavg_weighted_average(bt_test::Context& t) {
       ++accepted;
     }
   }
-  std::uint8_t bad[kMaxFrame];
+  static std::uint8_t bad[kMaxFrame];
   std::memcpy(bad, g::kCases[0].frame, g::kCases[0].bytes);
   bad[50] = static_cast<std::uint8_t>(bad[50] ^ 0x10U);
   BT_CHECK(t, avg.add(bad, g::kCases[0].bytes) == bt::Status::kChecksumMismatch);

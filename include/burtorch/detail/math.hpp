@@ -59,8 +59,11 @@ T sum_of(const T* v, Operand at, Index n) noexcept {
   T s1 = T(0);
   T s2 = T(0);
   T s3 = T(0);
+  // Blocks of four up to n rounded down, then at most three more (a bound
+  // the compiler sees: no wrapping i + 4U).
+  const Index blocks = n & ~static_cast<Index>(3U);
   Index i = 0U;
-  for (; (i + 4U) <= n; i += 4U) {
+  for (; i < blocks; i += 4U) {
     s0 += v[at[i]];
     s1 += v[at[i + 1U]];
     s2 += v[at[i + 2U]];
@@ -79,8 +82,11 @@ T sum_of_squares(const T* v, Operand at, Index n) noexcept {
   T s1 = T(0);
   T s2 = T(0);
   T s3 = T(0);
+  // Blocks of four up to n rounded down, then at most three more (a bound
+  // the compiler sees: no wrapping i + 4U).
+  const Index blocks = n & ~static_cast<Index>(3U);
   Index i = 0U;
-  for (; (i + 4U) <= n; i += 4U) {
+  for (; i < blocks; i += 4U) {
     const T a = v[at[i]];
     const T b = v[at[i + 1U]];
     const T c = v[at[i + 2U]];
@@ -104,8 +110,11 @@ T dot_of(const T* v, WOperand w, XOperand x, Index n) noexcept {
   T s1 = T(0);
   T s2 = T(0);
   T s3 = T(0);
+  // Blocks of four up to n rounded down, then at most three more (a bound
+  // the compiler sees: no wrapping i + 4U).
+  const Index blocks = n & ~static_cast<Index>(3U);
   Index i = 0U;
-  for (; (i + 4U) <= n; i += 4U) {
+  for (; i < blocks; i += 4U) {
     s0 += v[w[i]] * v[x[i]];
     s1 += v[w[i + 1U]] * v[x[i + 1U]];
     s2 += v[w[i + 2U]] * v[x[i + 2U]];
