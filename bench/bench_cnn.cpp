@@ -150,7 +150,7 @@ int main(int argc, char** argv) {
         return model.loss(tp, &data.pixels[static_cast<std::size_t>(k) * kPixels], data.labels[k]);
       },
       // Lane l: picture first + l; the lanes past the batch's end repeat its first picture.
-      [&](auto& lanes, const bt::SharedParams<float>& p, std::size_t first, std::size_t active) {
+      [&](auto& lanes, const bt::LaneParams<float>& p, std::size_t first, std::size_t active) {
         const float* pixels[bench::kMaxLanes];
         bt::Index labels[bench::kMaxLanes];
         for (std::size_t l = 0U; l < bench::kMaxLanes; ++l) {

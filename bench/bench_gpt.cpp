@@ -87,7 +87,7 @@ int main(int argc, char** argv) {
   const int failed =
       checkpoint
           ? bench::time_steps("bench_gpt", model, config, o, t_start, draw, loss,
-                              [&](auto& lanes, const bt::SharedParams<float>& p, std::size_t first,
+                              [&](auto& lanes, const bt::LaneParams<float>& p, std::size_t first,
                                   std::size_t active, const auto& mask, auto* losses) {
                                 const std::uint8_t* in[bench::kMaxLanes];
                                 const std::uint8_t* out[bench::kMaxLanes];
@@ -96,7 +96,7 @@ int main(int argc, char** argv) {
                               },
                               run)
           : bench::time_steps("bench_gpt", model, config, o, t_start, draw, loss,
-                              [&](auto& lanes, const bt::SharedParams<float>& p, std::size_t first,
+                              [&](auto& lanes, const bt::LaneParams<float>& p, std::size_t first,
                                   std::size_t active) {
                                 const std::uint8_t* in[bench::kMaxLanes];
                                 const std::uint8_t* out[bench::kMaxLanes];

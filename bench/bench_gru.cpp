@@ -68,7 +68,7 @@ int main(int argc, char** argv) {
         return model.loss(tp, at, at + 1);
       },
       // Lane l: sequence first + l; the lanes past the batch's end repeat its first sequence.
-      [&](auto& lanes, const bt::SharedParams<float>& p, std::size_t first, std::size_t active) {
+      [&](auto& lanes, const bt::LaneParams<float>& p, std::size_t first, std::size_t active) {
         const std::uint8_t* in[bench::kMaxLanes];
         const std::uint8_t* out[bench::kMaxLanes];
         for (std::size_t l = 0U; l < bench::kMaxLanes; ++l) {

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // Save and load of the small graph's values (paper Table 4): the first 7
 // nodes of the small graph (FP64) written to a file as a checkpoint
-// (burtorch/checkpoint.hpp: header, one section, CRC-32) and read back,
+// (burtorch/tools/checkpoint.hpp: header, one section, CRC-32) and read back,
 // 5,000 iterations. No fsync (torch.save does not sync either).
 //
 // Usage: bench_io --file PATH [--iterations N] [--runs R]
 // Prints READY, then one JSON line: save, load and save+load per iteration.
 #include <burtorch/burtorch.hpp>
-#include <burtorch/checkpoint.hpp>
+#include <burtorch/tools/checkpoint.hpp>
 #include <burtorch/port/file.hpp>
 
 #include <cstdio>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// "SIMD registers as scalars" (burtorch/lanes.hpp): the tiny and small
+// "SIMD registers as scalars" (burtorch/lanes/lanes.hpp): the tiny and small
 // graphs recorded once on a tape of Lanes<double, N>, each lane a different
 // sample (other inputs), so one build + backward + rewind computes N
 // samples. Reports ns per sweep and per sample next to the scalar tape, and
@@ -8,15 +8,15 @@
 // the two, docs/floating-point.md).
 //
 // Usage: bench_lanes [--runs R] [--iterations N] [--json] | --isa | --fma-peak
-//   --isa       prints the selected vector kernels (burtorch/simd.hpp) and exits.
+//   --isa       prints the selected vector kernels (burtorch/core/simd.hpp) and exits.
 //   --fma-peak  measures this core's multiply-add peak in float (GMAC/s) with
 //               register-only vector multiply-adds of the build's widest
 //               registers (what tools/bench compares the lane batches with),
 //               prints one JSON line and exits.
 #include <burtorch/burtorch.hpp>
-#include <burtorch/detail/tape_impl.hpp>  // the tape's templates, for the lane type (see lanes.hpp)
-#include <burtorch/lanes.hpp>
-#include <burtorch/simd.hpp>
+#include <burtorch/lanes/ops.hpp>  // a tape of Lanes: the lane ops and the tape's templates for it
+#include <burtorch/lanes/lanes.hpp>
+#include <burtorch/core/simd.hpp>
 
 #include <cmath>
 #include <cstdio>
@@ -24,7 +24,7 @@
 
 #include "bench_util.hpp"
 #include "graphs.hpp"
-#include "burtorch/detail/tape_impl.hpp"
+#include "burtorch/lanes/ops.hpp"  // a tape of Lanes: the lane ops and the tape's templates for it
 
 namespace bt = burtorch;
 

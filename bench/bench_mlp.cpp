@@ -156,7 +156,7 @@ int main(int argc, char** argv) {
         return true;
       },
       [&](bt::Tape<float>& tp, std::size_t i) { return model.loss(tp, &contexts[i * kContext], targets[i]); },
-      [&](auto& lanes, const bt::SharedParams<float>& p, std::size_t first, std::size_t active) {
+      [&](auto& lanes, const bt::LaneParams<float>& p, std::size_t first, std::size_t active) {
         // Lane l: sample first + l; the lanes past the batch's end repeat its first sample.
         const std::uint8_t* ctx[bench::kMaxLanes];
         std::uint8_t tgt[bench::kMaxLanes];

@@ -8,8 +8,8 @@
 #define BURTORCH_BENCH_TRAIN_HPP
 
 #include <burtorch/burtorch.hpp>
-#include <burtorch/detail/tape_impl.hpp>  // the tape's templates, for the lane types
-#include <burtorch/lanes.hpp>
+#include <burtorch/lanes/ops.hpp>  // a tape of Lanes: the lane ops and the tape's templates for it
+#include <burtorch/lanes/lanes.hpp>
 #include <burtorch/nn/nn.hpp>
 
 #include <cmath>
@@ -194,7 +194,7 @@ int time_lane_steps(const char* program, Model& model, const Config& config, con
   namespace bt = burtorch;
   namespace nn = burtorch::nn;
   using U = bt::Lanes<float, N>;
-  constexpr bool kSweeps = std::is_invocable_v<LaneLoss&, bt::Tape<U>&, const bt::SharedParams<float>&, std::size_t,
+  constexpr bool kSweeps = std::is_invocable_v<LaneLoss&, bt::Tape<U>&, const bt::LaneParams<float>&, std::size_t,
                                                std::size_t, const U&, U*>;
   nn::LanePlan plan;
   if constexpr (kSweeps) {

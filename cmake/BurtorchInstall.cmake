@@ -2,8 +2,8 @@
 # Install rules: `cmake --install <build> --prefix P` installs
 #   P/include/burtorch/...            public headers, the generated
 #                                     build_config.hpp, port headers,
-#                                     (lane_ops.hpp brings a tape of Lanes
-#                                     its members: core/impl.hpp)
+#                                     (lanes/ops.hpp brings a tape of Lanes
+#                                     its members: core/detail/)
 #   P/lib/libburtorch.a               the core and nn
 #   P/lib/libburtorch_port_*.a        the port libraries this build made
 #   P/lib/cmake/burtorch/             burtorchConfig.cmake, ...Version.cmake,
@@ -36,8 +36,9 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/port/include/burtorch DESTINATION ${CMAK
 install(FILES ${BURTORCH_GENERATED_INCLUDE_DIR}/burtorch/build_config.hpp
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/burtorch)
 # Template definitions of Tape<T>, for tapes of a scalar type the archive does
-# not instantiate (a tape of Lanes): <burtorch/core/impl.hpp>, which
-# lane_ops.hpp includes (core/ is installed with the rest of include/burtorch).
+# not instantiate (a tape of Lanes): the out-of-line members under
+# <burtorch/core/detail/>, which lanes/ops.hpp includes (installed with the
+# rest of include/burtorch).
 
 set(_burtorch_export_targets burtorch ${BURTORCH_PORT_TARGETS})
 if(TARGET burtorch_board)

@@ -11,7 +11,7 @@
 //  * on failure, no byte of any section changed (all-or-nothing);
 //  * on success, the sections hold the input's payload bytes, and saving
 //    them again reproduces the input's first checkpoint_bytes() bytes.
-#include <burtorch/checkpoint.hpp>
+#include <burtorch/tools/checkpoint.hpp>
 
 #include <cstdlib>
 #include <cstring>

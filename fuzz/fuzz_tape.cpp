@@ -5,7 +5,7 @@
 // The input's bytes are a program: the scalar type (float or double), two
 // tapes (each on a tiny, exact-size, larger, misaligned or null caller buffer
 // with guard bytes around it), then a list of calls: leaves and parameters,
-// every operator and function of ops.hpp (with values and plain numbers),
+// every operator and function of core/ops.hpp (with values and plain numbers),
 // reductions, inner products and log-sum-exp over range operands
 // (consecutive nodes) and list operands, view lists (view_list,
 // inner_product_views, dot_views, matvec, dot_ranges, scale_shift),
@@ -39,10 +39,10 @@
 // FUZZ_TAPE_SKIP (comma-separated) turns features off, to measure how fast
 // one class of defect is found: stale-mark, reset-mark, foreign-mark, handmade-mark,
 // empty, null, nonfinite, reduce-op, gradient, interior-name, zero-run.
-#include <burtorch/inspect.hpp>
-#include <burtorch/ops.hpp>
-#include <burtorch/tape.hpp>
-#include <burtorch/views.hpp>
+#include <burtorch/tools/inspect.hpp>
+#include <burtorch/core/ops.hpp>
+#include <burtorch/core/tape.hpp>
+#include <burtorch/core/views.hpp>
 
 #include <algorithm>
 #include <cmath>

@@ -70,9 +70,9 @@ prove() {
   fi
 }
 
-prove defect-stale-mark stale-mark include/burtorch/core/state.hpp \
+prove defect-stale-mark stale-mark include/burtorch/core/detail/state.hpp \
   'if (generation_at(key) > m.generation) {' 'if (false) {'
-prove defect-zero-gradient gradient include/burtorch/core/sweep.hpp \
+prove defect-zero-gradient gradient include/burtorch/core/detail/sweep.hpp \
   'if (ScalarOps<T>::is_zero(g)) {' 'if (false) {'
 
 [ "$failures" -eq 0 ]

@@ -5,7 +5,7 @@
 // layout it expects, and every header and table field is compared with it.
 // So the number of bytes read is fixed before the first read, and a
 // corrupted or hostile stream can only fail a comparison or the CRC.
-#include "burtorch/checkpoint.hpp"
+#include "burtorch/tools/checkpoint.hpp"
 
 #include <cstring>
 #include <limits>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Numbers as text without libc stdio: format_unsigned, format_double and
-// format_float (stream.hpp). The digits are exact: a finite double or float
+// format_float (tools/stream.hpp). The digits are exact: a finite double or float
 // is m * 2^e, whose decimal expansion is finite, and the digits come from
 // integer arithmetic on limbs, a chunk of decimal digits at a time, rounded
 // once at the end (to nearest, ties to even). format_float's limbs are 16
@@ -9,7 +9,7 @@
 // soft-double code and no libgcc long division for it.
 #include <cstring>
 
-#include "burtorch/stream.hpp"
+#include "burtorch/tools/stream.hpp"
 
 namespace burtorch {
 namespace {

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "burtorch/graphviz.hpp"
+#include "burtorch/tools/graphviz.hpp"
 
-#include "burtorch/frozen.hpp"
-#include "burtorch/fused.hpp"
-#include "burtorch/inspect.hpp"
+#include "burtorch/frozen/ops.hpp"
+#include "burtorch/ext/fused.hpp"
+#include "burtorch/tools/inspect.hpp"
 
 namespace burtorch {
 namespace {

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// Record once, replay many (replay.hpp), compiled for float and double: in
+// Record once, replay many (tools/replay.hpp), compiled for float and double: in
 // a program only where it calls them.
-#include "burtorch/replay.hpp"
+#include "burtorch/tools/replay.hpp"
 
-#include "burtorch/core/impl.hpp"
+#include "burtorch/core/detail/recorder.hpp"
+#include "burtorch/core/detail/state.hpp"
+#include "burtorch/core/detail/sweep.hpp"
+#include "burtorch/core/detail/views.hpp"
 
 namespace burtorch {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "burtorch/stream.hpp"
+#include "burtorch/tools/stream.hpp"
 
 #include <cstring>
 

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // The compiled core of libburtorch for float and double: Tape<T>'s
 // out-of-line members (state, sweep), Recorder<T>'s, the recorders of
-// views.hpp; status_name.
-#include "burtorch/core/impl.hpp"
+// core/views.hpp; status_name.
+#include "burtorch/core/detail/recorder.hpp"
+#include "burtorch/core/detail/state.hpp"
+#include "burtorch/core/detail/sweep.hpp"
+#include "burtorch/core/detail/views.hpp"
 
 namespace burtorch {
 

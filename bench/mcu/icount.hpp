@@ -15,7 +15,7 @@
 
 #include <burtorch/port/cortex_m.hpp>
 #include <burtorch/port/port.hpp>
-#include <burtorch/stream.hpp>
+#include <burtorch/tools/stream.hpp>
 
 #include <cstddef>
 #include <cstdint>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // An op of your own, added the way the library adds its extensions: rows
 // with the members of a core row (kind, name, forward, backward side by
-// side), gathered into an op family (burtorch/extension.hpp) under one of
+// side), gathered into an op family (burtorch/ext/extension.hpp) under one of
 // the ids for programs (family::kFirstUser), and one function per op that
 // records it. Nothing in the library changes; the tape reaches the rows'
 // backward through the family the first recording registers.

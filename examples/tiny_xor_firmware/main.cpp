@@ -17,7 +17,7 @@
 #include <burtorch/nn/optim.hpp>
 #include <burtorch/nn/train.hpp>
 #include <burtorch/port/port.hpp>
-#include <burtorch/stream.hpp>
+#include <burtorch/tools/stream.hpp>
 
 #include <cstddef>
 #include <cstdint>

@@ -78,7 +78,7 @@
 #endif
 
 // 1: inner products over runs of nodes and the optimizer steps use the
-//    vector kernels of burtorch/simd.hpp that the compiler's target allows
+//    vector kernels of burtorch/core/simd.hpp that the compiler's target allows
 //    (SSE2/AVX2, Neon, Helium). 0: the portable scalar reference only.
 #ifndef BURTORCH_CONFIG_SIMD
 #define BURTORCH_CONFIG_SIMD 1

@@ -5,7 +5,7 @@
 /// unary minus): elementary functions, the two selects of relu, the maximum
 /// (log-sum-exp), the selects of the piecewise ops (leaky ReLU, |x|, Huber,
 /// the maximum of a reduction) and the finiteness test. float and double use `<cmath>`; a
-/// type whose values are several independent lanes (burtorch/lanes.hpp)
+/// type whose values are several independent lanes (burtorch/lanes/lanes.hpp)
 /// specializes ScalarOps so that every select acts lane by lane.
 #ifndef BURTORCH_SCALAR_HPP
 #define BURTORCH_SCALAR_HPP

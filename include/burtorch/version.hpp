@@ -11,11 +11,11 @@
 /// Major version: 0 while the API may still change between minor versions.
 #define BURTORCH_VERSION_MAJOR 0
 /// Minor version: new features; within 0.x also API changes.
-#define BURTORCH_VERSION_MINOR 2
+#define BURTORCH_VERSION_MINOR 3
 /// Patch version: fixes only.
 #define BURTORCH_VERSION_PATCH 0
 /// The version as "MAJOR.MINOR.PATCH".
-#define BURTORCH_VERSION_STRING "0.2.0"
+#define BURTORCH_VERSION_STRING "0.3.0"
 /// The version as one comparable number: MAJOR * 10000 + MINOR * 100 + PATCH.
 #define BURTORCH_VERSION ((BURTORCH_VERSION_MAJOR * 10000) + (BURTORCH_VERSION_MINOR * 100) + BURTORCH_VERSION_PATCH)
 

@@ -9,7 +9,7 @@
 
 #include <cmath>
 
-#include "burtorch/checkpoint.hpp"
+#include "burtorch/tools/checkpoint.hpp"
 #include "fleet/wire.hpp"
 
 namespace burtorch {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Library-internal: the implementations of the kernels of burtorch/simd.hpp
+// Library-internal: the implementations of the kernels of burtorch/core/simd.hpp
 // that this build contains, and which one the public float and double
-// functions are (burtorch/simd.hpp lists the rules).
+// functions are (burtorch/core/simd.hpp lists the rules).
 //
 // Kernels<I, T> are implementation I's kernels over float or double as
 // out-of-line functions (lib/simd/isa.cpp), so tests/core/test_simd.cpp can
@@ -13,7 +13,8 @@
 
 #include <cstddef>
 
-#include "burtorch/simd.hpp"
+#include "burtorch/core/simd.hpp"
+#include "burtorch/nn/optim_kernels.hpp"
 
 namespace burtorch {
 namespace simd {
@@ -90,7 +91,7 @@ using ForFloat = Reference;
 using ForDouble = Reference;
 #endif
 
-// Implementation I's kernels over T (float or double; burtorch/simd.hpp
+// Implementation I's kernels over T (float or double; burtorch/core/simd.hpp
 // documents each), defined for every implementation and scalar type this
 // build contains.
 template <class I, class T>

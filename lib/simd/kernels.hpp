@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The vector kernels of burtorch/simd.hpp, written once for every
+// The vector kernels of burtorch/core/simd.hpp, written once for every
 // instruction set. Each kernel is a template over a traits struct V that
 // describes one vector type of one instruction set: isa::Vector<I, T>, the
 // vector of T of implementation I (lib/simd/x86.hpp: SSE2, AVX2;
@@ -21,7 +21,7 @@
 //                                  first count < W lanes only
 //   V::kDivSqrt                    V::div and V::sqrt exist
 //
-// Why the results are the reference's (the templates of burtorch/simd.hpp)
+// Why the results are the reference's (the templates of burtorch/core/simd.hpp)
 // bit for bit whenever V::kFused is false:
 // - Reductions keep the reference's P = partials<T>() partial sums as P / W
 //   accumulators: lane j of accumulator k is partial k * W + j, so term i
@@ -44,14 +44,15 @@
 // isa::Kernels (lib/simd/isa.cpp) are made of it.
 //
 // The vector algorithms are only instantiated in optimised builds
-// (burtorch/simd.hpp), where the helpers below inline away; unoptimised
+// (burtorch/core/simd.hpp), where the helpers below inline away; unoptimised
 // builds select the reference.
 #ifndef BURTORCH_LIB_SIMD_KERNELS_HPP
 #define BURTORCH_LIB_SIMD_KERNELS_HPP
 
 #include <cstddef>
 
-#include "burtorch/simd.hpp"
+#include "burtorch/core/simd.hpp"
+#include "burtorch/nn/optim_kernels.hpp"
 #include "isa.hpp"
 
 namespace burtorch {
@@ -190,7 +191,7 @@ inline void scale(Scalar<V>* x, Scalar<V> s, std::size_t n) noexcept {
 }
 
 // The optimizer steps read g[i] (scaled false) or g[i] * scale (scaled
-// true: the gradient of a batch's mean from its sum, simd.hpp). `scaled` is
+// true: the gradient of a batch's mean from its sum, core/simd.hpp). `scaled` is
 // a constant where the kernels are compiled (the public functions): each
 // is compiled with one of the two.
 template <class V>
@@ -236,7 +237,7 @@ inline void momentum_step(Scalar<V>* w, Scalar<V>* buf, const Scalar<V>* g, Scal
   }
 }
 
-// One Adam/AdamW step (burtorch/simd.hpp, AdamStep). Without a vector
+// One Adam/AdamW step (burtorch/nn/optim_kernels.hpp, AdamStep). Without a vector
 // divide and square root (ARMv7 Neon, Helium) it is the reference loop.
 template <class V>
 inline void adam_step(Scalar<V>* w, Scalar<V>* m, Scalar<V>* v, const Scalar<V>* g, const AdamStep<Scalar<V>>& p,
@@ -327,7 +328,7 @@ struct Inline {
   }
 };
 
-// The reference: the loops of burtorch/simd.hpp (template arguments given,
+// The reference: the loops of burtorch/core/simd.hpp (template arguments given,
 // so the templates, not the public float and double functions).
 template <>
 struct Inline<Reference> {

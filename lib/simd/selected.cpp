@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The float and double functions of burtorch/simd.hpp: the kernels of the
+// The float and double functions of burtorch/core/simd.hpp: the kernels of the
 // implementation this build selects (isa::ForFloat, isa::ForDouble in
 // lib/simd/isa.hpp), compiled into the public functions themselves, and the
 // names of the selection.

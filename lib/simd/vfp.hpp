@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Library-internal: the kernels of burtorch/simd.hpp for in-order cores with
+// Library-internal: the kernels of burtorch/core/simd.hpp for in-order cores with
 // a scalar floating-point unit and no vector unit the library uses: the
 // FPv4-SP of the Cortex-M4F, the FPv5 of the Cortex-M7 and M33 (float, and
 // double where the FPU has it: M7, M55). isa::Vfp (lib/simd/isa.hpp).
@@ -30,7 +30,8 @@
 #include <cstddef>
 
 #include "burtorch/config.hpp"
-#include "burtorch/simd.hpp"
+#include "burtorch/core/simd.hpp"
+#include "burtorch/nn/optim_kernels.hpp"
 #include "kernels.hpp"
 
 #if BURTORCH_SIMD_VFP

@@ -11,7 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "burtorch/checkpoint.hpp"  // crc32
+#include "burtorch/tools/checkpoint.hpp"  // crc32
 #include "burtorch/port/file.hpp"
 #include "burtorch/port/plot.hpp"
 #include "plot_font.hpp"

@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "burtorch/port/file.hpp"
-#include "burtorch/stream.hpp"
+#include "burtorch/tools/stream.hpp"
 
 namespace burtorch {
 namespace port {

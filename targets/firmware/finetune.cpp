@@ -25,7 +25,7 @@
 // (targets/firmware/CMakeLists.txt: 16 KiB with the stacks, on every board) is the
 // enforced limit.
 #include <burtorch/burtorch.hpp>
-#include <burtorch/frozen.hpp>
+#include <burtorch/frozen/ops.hpp>
 #include <burtorch/nn/nn.hpp>
 #include <burtorch/port/port.hpp>
 

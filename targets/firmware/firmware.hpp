@@ -4,9 +4,13 @@
 #ifndef BURTORCH_TARGETS_FIRMWARE_HPP
 #define BURTORCH_TARGETS_FIRMWARE_HPP
 
-#include <burtorch/nn/models.hpp>
+#include <burtorch/nn/gpt.hpp>
+#include <burtorch/nn/mlp.hpp>
+#include <burtorch/nn/optim.hpp>
+#include <burtorch/nn/plan.hpp>
+#include <burtorch/nn/train.hpp>
 #include <burtorch/port/port.hpp>
-#include <burtorch/stream.hpp>
+#include <burtorch/tools/stream.hpp>
 
 #include <cstddef>
 #include <cstdint>

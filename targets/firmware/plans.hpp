@@ -7,7 +7,7 @@
 #ifndef BURTORCH_TARGETS_FIRMWARE_PLANS_HPP
 #define BURTORCH_TARGETS_FIRMWARE_PLANS_HPP
 
-#include <burtorch/frozen.hpp>
+#include <burtorch/frozen/ops.hpp>
 #include <burtorch/nn/nn.hpp>
 
 #include <cstddef>

@@ -187,7 +187,7 @@ int run(const trainer::Options& o) {
       };
       if (o.checkpoint) {
         session.train_lane_sweeps(limit, lane_tape.tape(),
-                                  [&](bt::Tape<bt::Lanes<T, kLanes>>& lt, const bt::SharedParams<T>& p,
+                                  [&](bt::Tape<bt::Lanes<T, kLanes>>& lt, const bt::LaneParams<T>& p,
                                       const std::uint32_t* k, const bt::Lanes<T, kLanes>& mask,
                                       bt::Lanes<T, kLanes>* losses) {
                                     const std::uint8_t* in[kLanes];
@@ -197,7 +197,7 @@ int run(const trainer::Options& o) {
                                   });
       } else {
         session.train_lanes(limit, lane_tape.tape(),
-                            [&](bt::Tape<bt::Lanes<T, kLanes>>& lt, const bt::SharedParams<T>& p, const std::uint32_t* k) {
+                            [&](bt::Tape<bt::Lanes<T, kLanes>>& lt, const bt::LaneParams<T>& p, const std::uint32_t* k) {
                               const std::uint8_t* in[kLanes];
                               const std::uint8_t* out[kLanes];
                               windows(k, in, out);

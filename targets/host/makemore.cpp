@@ -191,7 +191,7 @@ int run(const trainer::Options& o) {
       trainer::print_lanes(static_cast<long>(kLanes), &lane_plan);
       trainer::LaneTape<T, kLanes> lane_tape(kProgram, lane_plan);
       session.train_lanes(limit, lane_tape.tape(),
-                          [&](bt::Tape<bt::Lanes<T, kLanes>>& lt, const bt::SharedParams<T>& p, const std::uint32_t* k) {
+                          [&](bt::Tape<bt::Lanes<T, kLanes>>& lt, const bt::LaneParams<T>& p, const std::uint32_t* k) {
                             const std::uint8_t* contexts[kLanes];
                             std::uint8_t targets[kLanes];
                             for (std::size_t l = 0U; l < kLanes; ++l) {

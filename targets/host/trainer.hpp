@@ -10,9 +10,9 @@
 #define BURTORCH_TARGETS_HOST_TRAINER_HPP
 
 #include <burtorch/burtorch.hpp>
-#include <burtorch/checkpoint.hpp>
-#include <burtorch/detail/tape_impl.hpp>  // the tape's templates, for the lane types
-#include <burtorch/lanes.hpp>
+#include <burtorch/tools/checkpoint.hpp>
+#include <burtorch/lanes/ops.hpp>  // a tape of Lanes: the lane ops and the tape's templates for it
+#include <burtorch/lanes/lanes.hpp>
 #include <burtorch/nn/nn.hpp>
 #include <burtorch/port/file.hpp>
 #include <burtorch/port/plot.hpp>
@@ -1134,7 +1134,7 @@ class Session {
   void train_lanes(std::uint32_t limit, bt::Tape<bt::Lanes<T, N>>& lanes, LaneLossOf lane_loss_of) {
     train_batches(limit, [&](const std::vector<std::uint32_t>& batch) {
       const T loss = nn::lane_batch(tape_, params_, lanes, batch.size(),
-                                    [&](bt::Tape<bt::Lanes<T, N>>& lt, const bt::SharedParams<T>& p, std::size_t first,
+                                    [&](bt::Tape<bt::Lanes<T, N>>& lt, const bt::LaneParams<T>& p, std::size_t first,
                                         std::size_t active) {
                                       std::uint32_t indices[N];
                                       for (std::size_t l = 0U; l < N; ++l) {
@@ -1158,7 +1158,7 @@ class Session {
     train_batches(limit, [&](const std::vector<std::uint32_t>& batch) {
       const T loss = nn::lane_batch_sweeps(
           tape_, params_, lanes, batch.size(),
-          [&](bt::Tape<bt::Lanes<T, N>>& lt, const bt::SharedParams<T>& p, std::size_t first, std::size_t active,
+          [&](bt::Tape<bt::Lanes<T, N>>& lt, const bt::LaneParams<T>& p, std::size_t first, std::size_t active,
               const bt::Lanes<T, N>& mask, bt::Lanes<T, N>* losses) {
             std::uint32_t indices[N];
             for (std::size_t l = 0U; l < N; ++l) {

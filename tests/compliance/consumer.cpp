@@ -13,12 +13,12 @@
 #include <cstdint>
 
 #include "burtorch/burtorch.hpp"
-#include "burtorch/lanes.hpp"
+#include "burtorch/lanes/lanes.hpp"
 #include "burtorch/nn/nn.hpp"
-#include "burtorch/simd.hpp"
+#include "burtorch/core/simd.hpp"
 // A tape of lanes needs the tape's out-of-line members: this file is the one
-// translation unit that instantiates them (see lanes.hpp).
-#include "burtorch/detail/tape_impl.hpp"
+// translation unit that instantiates them (see lanes/lanes.hpp).
+#include "burtorch/lanes/ops.hpp"  // a tape of Lanes: the lane ops and the tape's templates for it
 
 namespace bt = burtorch;
 

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <cstdlib>
 
-#include "burtorch/ops.hpp"
+#include "burtorch/core/ops.hpp"
 
 namespace {
 

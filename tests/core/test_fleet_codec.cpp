@@ -8,7 +8,7 @@
 // damaged behind a valid CRC refused, encoder errors changing nothing, and
 // the weighted average against a direct sum. Heap-free: runs on the host and
 // on Cortex-M under QEMU.
-#include <burtorch/checkpoint.hpp>
+#include <burtorch/tools/checkpoint.hpp>
 #include <burtorch/fleet/codec.hpp>
 #include <burtorch/fleet/fedavg.hpp>
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Lane batches (nn::lane_batch): N samples per sweep on a tape of Lanes,
 // the parameters shared from their own tape.
-//  - Every lane op (gather_shared, pick, matvec_shared, scale_shift_shared)
+//  - Every lane op (lane_gather, pick, lane_matvec, lane_scale_shift)
 //    against values and gradients worked out by hand.
 //  - The MLP and the GPT-like model trained by lane batches against the
 //    per-sample serial batch (nn::serial_batch, itself checked against
@@ -12,8 +12,8 @@
 //  - The lane plans are exact; bad ids, targets, parameter ranges and
 //    foreign parameters are refused with nothing recorded.
 #include <burtorch/burtorch.hpp>
-#include <burtorch/detail/tape_impl.hpp>  // the tape's templates, for the lane types
-#include <burtorch/lanes.hpp>
+#include <burtorch/lanes/ops.hpp>  // a tape of Lanes: the lane ops and the tape's templates for it
+#include <burtorch/lanes/lanes.hpp>
 #include <burtorch/nn/nn.hpp>
 
 #include <cmath>
@@ -202,7 +202,7 @@ void mlp_matches_serial(bt_test::Context& t, std::size_t batch, bool padded = fa
   BT_CHECK(t, params.size() == kPlan.params.parameters);
   bt::Tape<L<T>> lanes(g_lanes, sizeof(g_lanes), kPlan.sample_nodes, kPlan.slots);
   const T loss_lanes = nn::lane_batch(params, lane_model.params(), lanes, batch,
-                                      [&](bt::Tape<L<T>>& tp, const bt::SharedParams<T>& p, std::size_t first, std::size_t active) {
+                                      [&](bt::Tape<L<T>>& tp, const bt::LaneParams<T>& p, std::size_t first, std::size_t active) {
                                         const std::uint8_t* ctx[kN];
                                         std::uint8_t targets[kN];
                                         for (std::size_t l = 0U; l < kN; ++l) {
@@ -253,7 +253,7 @@ void gpt_matches_serial(bt_test::Context& t, std::size_t batch) {
   BT_CHECK(t, lane_model.create(params, kGpt, rng2));
   bt::Tape<L<T>> lanes(g_lanes, sizeof(g_lanes), kPlan.sample_nodes, kPlan.slots);
   const T loss_lanes = nn::lane_batch(params, lane_model.params(), lanes, batch,
-                                      [&](bt::Tape<L<T>>& tp, const bt::SharedParams<T>& p, std::size_t first, std::size_t active) {
+                                      [&](bt::Tape<L<T>>& tp, const bt::LaneParams<T>& p, std::size_t first, std::size_t active) {
                                         const std::uint8_t* in[kN];
                                         const std::uint8_t* out[kN];
                                         for (std::size_t l = 0U; l < kN; ++l) {
@@ -317,14 +317,14 @@ void gpt_checkpointed(bt_test::Context& t, std::size_t batch) {
       out[l] = &g_tokens[i][1];
     }
   };
-  const auto loss = [&](bt::Tape<L<T>>& tp, const bt::SharedParams<T>& p, std::size_t first, std::size_t active) {
+  const auto loss = [&](bt::Tape<L<T>>& tp, const bt::LaneParams<T>& p, std::size_t first, std::size_t active) {
     const std::uint8_t* in[kN];
     const std::uint8_t* out[kN];
     lanes_of(first, active, in, out);
     return model.loss(tp, p, in, out, steps);
   };
   bt::Index sweep_steps = steps;
-  const auto sweep = [&](bt::Tape<L<T>>& tp, const bt::SharedParams<T>& p, std::size_t first, std::size_t active,
+  const auto sweep = [&](bt::Tape<L<T>>& tp, const bt::LaneParams<T>& p, std::size_t first, std::size_t active,
                          const L<T>& mask, L<T>* losses) {
     const std::uint8_t* in[kN];
     const std::uint8_t* out[kN];
@@ -380,7 +380,7 @@ void gpt_checkpointed(bt_test::Context& t, std::size_t batch) {
   const std::uint8_t* in[kN];
   const std::uint8_t* out[kN];
   lanes_of(0U, kN, in, out);
-  BT_CHECK(t, !model.template lane_sweep<kN>(lanes, bt::SharedParams<T>{}, in, out, steps, L<T>(T(1)), nullptr));
+  BT_CHECK(t, !model.template lane_sweep<kN>(lanes, bt::LaneParams<T>{}, in, out, steps, L<T>(T(1)), nullptr));
   BT_CHECK(t, lanes.status() == bt::Status::kInvalidArgument);
   BT_CHECK(t, lanes.size() == 0U);
   // A model whose create() failed (a width its heads do not divide): refused
@@ -393,7 +393,7 @@ void gpt_checkpointed(bt_test::Context& t, std::size_t batch) {
   nn::Rng rng3(1U);
   BT_CHECK(t, !refused.create(scratch, bad, rng3));
   L<T> got_losses(T(0));
-  BT_CHECK(t, !refused.template lane_sweep<kN>(lanes, bt::SharedParams<T>{}, in, out, steps, L<T>(T(1)), &got_losses));
+  BT_CHECK(t, !refused.template lane_sweep<kN>(lanes, bt::LaneParams<T>{}, in, out, steps, L<T>(T(1)), &got_losses));
   BT_CHECK(t, lanes.status() == bt::Status::kInvalidArgument);
   BT_CHECK(t, lanes.size() == 0U);
 }
@@ -430,7 +430,7 @@ void lane_batch_step(bt_test::Context& t, nn::OptimizerKind kind) {
   nn::OptimizerOptions<T> oc;
   oc.kind = kind;
   oc.lr = T(0.05);
-  const auto loss = [&](bt::Tape<L<T>>& tp, const bt::SharedParams<T>& p, std::size_t first, std::size_t active) {
+  const auto loss = [&](bt::Tape<L<T>>& tp, const bt::LaneParams<T>& p, std::size_t first, std::size_t active) {
     const std::uint8_t* ctx[kN];
     std::uint8_t targets[kN];
     for (std::size_t l = 0U; l < kN; ++l) {
@@ -504,7 +504,7 @@ void plan_exact(bt_test::Context& t, const Config& c, LaneLoss lane_loss) {
     std::size_t peak_nodes = 0U;
     std::size_t peak_slots = 0U;
     const T loss = nn::lane_batch(params, model.params(), lanes, kN + 1U,
-                                  [&](bt::Tape<L<T>>& tp, const bt::SharedParams<T>& p, std::size_t first, std::size_t active) {
+                                  [&](bt::Tape<L<T>>& tp, const bt::LaneParams<T>& p, std::size_t first, std::size_t active) {
                                     const bt::Value<L<T>> v = lane_loss(model, tp, p, first, active);
                                     peak_nodes = tp.size() + 1U;  // and the mask's node
                                     peak_slots = tp.usage().slots + bt::Recorder<L<T>>::kConstantSlots;
@@ -526,7 +526,7 @@ void plan_exact(bt_test::Context& t, const Config& c, LaneLoss lane_loss) {
 void plans_exact(bt_test::Context& t) {
   make_samples(kMlp.vocab, kMlp.context);
   plan_exact<nn::MakemoreMlp<double>>(t, kMlp, [](const nn::MakemoreMlp<double>& m, bt::Tape<L<double>>& tp,
-                                                  const bt::SharedParams<double>& p, std::size_t first, std::size_t active) {
+                                                  const bt::LaneParams<double>& p, std::size_t first, std::size_t active) {
     const std::uint8_t* ctx[kN];
     std::uint8_t targets[kN];
     for (std::size_t l = 0U; l < kN; ++l) {
@@ -539,7 +539,7 @@ void plans_exact(bt_test::Context& t) {
 #if !BURTORCH_TEST_SMALL_TARGET
   make_samples(kGpt.vocab, kGpt.block);
   plan_exact<nn::Gpt<double>>(t, kGpt, [](const nn::Gpt<double>& m, bt::Tape<L<double>>& tp,
-                                          const bt::SharedParams<double>& p, std::size_t first, std::size_t active) {
+                                          const bt::LaneParams<double>& p, std::size_t first, std::size_t active) {
     const std::uint8_t* in[kN];
     const std::uint8_t* out[kN];
     for (std::size_t l = 0U; l < kN; ++l) {
@@ -563,12 +563,12 @@ alignas(64) unsigned char g_small[bt::Tape<LD>::bytes_required(kSmallNodes, kSma
 double g_pv[kSharedMax];
 double g_pg[kSharedMax];
 
-bt::SharedParams<double> shared(std::size_t count) {
+bt::LaneParams<double> shared(std::size_t count) {
   for (std::size_t i = 0U; i < count; ++i) {
     g_pv[i] = dyadic(i + 3U);
     g_pg[i] = 0.0;
   }
-  bt::SharedParams<double> p;
+  bt::LaneParams<double> p;
   p.values = g_pv;
   p.grads = g_pg;
   p.count = static_cast<bt::Index>(count);
@@ -586,14 +586,14 @@ LD lanes_of(std::size_t seed) {
 // Embedding rows per lane: 3 rows of 2; lane l takes row l % 3 for the first
 // gathered row and (l + 1) % 3 for the second. Root: the sum of all nodes.
 void gather_by_hand(bt_test::Context& t) {
-  const bt::SharedParams<double> p = shared(10U);  // the table at 4: rows 4-5, 6-7, 8-9
+  const bt::LaneParams<double> p = shared(10U);  // the table at 4: rows 4-5, 6-7, 8-9
   bt::Tape<LD> tape(g_small, sizeof(g_small), kSmallNodes, kSmallSlots);
   bt::Index ids[2U * kN];
   for (std::size_t l = 0U; l < kN; ++l) {
     ids[l] = static_cast<bt::Index>(l % 3U);
     ids[kN + l] = static_cast<bt::Index>((l + 1U) % 3U);
   }
-  const bt::View v = bt::gather_shared(tape, p, 4U, 3U, 2U, ids, 2U);
+  const bt::View v = bt::lane_gather(tape, p, 4U, 3U, 2U, ids, 2U);
   BT_CHECK(t, v.count == 4U);
   bool values_ok = true;
   for (std::size_t q = 0U; q < 2U; ++q) {
@@ -653,7 +653,7 @@ void matvec_by_hand(bt_test::Context& t) {
   constexpr std::size_t kRows = 7U;
   constexpr std::size_t kFirstRun = 5U;
   static_assert((kRows * kIn) + kRows <= kSharedMax, "g_pv holds the weights and biases");
-  const bt::SharedParams<double> p = shared((kRows * kIn) + kRows);
+  const bt::LaneParams<double> p = shared((kRows * kIn) + kRows);
   bt::Tape<LD> tape(g_small, sizeof(g_small), kSmallNodes, kSmallSlots);
   bt::Index first = bt::kNoIndex;
   for (std::size_t k = 0U; k < kIn; ++k) {
@@ -664,7 +664,7 @@ void matvec_by_hand(bt_test::Context& t) {
                             {first + static_cast<bt::Index>(kFirstRun), static_cast<bt::Index>(kIn - kFirstRun)}};
   const bt::ViewList list = bt::view_list(tape, runs, 2U);
   const bt::Index bias = static_cast<bt::Index>(kRows * kIn);
-  const bt::View y = bt::matvec_shared(tape, p, 0U, static_cast<bt::Index>(kRows), list, bias);
+  const bt::View y = bt::lane_matvec(tape, p, 0U, static_cast<bt::Index>(kRows), list, bias);
   BT_CHECK(t, y.count == kRows);
   bt::Value<LD> weighted[kRows];
   for (std::size_t o = 0U; o < kRows; ++o) {
@@ -749,7 +749,7 @@ void shared_rows_by_hand(bt_test::Context& t) {
     g_sv[i] = dyadic(i + 5U);
     g_sg[i] = 0.0;
   }
-  const bt::SharedParams<double> p{g_sv, g_sg, static_cast<bt::Index>(kSharedCount)};
+  const bt::LaneParams<double> p{g_sv, g_sg, static_cast<bt::Index>(kSharedCount)};
   bt::Tape<LD> tape(g_shared_tape, kSharedTapeBytes, kSharedNodes + 16U, kSharedSlots);
   bt::Index ids[4U][kN];
   for (std::size_t l = 0U; l < kN; ++l) {
@@ -760,17 +760,17 @@ void shared_rows_by_hand(bt_test::Context& t) {
   }
   bt::View rows[4];
   for (std::size_t q = 0U; q < 4U; ++q) {
-    rows[q] = bt::gather_shared(tape, p, 0U, 3U, static_cast<bt::Index>(kSharedWidth), ids[q], 1U);
+    rows[q] = bt::lane_gather(tape, p, 0U, 3U, static_cast<bt::Index>(kSharedWidth), ids[q], 1U);
   }
   const bt::ViewList list = bt::view_list(tape, rows, 4U);
-  const bt::View y = bt::matvec_shared(tape, p, static_cast<bt::Index>(kSharedWeights),
+  const bt::View y = bt::lane_matvec(tape, p, static_cast<bt::Index>(kSharedWeights),
                                         static_cast<bt::Index>(kSharedRowsOut), list,
                                         static_cast<bt::Index>(kSharedBias));
   BT_CHECK(t, y.count == kSharedRowsOut);
   // A, C and D are marked shared (bits 0, 2, 3), B is not.
   const bt::Index head = y.first - 1U;
   const bt::Index d = bt::node_operands(tape, head).a;
-  BT_CHECK(t, bt::node_op(tape, head) == bt::LaneOps::op<bt::rows::MatShared>());
+  BT_CHECK(t, bt::node_op(tape, head) == bt::LaneOps::op<bt::rows::LaneMat>());
   BT_CHECK(t, bt::slot_at(tape, d + bt::detail::kMsUniform) == 0xDU);
   BT_CHECK(t, bt::slot_at(tape, d + bt::detail::kMsUniform + 1U) == 0U);
   bt::Value<LD> terms[kSharedRowsOut + 1U];
@@ -837,7 +837,7 @@ void shared_rows_changed_table(bt_test::Context& t) {
     g_sv[i] = dyadic(i + 5U);
     g_sg[i] = 0.0;
   }
-  const bt::SharedParams<double> p{g_sv, g_sg, static_cast<bt::Index>(kSharedCount)};
+  const bt::LaneParams<double> p{g_sv, g_sg, static_cast<bt::Index>(kSharedCount)};
   bt::Tape<LD> tape(g_shared_tape, kSharedTapeBytes, kSharedNodes + 16U, kSharedSlots);
   bt::Index ids[kN];
   for (std::size_t l = 0U; l < kN; ++l) {
@@ -845,14 +845,14 @@ void shared_rows_changed_table(bt_test::Context& t) {
   }
   bt::View rows[4];
   for (std::size_t q = 0U; q < 4U; ++q) {
-    rows[q] = bt::gather_shared(tape, p, 0U, 3U, static_cast<bt::Index>(kSharedWidth), ids, 1U);
+    rows[q] = bt::lane_gather(tape, p, 0U, 3U, static_cast<bt::Index>(kSharedWidth), ids, 1U);
   }
   double gathered[kSharedWidth];
   for (std::size_t e = 0U; e < kSharedWidth; ++e) {
     gathered[e] = g_sv[kSharedWidth + e];
     g_sv[kSharedWidth + e] += 0.5;  // the table moves on (an optimizer step, a user's edit)
   }
-  const bt::View y = bt::matvec_shared(tape, p, static_cast<bt::Index>(kSharedWeights),
+  const bt::View y = bt::lane_matvec(tape, p, static_cast<bt::Index>(kSharedWeights),
                                         static_cast<bt::Index>(kSharedRowsOut), bt::view_list(tape, rows, 4U),
                                         bt::kNoIndex);
   BT_CHECK(t, y.count == kSharedRowsOut);
@@ -877,7 +877,7 @@ void shared_rows_changed_table(bt_test::Context& t) {
 void matvec_over_inputs(bt_test::Context& t) {
   constexpr std::size_t kIn = 6U;
   constexpr std::size_t kRows = 3U;
-  const bt::SharedParams<double> p = shared(kRows * kIn);
+  const bt::LaneParams<double> p = shared(kRows * kIn);
   bt::Tape<LD> tape(g_small, sizeof(g_small), kSmallNodes, kSmallSlots);
   bt::Index first = bt::kNoIndex;
   for (std::size_t k = 0U; k < kIn; ++k) {
@@ -900,7 +900,7 @@ void matvec_over_inputs(bt_test::Context& t) {
   const bt::ViewList list = bt::view_list_rows(tape, x, 2U);
   BT_CHECK(t, list.total == kIn);
   BT_CHECK(t, bt::slot_at(tape, list.slot) == (3U | 0x80000000U));  // three runs, all inputs
-  const bt::View y = bt::matvec_shared(tape, p, 0U, static_cast<bt::Index>(kRows), list, bt::kNoIndex);
+  const bt::View y = bt::lane_matvec(tape, p, 0U, static_cast<bt::Index>(kRows), list, bt::kNoIndex);
   BT_CHECK(t, y.count == kRows);
   BT_CHECK(t, tape.backward(bt::reduce(tape, bt::Op::kSumR, bt::View{y.first, y.count})) == bt::Status::kOk);
   bool ok = true;
@@ -928,15 +928,15 @@ void matvec_over_inputs(bt_test::Context& t) {
   BT_CHECK(t, ok);
 }
 
-// scale_shift_shared: y = x * s + b per element; root: the sum.
+// lane_scale_shift: y = x * s + b per element; root: the sum.
 void scale_shift_by_hand(bt_test::Context& t) {
-  const bt::SharedParams<double> p = shared(8U);  // scale at 0..2, shift at 4..6
+  const bt::LaneParams<double> p = shared(8U);  // scale at 0..2, shift at 4..6
   bt::Tape<LD> tape(g_small, sizeof(g_small), kSmallNodes, kSmallSlots);
   bt::Value<LD> x[3];
   for (std::size_t k = 0U; k < 3U; ++k) {
     x[k] = tape.leaf(lanes_of(k + 7U));
   }
-  const bt::View y = bt::scale_shift_shared(tape, p, 0U, x[0].index(), 4U, 3U);
+  const bt::View y = bt::lane_scale_shift(tape, p, 0U, x[0].index(), 4U, 3U);
   BT_CHECK(t, tape.backward(bt::reduce(tape, bt::Op::kSumR, bt::View{y.first, y.count})) == bt::Status::kOk);
   bool ok = true;
   for (std::size_t k = 0U; k < 3U; ++k) {
@@ -953,7 +953,7 @@ void scale_shift_by_hand(bt_test::Context& t) {
 
 // --- misuse: refused, nothing recorded --------------------------------------------
 void misuse(bt_test::Context& t) {
-  const bt::SharedParams<double> p = shared(40U);
+  const bt::LaneParams<double> p = shared(40U);
   bt::Tape<LD> tape(g_small, sizeof(g_small), kSmallNodes, kSmallSlots);
   const bt::Value<LD> x = tape.leaf(lanes_of(1U));
   static_cast<void>(tape.leaf(lanes_of(2U)));
@@ -962,27 +962,27 @@ void misuse(bt_test::Context& t) {
   bt::Index ids[kN] = {};
   // An id past the table.
   ids[kN - 1U] = 3U;
-  BT_CHECK(t, bt::gather_shared(tape, p, 0U, 3U, 4U, ids, 1U).count == 0U);
+  BT_CHECK(t, bt::lane_gather(tape, p, 0U, 3U, 4U, ids, 1U).count == 0U);
   BT_CHECK(t, tape.status() == bt::Status::kInvalidArgument);
   tape.clear_status();
   ids[kN - 1U] = 0U;
-  // A table past the shared parameters; no ids; an empty SharedParams.
-  BT_CHECK(t, bt::gather_shared(tape, p, 30U, 3U, 4U, ids, 1U).count == 0U);
-  BT_CHECK(t, bt::gather_shared(tape, p, 0U, 3U, 4U, nullptr, 1U).count == 0U);
-  BT_CHECK(t, bt::gather_shared(tape, bt::SharedParams<double>{}, 0U, 3U, 4U, ids, 1U).count == 0U);
+  // A table past the shared parameters; no ids; an empty LaneParams.
+  BT_CHECK(t, bt::lane_gather(tape, p, 30U, 3U, 4U, ids, 1U).count == 0U);
+  BT_CHECK(t, bt::lane_gather(tape, p, 0U, 3U, 4U, nullptr, 1U).count == 0U);
+  BT_CHECK(t, bt::lane_gather(tape, bt::LaneParams<double>{}, 0U, 3U, 4U, ids, 1U).count == 0U);
   BT_CHECK(t, tape.status() == bt::Status::kInvalidArgument);
   tape.clear_status();
   // Weights or biases past the shared parameters, zero rows, a bad list.
   const bt::View two{x.index(), 2U};
   const bt::ViewList list = bt::view_list(tape, &two, 1U);
   const std::size_t slots_with_list = tape.usage().slots;
-  BT_CHECK(t, bt::matvec_shared(tape, p, 30U, 6U, list, bt::kNoIndex).count == 0U);
-  BT_CHECK(t, bt::matvec_shared(tape, p, 0U, 2U, list, 39U).count == 0U);
-  BT_CHECK(t, bt::matvec_shared(tape, p, 0U, 0U, list, bt::kNoIndex).count == 0U);
-  BT_CHECK(t, bt::matvec_shared(tape, p, 0xFFFFFFF0U, 2U, list, bt::kNoIndex).count == 0U);
+  BT_CHECK(t, bt::lane_matvec(tape, p, 30U, 6U, list, bt::kNoIndex).count == 0U);
+  BT_CHECK(t, bt::lane_matvec(tape, p, 0U, 2U, list, 39U).count == 0U);
+  BT_CHECK(t, bt::lane_matvec(tape, p, 0U, 0U, list, bt::kNoIndex).count == 0U);
+  BT_CHECK(t, bt::lane_matvec(tape, p, 0xFFFFFFF0U, 2U, list, bt::kNoIndex).count == 0U);
   BT_CHECK(t, tape.status() == bt::Status::kInvalidArgument);
   tape.clear_status();
-  BT_CHECK(t, bt::matvec_shared(tape, p, 0U, 2U, bt::ViewList{}, bt::kNoIndex).count == 0U);
+  BT_CHECK(t, bt::lane_matvec(tape, p, 0U, 2U, bt::ViewList{}, bt::kNoIndex).count == 0U);
   BT_CHECK(t, tape.status() != bt::Status::kOk);
   tape.clear_status();
   // pick: a position past the run, no positions, a run not recorded.
@@ -996,11 +996,11 @@ void misuse(bt_test::Context& t) {
   BT_CHECK(t, !bt::pick(tape, bt::View{x.index(), 9U}, at).valid());
   BT_CHECK(t, tape.status() == bt::Status::kInvalidHandle);
   tape.clear_status();
-  // scale_shift_shared past the shared parameters, or over nodes not recorded.
-  BT_CHECK(t, bt::scale_shift_shared(tape, p, 39U, x.index(), 0U, 2U).count == 0U);
+  // lane_scale_shift past the shared parameters, or over nodes not recorded.
+  BT_CHECK(t, bt::lane_scale_shift(tape, p, 39U, x.index(), 0U, 2U).count == 0U);
   BT_CHECK(t, tape.status() == bt::Status::kInvalidArgument);
   tape.clear_status();
-  BT_CHECK(t, bt::scale_shift_shared(tape, p, 0U, x.index(), 4U, 3U).count == 0U);
+  BT_CHECK(t, bt::lane_scale_shift(tape, p, 0U, x.index(), 4U, 3U).count == 0U);
   BT_CHECK(t, tape.status() == bt::Status::kInvalidHandle);
   tape.clear_status();
   BT_CHECK(t, tape.size() == size);
@@ -1013,7 +1013,7 @@ void misuse(bt_test::Context& t) {
   }
   bool called = false;
   const double loss = nn::lane_batch(params, bt::View{2U, 9U}, tape, 3U,
-                                     [&](bt::Tape<LD>& tp, const bt::SharedParams<double>&, std::size_t, std::size_t) {
+                                     [&](bt::Tape<LD>& tp, const bt::LaneParams<double>&, std::size_t, std::size_t) {
                                        called = true;
                                        return tp.leaf(LD(1.0));
                                      });

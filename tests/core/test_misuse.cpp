@@ -335,7 +335,7 @@ void unreachable_nodes_do_not_leak(bt_test::Context& t) {
 // --- recorders called with inconsistent arguments ---------------------------
 
 // The elementwise recorders are private templates whose op kind is checked
-// when they are instantiated (op.hpp's rows); the wide recorders take the op
+// when they are instantiated (core/op.hpp's rows); the wide recorders take the op
 // at run time and must refuse every op that is not a run reduction.
 void recorders_check_op_kind(bt_test::Context& t) {
   bt::FixedTape<double, 16, 16>& tape = scratch(0U);
@@ -661,7 +661,7 @@ void report_records_a_callers_error(bt_test::Context& t) {
   BT_CHECK(t, g_buffer.intact(need));
 }
 
-// Op families (extension.hpp): a tape holds kTapeFamilies of them; the
+// Op families (ext/extension.hpp): a tape holds kTapeFamilies of them; the
 // recorder of one more is refused with kCapacityExceeded and records
 // nothing, a family whose id another holds with kInvalidArgument; reset()
 // frees them. Their backward still runs for the families it holds.
@@ -679,7 +679,7 @@ struct Twice {  // 2 x: a row of a program's own
   }
 };
 using Mine = bt::OpFamily<bt::family::kFirstUser, Twice>;
-using Squatter = bt::OpFamily<bt::family::kPiecewise, Twice>;  // the id of functions.hpp's piecewise family
+using Squatter = bt::OpFamily<bt::family::kPiecewise, Twice>;  // the id of ext/functions.hpp's piecewise family
 }  // namespace families
 
 void op_families_per_tape(bt_test::Context& t) {

@@ -4,14 +4,14 @@
 // FP64 to 1e-7 (finite differences) and 1e-13 (closed forms); FP32 against
 // the FP64 closed forms to 2e-5.
 #include <burtorch/burtorch.hpp>
-#include <burtorch/lanes.hpp>
+#include <burtorch/lanes/lanes.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 
-#include "burtorch/detail/tape_impl.hpp"  // instantiates the tape for the lane type below
+#include "burtorch/lanes/ops.hpp"  // a tape of Lanes: the lane ops and the tape's templates for it
 #include "harness.hpp"
 
 namespace bt = burtorch;
@@ -605,7 +605,7 @@ void reductions_fp32(bt_test::Context& t) {
 
 // reduce_mul with exact zeros: the partial derivative of the zero operand is
 // the product of the others; with two zeros every partial is zero.
-// Every elementwise op of op.hpp has a case above (so its gradient is checked
+// Every elementwise op of core/op.hpp has a case above (so its gradient is checked
 // against a closed form and finite differences, which also catches an op whose
 // row has no case in the backward sweep's switch): the ops the cases record,
 // read back from the tape, cover every unary, binary and constant row.
@@ -634,14 +634,14 @@ void every_elementwise_op(bt_test::Context& t) {
   for (std::size_t k = 0U; k < static_cast<std::size_t>(bt::Op::kCount); ++k) {
     count(k, bt::op_kind(static_cast<bt::Op>(k)), bt::op_name(static_cast<bt::Op>(k)));
   }
-  // The op families of functions.hpp: every code of theirs.
+  // The op families of ext/functions.hpp: every code of theirs.
   for (std::size_t k = static_cast<std::size_t>(bt::Op::kFirstExtension); k < kCodes; ++k) {
     const auto op = static_cast<bt::Op>(k);
     count(k, bt::PiecewiseOps::kind(op), bt::PiecewiseOps::name(op));
     count(k, bt::SmoothOps::kind(op), bt::SmoothOps::name(op));
   }
   t.test_name = "every_elementwise_op";
-  BT_CHECK(t, elementwise == 31U);  // 25 of the paper's set, 6 of functions.hpp; update with a new row and its case
+  BT_CHECK(t, elementwise == 31U);  // 25 of the paper's set, 6 of ext/functions.hpp; update with a new row and its case
 }
 
 // Reductions over no operands give PyTorch's values of nothing, with no

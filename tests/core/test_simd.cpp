@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The vector kernels of burtorch/simd.hpp against the scalar reference, on
+// The vector kernels of burtorch/core/simd.hpp against the scalar reference, on
 // every target (each build tests the implementations its compiler target
 // allows: SSE2 and AVX2 on x86-64, Neon on AArch64/ARMv7, Helium on
 // Cortex-M55 under QEMU; lib/simd/isa.hpp gives each as out-of-line
@@ -12,8 +12,9 @@
 // functions must be the selected implementation's kernels, and the public
 // templates (any other scalar type) the reference. Heap-free.
 #include <burtorch/burtorch.hpp>
-#include <burtorch/lanes.hpp>
-#include <burtorch/simd.hpp>
+#include <burtorch/lanes/lanes.hpp>
+#include <burtorch/core/simd.hpp>
+#include <burtorch/nn/optim_kernels.hpp>
 
 #include <cmath>
 #include <cstddef>
@@ -24,7 +25,7 @@
 #include "graphs.hpp"
 #include "harness.hpp"
 #include "simd/isa.hpp"  // the implementations one by one (library-internal)
-#include "burtorch/detail/tape_impl.hpp"  // instantiates the tape for the lane type below
+#include "burtorch/lanes/ops.hpp"  // a tape of Lanes: the lane ops and the tape's templates for it
 
 namespace bt = burtorch;
 namespace simd = burtorch::simd;

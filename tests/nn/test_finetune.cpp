@@ -20,8 +20,8 @@
 // that sweeps the whole model and steps the head alone, and leaves the
 // backbone unchanged.
 #include <burtorch/burtorch.hpp>
-#include <burtorch/checkpoint.hpp>
-#include <burtorch/frozen.hpp>
+#include <burtorch/tools/checkpoint.hpp>
+#include <burtorch/frozen/ops.hpp>
 #include <burtorch/nn/nn.hpp>
 
 #include <cmath>

@@ -18,8 +18,8 @@
 //    matvec_frozen carries their backward); a tape that recorded them
 //    sweeps them.
 #include <burtorch/burtorch.hpp>
-#include <burtorch/frozen.hpp>
-#include <burtorch/graphviz.hpp>
+#include <burtorch/frozen/ops.hpp>
+#include <burtorch/tools/graphviz.hpp>
 #include <burtorch/nn/nn.hpp>
 
 #include <cmath>

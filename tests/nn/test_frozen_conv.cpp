@@ -11,7 +11,7 @@
 // width or not on the tape, and too small a tape are refused with the
 // documented status and nothing recorded.
 #include <burtorch/burtorch.hpp>
-#include <burtorch/frozen.hpp>
+#include <burtorch/frozen/ops.hpp>
 #include <burtorch/nn/nn.hpp>
 
 #include <cstdint>

@@ -230,7 +230,7 @@ void lane_case(bt_test::Context& t, bt::Tape<T>& params, const Case& k, bt::Inde
     overwrite(params, bias, k.b, k.b_n);
   }
   params.zero_grad(0U, static_cast<bt::Index>(params.size()));
-  const bt::SharedParams<T> p = nn::shared_params(params);
+  const bt::LaneParams<T> p = nn::lane_params(params);
   const bt::View x = lane_leaves(lanes, k.x, k.x_n);
   const std::size_t nodes_before = lanes.size();
   const std::size_t slots_before = lanes.usage().slots;
@@ -285,7 +285,7 @@ void conv1d_case(bt_test::Context& t, const Case& k) {
   BT_CHECK(t, conv.create(params, o, rng));
   lane_case(t, params, k, conv.weight, conv.bias, nn::Conv1d<T>::lane_nodes(o, length),
             nn::Conv1d<T>::lane_slots(o, length),
-            [&](bt::Tape<L<T>>& tp, const bt::SharedParams<T>& p, bt::View x) { return conv.forward(tp, p, x, length); },
+            [&](bt::Tape<L<T>>& tp, const bt::LaneParams<T>& p, bt::View x) { return conv.forward(tp, p, x, length); },
             [&](bt::Tape<T>& one, bt::View x) { return conv.forward(one, x, length); });
 }
 template <class T>
@@ -297,7 +297,7 @@ void conv2d_case(bt_test::Context& t, const Case& k) {
   nn::Conv2d<T> conv;
   BT_CHECK(t, conv.create(params, o, rng));
   lane_case(t, params, k, conv.weight, conv.bias, nn::Conv2d<T>::lane_nodes(o, in), nn::Conv2d<T>::lane_slots(o, in),
-            [&](bt::Tape<L<T>>& tp, const bt::SharedParams<T>& p, bt::View x) { return conv.forward(tp, p, x, in); },
+            [&](bt::Tape<L<T>>& tp, const bt::LaneParams<T>& p, bt::View x) { return conv.forward(tp, p, x, in); },
             [&](bt::Tape<T>& one, bt::View x) { return conv.forward(one, x, in); });
 }
 // Pooling: geometry [channels, kernel, stride, length] or [channels, kH,
@@ -309,7 +309,7 @@ void pool1d_case(bt_test::Context& t, const Case& k) {
   const bt::Index length = idx(k.geometry[3]);
   lane_case(t, params, k, bt::kNoIndex, bt::kNoIndex, Pool<T>::nodes(pool.options, length),
             Pool<T>::slots(pool.options, length),
-            [&](bt::Tape<L<T>>& tp, const bt::SharedParams<T>& /*p*/, bt::View x) { return pool.forward(tp, x, length); },
+            [&](bt::Tape<L<T>>& tp, const bt::LaneParams<T>& /*p*/, bt::View x) { return pool.forward(tp, x, length); },
             [&](bt::Tape<T>& one, bt::View x) { return pool.forward(one, x, length); });
 }
 template <class T, template <class> class Pool>
@@ -319,7 +319,7 @@ void pool2d_case(bt_test::Context& t, const Case& k) {
   const Pool<T> pool{nn::Pool2dOptions{idx(g[0]), idx(g[1]), idx(g[2]), idx(g[3]), idx(g[4])}};
   const nn::Size2d in{idx(g[5]), idx(g[6])};
   lane_case(t, params, k, bt::kNoIndex, bt::kNoIndex, Pool<T>::nodes(pool.options, in), Pool<T>::slots(pool.options, in),
-            [&](bt::Tape<L<T>>& tp, const bt::SharedParams<T>& /*p*/, bt::View x) { return pool.forward(tp, x, in); },
+            [&](bt::Tape<L<T>>& tp, const bt::LaneParams<T>& /*p*/, bt::View x) { return pool.forward(tp, x, in); },
             [&](bt::Tape<T>& one, bt::View x) { return pool.forward(one, x, in); });
 }
 
@@ -435,7 +435,7 @@ void exact_lanes(bt_test::Context& t) {
     }
     return lanes.leaf(v);
   });
-  const bt::View y = net.forward(lanes, x, nn::shared_params(params));
+  const bt::View y = net.forward(lanes, x, nn::lane_params(params));
   BT_CHECK(t, (y.count != 0U) && (lanes.status() == bt::Status::kOk));
   const bt::View c = bt::record_view(lanes, y.count, [&](bt::Index i) noexcept {
     return lanes.leaf(L<T>(static_cast<T>(dyadic(i, 3U, 3, 0.5))));
@@ -541,7 +541,7 @@ void gru_case(bt_test::Context& t, const GruCase& k) {
   const bt::View c = leaves(lanes, k.c, nc);
   bt::View hs[kMaxGruSteps];
   const bt::Mark start = lanes.mark();
-  gru_steps(lanes, gru, k, x, h0, hs, nn::shared_params(params));
+  gru_steps(lanes, gru, k, x, h0, hs, nn::lane_params(params));
   BT_CHECK(t, lanes.status() == bt::Status::kOk);
   BT_CHECK(t, (lanes.size() - start.nodes) == nn::Gru<T>::lane_nodes(o, k.steps));
   BT_CHECK(t, (lanes.usage().slots - start.slots) == nn::Gru<T>::lane_slots(o, k.steps));
@@ -625,7 +625,7 @@ void gru_step_exact(bt_test::Context& t) {
     }
     return lanes.leaf(v);
   });
-  const bt::View h = gru.step(lanes, nn::shared_params(params), bt::View{x.first, o.input},
+  const bt::View h = gru.step(lanes, nn::lane_params(params), bt::View{x.first, o.input},
                               bt::View{x.first + o.input, o.hidden});
   BT_CHECK(t, (h.count == o.hidden) && (lanes.status() == bt::Status::kOk));
   bool same = true;
@@ -722,7 +722,7 @@ void cnn_matches_serial(bt_test::Context& t, std::size_t batch) {
   static Model lane_model;
   nn::Rng rng2(3U);
   BT_CHECK(t, lane_model.create(params, kCnn, rng2));
-  const auto lane_loss = [&](bt::Tape<L<T>>& tp, const bt::SharedParams<T>& p, std::size_t first, std::size_t active) {
+  const auto lane_loss = [&](bt::Tape<L<T>>& tp, const bt::LaneParams<T>& p, std::size_t first, std::size_t active) {
     const float* px[kN];
     bt::Index labels[kN];
     for (std::size_t l = 0U; l < kN; ++l) {
@@ -781,7 +781,7 @@ void gru_model_matches_serial(bt_test::Context& t, std::size_t batch) {
   static Model lane_model;
   nn::Rng rng2(4U);
   BT_CHECK(t, lane_model.create(params, kGru, rng2));
-  const auto lane_loss = [&](bt::Tape<L<T>>& tp, const bt::SharedParams<T>& p, std::size_t first, std::size_t active) {
+  const auto lane_loss = [&](bt::Tape<L<T>>& tp, const bt::LaneParams<T>& p, std::size_t first, std::size_t active) {
     const std::uint8_t* in[kN];
     const std::uint8_t* out[kN];
     for (std::size_t l = 0U; l < kN; ++l) {
@@ -809,15 +809,15 @@ void char_gru_fp32(bt_test::Context& t) {
 }
 
 // --- misuse ----------------------------------------------------------------------
-// conv_shared refuses, recording nothing: weights or biases outside the
+// lane_conv refuses, recording nothing: weights or biases outside the
 // shared arrays, padding that is not zero, lists that do not follow one
 // another, no windows.
-void conv_shared_refuses(bt_test::Context& t) {
+void lane_conv_refuses(bt_test::Context& t) {
   bt::Tape<double> params = param_tape<double>();
   for (int i = 0; i < 12; ++i) {
     static_cast<void>(params.param(0.5));
   }
-  const bt::SharedParams<double> p = nn::shared_params(params);
+  const bt::LaneParams<double> p = nn::lane_params(params);
   const auto fresh = [&](bt::Tape<L<double>>& tape, bt::View* x, bt::View* zeros, bt::ViewList* first) {
     *x = bt::record_view(tape, 4U, [&](bt::Index i) noexcept { return tape.leaf(L<double>(static_cast<double>(i))); });
     *zeros = bt::record_view(tape, 2U, [&](bt::Index) noexcept { return tape.input(L<double>(0.0)); });
@@ -853,7 +853,7 @@ void conv_shared_refuses(bt_test::Context& t) {
     }
     const std::size_t nodes = tape.size();
     const std::size_t slots = tape.usage().slots;
-    const bt::View y = bt::conv_shared(tape, p, attempts[a].w_first, attempts[a].rows, first, attempts[a].windows,
+    const bt::View y = bt::lane_conv(tape, p, attempts[a].w_first, attempts[a].rows, first, attempts[a].windows,
                                        zeros.first, attempts[a].bias);
     if (a == 0U) {
       BT_CHECK(t, (y.count == 6U) && (tape.status() == bt::Status::kOk));
@@ -879,7 +879,7 @@ const bt_test::TestCase kCases[] = {
     {"cnn_fp32", cnn_fp32},
     {"char_gru_fp64", char_gru_fp64},
     {"char_gru_fp32", char_gru_fp32},
-    {"conv_shared_refuses", conv_shared_refuses},
+    {"lane_conv_refuses", lane_conv_refuses},
 };
 
 }  // namespace

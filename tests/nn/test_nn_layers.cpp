@@ -6,14 +6,12 @@
 // initialisation, drawn in order), each layer's and model's params(), and
 // optimizer steps, serial batches and clipping over a view that is not on
 // the tape or wider than the optimizer's state: refused, nothing changed.
-// And the earlier names kept, deprecated, until 0.4 (*Config, GRU).
 #include <burtorch/burtorch.hpp>
 #include <burtorch/nn/nn.hpp>
 
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <type_traits>
 
 #include "golden.hpp"
 #include "harness.hpp"
@@ -715,33 +713,6 @@ void model_params(bt_test::Context& t) {
 }
 #endif
 
-// The names the 0.3 naming pass replaced (*Config, GRU) stay until 0.4,
-// deprecated: each names the same type as its replacement, and a program
-// that still spells them compiles and runs as before (here with the
-// deprecation warning silenced, as such a program would silence it).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-static_assert(std::is_same<nn::OptimizerConfig<float>, nn::OptimizerOptions<float>>::value, "OptimizerConfig");
-static_assert(std::is_same<nn::OptimizerConfig<double>, nn::OptimizerOptions<double>>::value, "OptimizerConfig");
-static_assert(std::is_same<nn::MlpConfig, nn::MlpOptions>::value, "MlpConfig");
-static_assert(std::is_same<nn::GptConfig, nn::GptOptions>::value, "GptConfig");
-static_assert(std::is_same<nn::CnnConfig, nn::CnnOptions>::value, "CnnConfig");
-static_assert(std::is_same<nn::GRU<float>, nn::Gru<float>>::value, "GRU");
-static_assert(std::is_same<nn::GRU<double>, nn::Gru<double>>::value, "GRU");
-
-void deprecated_names(bt_test::Context& t) {
-  nn::OptimizerConfig<double> config;
-  config.lr = 0.5;
-  const nn::Optimizer<double> opt(config);
-  BT_CHECK(t, opt.ready() && (opt.config().lr == 0.5));
-  constexpr nn::MlpConfig kOld{27U, 16U, 64U, 4U};
-  constexpr nn::MlpOptions kNew{27U, 16U, 64U, 4U};
-  BT_CHECK(t, nn::MakemoreMlp<double>::parameters(kOld) == nn::MakemoreMlp<double>::parameters(kNew));
-  nn::GRU<double> gru;
-  BT_CHECK(t, (gru.hidden == 0U) && (gru.weight_ih == bt::kNoIndex));
-}
-#pragma GCC diagnostic pop
-
 const bt_test::TestCase kCases[] = {
     {"linear_fp64", linear_fp64},         {"linear_fp32", linear_fp32},
     {"layernorm_fp64", layernorm_fp64},   {"layernorm_fp32", layernorm_fp32},
@@ -761,7 +732,6 @@ const bt_test::TestCase kCases[] = {
     {"views_off_the_tape", views_off_the_tape},
     {"options_defaults", options_defaults},
     {"params_of_failed_layers", params_of_failed_layers},
-    {"deprecated_names", deprecated_names},
 #if !BURTORCH_TEST_SMALL_TARGET
     {"model_params", model_params},
 #endif

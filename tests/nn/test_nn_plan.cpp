@@ -11,7 +11,7 @@
 //  - Training resumed from a checkpoint (parameters, Adam moments, step
 //    counters, PRNG state) continues the identical loss curve.
 #include <burtorch/burtorch.hpp>
-#include <burtorch/checkpoint.hpp>
+#include <burtorch/tools/checkpoint.hpp>
 #include <burtorch/nn/nn.hpp>
 
 #include <cmath>

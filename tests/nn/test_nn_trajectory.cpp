@@ -8,8 +8,8 @@
 // the lanes of one sweep) stay on PyTorch's curves to the same tolerance.
 // Host-sized (the FP64 tapes take a few MB); heap-free like every suite.
 #include <burtorch/burtorch.hpp>
-#include <burtorch/detail/tape_impl.hpp>  // the tape's templates, for the lane type
-#include <burtorch/lanes.hpp>
+#include <burtorch/lanes/ops.hpp>  // a tape of Lanes: the lane ops and the tape's templates for it
+#include <burtorch/lanes/lanes.hpp>
 #include <burtorch/nn/nn.hpp>
 
 #include <cmath>
@@ -94,7 +94,7 @@ void mlp_run(bt_test::Context& t, bt::Index hidden, bool adam, long parameters, 
     }
     if (lanes) {
       losses[s] = nn::lane_batch(tape, params, lane_tape, trajectory::kMlpBatch,
-                                 [&](bt::Tape<Lane>& lt, const bt::SharedParams<double>& p, std::size_t first, std::size_t active) {
+                                 [&](bt::Tape<Lane>& lt, const bt::LaneParams<double>& p, std::size_t first, std::size_t active) {
                                    const std::uint8_t* contexts[kLanes];
                                    std::uint8_t targets[kLanes];
                                    for (std::size_t l = 0U; l < kLanes; ++l) {
@@ -134,7 +134,7 @@ void gpt_run(bt_test::Context& t, bool adam, const double* golden, bool lanes = 
     }
     if (lanes) {
       losses[s] = nn::lane_batch(tape, params, lane_tape, trajectory::kGptBatch,
-                                 [&](bt::Tape<Lane>& lt, const bt::SharedParams<double>& p, std::size_t first, std::size_t active) {
+                                 [&](bt::Tape<Lane>& lt, const bt::LaneParams<double>& p, std::size_t first, std::size_t active) {
                                    const std::uint8_t* in[kLanes];
                                    const std::uint8_t* out[kLanes];
                                    for (std::size_t l = 0U; l < kLanes; ++l) {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The export conversions of frozen weights (frozen_weights.hpp) over every
+// The export conversions of frozen weights (frozen/weights.hpp) over every
 // magnitude a float or a double has: quantize_i8, quantize_f16 and
 // quantize_bf16 either succeed with a result that keeps their documented
 // bound or refuse with kInvalidArgument, writing nothing; no input, finite
@@ -26,7 +26,7 @@
 // that round past the format's largest (FP16, BF16), each alone and inside
 // an array of good values: the call returns kInvalidArgument and the
 // output arrays and the scale keep what they held.
-#include <burtorch/frozen_weights.hpp>
+#include <burtorch/frozen/weights.hpp>
 #include <burtorch/nn/random.hpp>
 
 #include <cmath>

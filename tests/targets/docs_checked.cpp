@@ -8,12 +8,12 @@
 // Where a number describes bytes a function writes, the program writes them
 // and checks the bytes first (exit 1 and a line on what differs), so the
 // document, the constants and the bytes agree.
-#include <burtorch/checkpoint.hpp>
-#include <burtorch/handles.hpp>
+#include <burtorch/tools/checkpoint.hpp>
+#include <burtorch/core/handles.hpp>
 #include <burtorch/nn/nn.hpp>
 #include <burtorch/port/port.hpp>
-#include <burtorch/stream.hpp>
-#include <burtorch/tape.hpp>
+#include <burtorch/tools/stream.hpp>
+#include <burtorch/core/tape.hpp>
 
 #include <climits>
 #include <cstddef>

@@ -12,7 +12,7 @@
 // compared (the parser: printf_layout.hpp). 17-digit output must also read
 // back (strtod) as the same double.
 // Fixed seeds: every run checks the same values.
-#include <burtorch/stream.hpp>
+#include <burtorch/tools/stream.hpp>
 
 #include <cmath>
 #include <cstdint>

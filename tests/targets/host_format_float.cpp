@@ -10,7 +10,7 @@
 // and their neighbours; every precision 1..9. 9-digit output must read back
 // (strtof) as the same float. Fixed patterns and seeds: every run checks
 // the same values.
-#include <burtorch/stream.hpp>
+#include <burtorch/tools/stream.hpp>
 
 #include <cmath>
 #include <cstdint>

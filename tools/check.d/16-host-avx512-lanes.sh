@@ -21,7 +21,7 @@ fi
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS=$cxxflags" -DBURTORCH_BUILD_BENCH=OFF \
       -DBURTORCH_BUILD_PROGRAMS=OFF >/dev/null
 cmake --build "$build" -j2 --target test_lanes test_nn_trajectory test_simd
-printf '#include <burtorch/lanes.hpp>\n#include <cstdio>\nint main() { std::printf("%%zu\\n", burtorch::kHardwareLanes); }\n' |
+printf '#include <burtorch/lanes/lanes.hpp>\n#include <cstdio>\nint main() { std::printf("%%zu\\n", burtorch::kHardwareLanes); }\n' |
   g++ -std=c++17 $cxxflags -Iinclude -x c++ - -o "$build/lanes_probe"
 lanes=$("$build/lanes_probe")
 echo "lanes of this build: $lanes"

@@ -209,7 +209,7 @@ echo "== a deviation applies only at its documented site"
 # BT-DEV-012 comment: cppcheck's uninitMemberVar there must come back.
 mkdir -p "$out/unmarked"
 cp -r include "$out/unmarked/include"
-sed -i 's|// BT-DEV-012: storage_|// (no ID): storage_|' "$out/unmarked/include/burtorch/tape.hpp"
+sed -i 's|// BT-DEV-012: storage_|// (no ID): storage_|' "$out/unmarked/include/burtorch/core/tape.hpp"
 cmake -S tests/compliance -B "$out/unmarked/build" -DBURTORCH_SOURCE_DIR="$PWD/$out/unmarked" \
   -DBURTORCH_COMPLIANCE_UNIT=planted.cpp >"$out/unmarked-configure.log"
 expect_rc 1 "$out/unmarked.log" "$kit" -p "$out/unmarked/build" --only cppcheck --cache-dir "$cache" \
@@ -218,10 +218,10 @@ python3 - "$out/unmarked.sarif" <<'PY'
 import json, sys
 runs = json.load(open(sys.argv[1]))["runs"]
 hits = [r for run in runs for r in run["results"]
-        if r["ruleId"] == "uninitMemberVar" and r["properties"].get("burtorchPath") == "include/burtorch/tape.hpp"]
+        if r["ruleId"] == "uninitMemberVar" and r["properties"].get("burtorchPath") == "include/burtorch/core/tape.hpp"]
 if not hits or any(r.get("suppressions") for r in hits):
-    sys.exit("FAIL: uninitMemberVar in tape.hpp without its BT-DEV-012 comment was not reported unsuppressed")
-print(f"uninitMemberVar in tape.hpp without its BT-DEV-012 comment: reported, unsuppressed ({len(hits)})")
+    sys.exit("FAIL: uninitMemberVar in core/tape.hpp without its BT-DEV-012 comment was not reported unsuppressed")
+print(f"uninitMemberVar in core/tape.hpp without its BT-DEV-012 comment: reported, unsuppressed ({len(hits)})")
 PY
 
 echo "== broken compile databases: tool errors (exit 2), never findings"
@@ -236,7 +236,7 @@ db("no-compiler", ["arm-none-eabi-g++-99", "-std=c++17", "-isystem", f"{root}/in
 json.dump([{"directory": out, "arguments": ["g++", "-c", "gone.cpp"], "file": "gone.cpp"}], open(f"{out}/db/gone.json", "w"))
 PY
 expect_rc 2 "$out/broken.log" "$kit" -p "$out/db/moved-install.json" --cache-dir "$cache"
-grep -q "planted.cpp: g++ cannot preprocess it: missing header 'burtorch/ops.hpp'" "$out/broken.log" || {
+grep -q "planted.cpp: g++ cannot preprocess it: missing header 'burtorch/core/ops.hpp'" "$out/broken.log" || {
   echo "FAIL: the missing header is not named"; cat "$out/broken.log"; exit 1; }
 if grep -q 'unsuppressed findings: [1-9]' "$out/broken.log"; then echo "FAIL: findings from a broken unit"; exit 1; fi
 grep 'error:' "$out/broken.log"

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # The library as a user gets it: installs a host build and a Cortex-M4 build
 # (MPS2 AN386) into temporary prefixes, then builds every example under
-# examples/ against the installed package (find_package(burtorch 0.2), not
+# examples/ against the installed package (find_package(burtorch 0.3), not
 # the source tree), runs it and checks its output:
 #   line_fit      slope and intercept equal the closed-form least-squares
 #                 solution of the points it prints (to 1e-6)
@@ -14,8 +14,8 @@
 #                 same firmware with a linker script of its own, and built
 #                 from the source tree with add_subdirectory
 # and also: pkg-config compiles line_fit; a tape of Lanes instantiated with
-# the installed <burtorch/detail/tape_impl.hpp>; the package's version check
-# rejects 0.1, 0.3 and 1.0; a host project that adds the tree with
+# the installed <burtorch/lanes/ops.hpp>; the package's version check
+# rejects 0.2, 0.4 and 1.0; a host project that adds the tree with
 # FetchContent gets the library targets only; a -D that contradicts the installed
 # build_config.hpp fails to compile, and objects compiled against the
 # Cortex-M4 install's headers fail to link with the host archive, both
@@ -40,7 +40,7 @@ cmake -S "$root" -B "$work/lib-cortex-m4" -DCMAKE_TOOLCHAIN_FILE="$root/toolchai
 cmake --build "$work/lib-cortex-m4" -j2 >/dev/null
 cmake --install "$work/lib-cortex-m4" --prefix "$m4" >/dev/null
 for f in include/burtorch/burtorch.hpp include/burtorch/version.hpp include/burtorch/build_config.hpp \
-         include/burtorch/detail/tape_impl.hpp include/burtorch/port/port.hpp lib/libburtorch.a \
+         include/burtorch/lanes/ops.hpp include/burtorch/port/port.hpp lib/libburtorch.a \
          lib/libburtorch_port_posix.a lib/libburtorch_port_null.a lib/cmake/burtorch/burtorchConfig.cmake \
          lib/cmake/burtorch/burtorchConfigVersion.cmake lib/pkgconfig/burtorch.pc; do
   [ -f "$host/$f" ] || fail "host install lacks $f"
@@ -100,7 +100,7 @@ for g, f in zip(grads, fds):
 PY
 
 echo "== line_fit through pkg-config"
-PKG_CONFIG_PATH="$host/lib/pkgconfig" pkg-config --modversion burtorch | grep -qx '0.2.0' || fail "pkg-config version"
+PKG_CONFIG_PATH="$host/lib/pkgconfig" pkg-config --modversion burtorch | grep -qx '0.3.0' || fail "pkg-config version"
 # shellcheck disable=SC2046
 g++ -std=c++17 "$root/examples/line_fit/main.cpp" $(PKG_CONFIG_PATH="$host/lib/pkgconfig" pkg-config --cflags --libs burtorch) \
     -o "$work/line_fit_pc"
@@ -187,8 +187,8 @@ echo "library targets: $targets"
 cmake --build "$work/subdir-host/build" -j2 >/dev/null
 "$work/subdir-host/build/line_fit" | diff - "$work/line_fit.out" || fail "FetchContent build prints something else"
 
-echo "== package version compatibility (0.2.x only)"
-for want in "0.2:ok" "0.2.0:ok" "0.1:no" "0.3:no" "1.0:no"; do
+echo "== package version compatibility (0.3.x only)"
+for want in "0.3:ok" "0.3.0:ok" "0.2:no" "0.4:no" "1.0:no"; do
   v=${want%%:*}
   mkdir -p "$work/version-$v"
   cat > "$work/version-$v/CMakeLists.txt" <<CMAKE
@@ -201,11 +201,11 @@ CMAKE
   echo "find_package(burtorch $v): $got"
 done
 
-echo "== a tape of lanes (burtorch/lanes.hpp) with the installed template definitions"
+echo "== a tape of lanes (burtorch/lanes/lanes.hpp) with the installed template definitions"
 cat > "$work/lanes_user.cpp" <<'CPP'
 #include <burtorch/burtorch.hpp>
-#include <burtorch/detail/tape_impl.hpp>
-#include <burtorch/lanes.hpp>
+#include <burtorch/lanes/ops.hpp>
+#include <burtorch/lanes/lanes.hpp>
 using L4 = burtorch::Lanes<double, 4>;
 template class burtorch::Tape<L4>;
 int main() {

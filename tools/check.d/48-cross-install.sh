@@ -2,7 +2,7 @@
 # The Linux cross installs (aarch64, armv7) consumed as docs/porting.md says:
 # each install carries its toolchain file (share/burtorch/toolchains/), a
 # project configured with that file and -DCMAKE_PREFIX_PATH=<prefix> finds
-# the package (find_package(burtorch 0.2)), builds examples/line_fit and
+# the package (find_package(burtorch 0.3)), builds examples/line_fit and
 # examples/xor_nn, and runs them under qemu-user (the toolchain's emulator),
 # checked as stage 45 checks them on the host: line_fit's slope and
 # intercept are the least-squares fit of its points (to 1e-6), xor_nn's
@@ -82,7 +82,7 @@ PY
   cat > "$c/src/CMakeLists.txt" <<CMAKE
 cmake_minimum_required(VERSION 3.25)
 project(consumer LANGUAGES CXX)
-find_package(burtorch 0.2 REQUIRED)
+find_package(burtorch 0.3 REQUIRED)
 add_executable(line_fit "$root/examples/line_fit/main.cpp")
 target_link_libraries(line_fit PRIVATE burtorch::burtorch burtorch::port)
 enable_testing()

@@ -10,14 +10,16 @@
 
 Reads tools/gates/architecture.txt (floors, the core, allowed exceptions,
 budgets). Checks, from the code as it is:
-  floors     every header under include/burtorch/ is on exactly one floor
+  floors     every header under include/burtorch/ is on exactly one floor,
+             and a floor is one folder (or named top-level files): two
+             headers of one folder are on one floor
   upward     no #include runs up a floor (except the allowed ones)
   loops      no cycle in the include graph
   core       nothing reachable by #include from the core's headers is off
              the base and core floors (no extension, no nn)
   api        Tape's public members (functions, constants, types; not the
              constructor, destructor or assignments) within their budget,
-             and the deprecated ones (tape_deprecated.hpp) within theirs
+             and Tape has no base class
   lines      no library file (include/, lib/) past budget file-lines,
              unless listed with a reason
   docs       docs/architecture.md's generated table is what this tool
@@ -181,13 +183,20 @@ def public_members(body: str, cls: str) -> list[str]:
     return sorted(set(names))
 
 
-def tape_members(inc: Path) -> tuple[list[str], list[str]]:
-    tape = public_members(class_body((inc / "tape.hpp").read_text(), "Tape"), "Tape")
-    dep_path = inc / "tape_deprecated.hpp"
-    dep = []
-    if dep_path.exists():
-        dep = public_members(class_body(dep_path.read_text(), "DeprecatedTapeMembers"), "DeprecatedTapeMembers")
-    return tape, dep
+def tape_members(inc: Path) -> list[str]:
+    return public_members(class_body((inc / "core/tape.hpp").read_text(), "Tape"), "Tape")
+
+
+def tape_bases(inc: Path) -> str:
+    """What Tape<T> derives from ("" for nothing): members a base brings are
+    Tape's names too, outside its budget."""
+    m = re.search(r"\bclass\s+Tape\b\s*(:[^{;]*)?\{", (inc / "core/tape.hpp").read_text())
+    return (m.group(1) or "").strip(": \n") if m else ""
+
+
+def core_headers(cfg: "Config", graph: dict[str, list[str]]) -> list[str]:
+    """The headers the core's patterns (architecture.txt's core: line) name."""
+    return sorted(h for h in graph if any(fnmatch.fnmatch(h, p) for p in cfg.core))
 
 
 def library_files(root: Path) -> list[Path]:
@@ -206,10 +215,10 @@ def table(root: Path, cfg: Config) -> str:
     for p in library_files(root):
         if p.relative_to(root).parts[0] == "lib":
             rows.append("| (compiled) | `%s` | |" % p.relative_to(root).as_posix())
-    tape, dep = tape_members(inc)
+    tape = tape_members(inc)
     rows.append("")
-    rows.append("`Tape`'s public members (%d, budget %d): %s. Deprecated members of 0.2, removed in 0.4: %d."
-                % (len(tape), cfg.budget.get("tape-public-members", 0), ", ".join("`%s`" % n for n in tape), len(dep)))
+    rows.append("`Tape`'s public members (%d, budget %d): %s."
+                % (len(tape), cfg.budget.get("tape-public-members", 0), ", ".join("`%s`" % n for n in tape)))
     return "\n".join(rows)
 
 
@@ -239,6 +248,16 @@ def check(root: Path, cfg_text: str, docs: bool = True) -> list[str]:
         floors = cfg.floor_of(h)
         if len(floors) != 1:
             findings.append("floors: %s is on %d floors (architecture.txt must place it on one)" % (h, len(floors)))
+    folder_floor: dict[str, tuple[int, str]] = {}
+    for h in sorted(graph):
+        floors = cfg.floor_of(h)
+        if "/" not in h or len(floors) != 1 or cfg.floors[floors[0]][0] == "umbrella":
+            continue  # top-level files are named one by one; the umbrellas include every floor
+        folder = h.split("/", 1)[0]
+        if folder in folder_floor and folder_floor[folder][0] != floors[0]:
+            findings.append("floors: %s/ is on two floors (%s, %s): a floor is a folder"
+                            % (folder, cfg.floors[folder_floor[folder][0]][0], cfg.floors[floors[0]][0]))
+        folder_floor.setdefault(folder, (floors[0], h))
     for h, incs in graph.items():
         fh = cfg.floor_of(h)
         for t in incs:
@@ -252,10 +271,9 @@ def check(root: Path, cfg_text: str, docs: bool = True) -> list[str]:
     for loop in cycles(graph):
         findings.append("loops: " + " -> ".join(loop))
     core_floors = {0, 1}
-    seen, todo = set(), [c for c in cfg.core if c in graph]
-    for c in cfg.core:
-        if c not in graph:
-            findings.append("core: %s (architecture.txt) does not exist" % c)
+    seen, todo = set(), core_headers(cfg, graph)
+    if not todo:
+        findings.append("core: architecture.txt's core patterns (%s) match no header" % " ".join(cfg.core))
     while todo:
         h = todo.pop()
         if h in seen:
@@ -265,12 +283,12 @@ def check(root: Path, cfg_text: str, docs: bool = True) -> list[str]:
         if len(fl) == 1 and fl[0] not in core_floors:
             findings.append("core: %s is reachable from the core but on floor %s" % (h, cfg.floors[fl[0]][0]))
         todo.extend(t for t in graph.get(h, []) if t in graph)
-    tape, dep = tape_members(inc)
+    tape = tape_members(inc)
     if len(tape) > cfg.budget.get("tape-public-members", 10**9):
         findings.append("api: Tape has %d public members, budget %d: %s"
                         % (len(tape), cfg.budget["tape-public-members"], ", ".join(tape)))
-    if len(dep) > cfg.budget.get("tape-deprecated-members", 10**9):
-        findings.append("api: %d deprecated Tape members, budget %d" % (len(dep), cfg.budget["tape-deprecated-members"]))
+    if tape_bases(inc):
+        findings.append("api: Tape derives from %s: its members would be Tape's, outside the budget" % tape_bases(inc))
     limit = cfg.budget.get("file-lines", 10**9)
     for p in library_files(root):
         rel = p.relative_to(root).as_posix()
@@ -306,18 +324,22 @@ def write_docs(root: Path, cfg_text: str) -> None:
 def selftest() -> int:
     """Each kind of finding, planted in a copy of the tree, is reported."""
     cfg_text = (ROOT / "tools" / "gates" / "architecture.txt").read_text()
-    plants = {
-        "upward": ("include/burtorch/tape.hpp", '#include "burtorch/lanes.hpp"\n'),
-        "core": ("include/burtorch/core/step.hpp", '#include "burtorch/functions.hpp"\n'),
-        "loops": ("include/burtorch/detail/math.hpp", '#include "burtorch/detail/vector.hpp"\n',
-                  "include/burtorch/detail/vector.hpp", '#include "burtorch/detail/math.hpp"\n'),
-        "floors": ("include/burtorch/newfile.hpp", "// SPDX-License-Identifier: Apache-2.0\n"),
-        "api": ("include/burtorch/tape.hpp", None),
-        "lines": ("lib/stream.cpp", "// filler\n" * 600),
-        "docs": ("docs/architecture.md", "`burtorch::no_such_function_anywhere`\n"),
-    }
+    plants = [
+        ("upward", ("include/burtorch/core/tape.hpp", '#include "burtorch/lanes/lanes.hpp"\n'), None),
+        ("core", ("include/burtorch/core/detail/step.hpp", '#include "burtorch/ext/functions.hpp"\n'), None),
+        ("loops", ("include/burtorch/core/detail/math.hpp", '#include "burtorch/lanes/vector.hpp"\n',
+                   "include/burtorch/lanes/vector.hpp", '#include "burtorch/core/detail/math.hpp"\n'), None),
+        ("floors", ("include/burtorch/newfile.hpp", "// SPDX-License-Identifier: Apache-2.0\n"), None),
+        # a folder split over two floors
+        ("floors", (), ("floor tools: tools/*", "floor tools: tools/* lanes/functions.hpp")),
+        ("api", ("include/burtorch/core/tape.hpp", "member"), None),
+        ("api", ("include/burtorch/core/tape.hpp", "base"), None),
+        ("lines", ("lib/stream.cpp", "// filler\n" * 600), None),
+        ("docs", ("docs/architecture.md", "`burtorch::no_such_function_anywhere`\n"), None),
+    ]
     failures = 0
-    for kind, plant in plants.items():
+    for kind, plant, cfg_edit in plants:
+        planted_cfg = cfg_text if cfg_edit is None else cfg_text.replace(cfg_edit[0], cfg_edit[1], 1)
         with tempfile.TemporaryDirectory() as tmp:
             copy = Path(tmp)
             for d in ("include", "lib", "docs"):
@@ -329,9 +351,13 @@ def selftest() -> int:
             pairs = list(zip(plant[0::2], plant[1::2]))
             for rel, add in pairs:
                 p = copy / rel
-                if kind == "api":
+                if kind == "api" and add == "member":
                     text = p.read_text()
                     text = text.replace("  // --- sources ----", "  void planted_member() noexcept {}\n  // --- sources ----", 1)
+                    p.write_text(text)
+                elif kind == "api":
+                    text = p.read_text()
+                    text = text.replace("class Tape {", "class Tape : public PlantedBase<T> {", 1)
                     p.write_text(text)
                 elif p.exists():
                     text = p.read_text()
@@ -341,7 +367,7 @@ def selftest() -> int:
                     p.write_text(text[:at] + add + text[at:])
                 else:
                     p.write_text(add)
-            got = [f for f in check(copy, cfg_text) if f.startswith(kind + ":") and f not in before]
+            got = [f for f in check(copy, planted_cfg) if f.startswith(kind + ":") and f not in before]
             print("selftest %-7s %s" % (kind, ("caught: " + got[0]) if got else "NOT CAUGHT"))
             failures += 0 if got else 1
     print("%d passed, %d failed" % (len(plants) - failures, failures))
@@ -352,9 +378,18 @@ def report() -> None:
     cfg = Config((ROOT / "tools" / "gates" / "architecture.txt").read_text())
     inc = ROOT / "include" / "burtorch"
     graph = headers(inc)
-    tape, dep = tape_members(inc)
+    tape = tape_members(inc)
     print("Tape public members: %d (%s)" % (len(tape), ", ".join(tape)))
-    print("Tape deprecated members: %d" % len(dep))
+    print("Tape base classes: %s" % (tape_bases(inc) or "none"))
+    files: dict[str, list[int]] = {}
+    for h in graph:
+        fl = cfg.floor_of(h)
+        name = cfg.floors[fl[0]][0] if len(fl) == 1 else "?"
+        n = len((inc / h).read_text().splitlines())
+        files.setdefault(name, []).append(n)
+    for name, _ in cfg.floors:
+        counts = files.get(name, [])
+        print("floor %-9s %3d headers %6d lines" % (name, len(counts), sum(counts)))
     up = [(h, t) for h, incs in graph.items() for t in incs if t in graph and cfg.floor_of(h) and cfg.floor_of(t)
           and cfg.floor_of(t)[0] > cfg.floor_of(h)[0]]
     print("includes that run up a floor: %d %s" % (len(up), up))

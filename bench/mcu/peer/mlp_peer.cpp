@@ -15,7 +15,7 @@
 // turning into instructions per step under QEMU
 // -icount (flash is measured on the PEER_TICKS=0 build).
 #include <burtorch/port/port.hpp>
-#include <burtorch/stream.hpp>
+#include <burtorch/tools/stream.hpp>
 
 #include <cstddef>
 #include <cstdint>

@@ -1,406 +1,181 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file
-/// The recorders of views.hpp, out of line (lib/tape.cpp compiles them for
-/// float and double): reductions, inner products, view lists, a layer's
-/// matrix-vector product, scale-shift. Their values come from the rows of
-/// op_wide.hpp and the loops of detail/math.hpp; they reach the tape
-/// through Recorder<T> alone.
+/// Recording over views (consecutive nodes, burtorch::View) and view lists
+/// (several views read as one operand, burtorch::ViewList): what layers are
+/// made of. A layer's outputs are one view whose nodes share one descriptor
+/// in argument slots (matvec, scale_shift); an inner product reads a view
+/// list in place, without copying its nodes.
+///
+/// Every function checks its operands: a wrong op, a null pointer or an
+/// empty list is kInvalidArgument; an operand that is empty (default or
+/// from a call with no tape) kEmptyHandle, of another tape kForeignValue,
+/// not (or no longer) recorded kInvalidHandle; a full tape
+/// kCapacityExceeded. Nothing is recorded on an error (the tape keeps the
+/// sticky status) and the result is invalid (kNoView, an invalid handle or
+/// list). The recorders are compiled into the library for float and double
+/// (core/detail/views.hpp; a tape of another scalar type instantiates them
+/// where lanes/ops.hpp is included).
 #ifndef BURTORCH_CORE_VIEWS_HPP
 #define BURTORCH_CORE_VIEWS_HPP
 
 #include <cstddef>
-#include <cstdint>
 
-#include "burtorch/core/step.hpp"
-#include "burtorch/detail/math.hpp"
-#include "burtorch/op_wide.hpp"
-#include "burtorch/record.hpp"
-#include "burtorch/views.hpp"
+#include "burtorch/core/detail/step.hpp"
+#include "burtorch/index.hpp"
+#include "burtorch/core/op.hpp"
+#include "burtorch/core/record.hpp"
+#include "burtorch/status.hpp"
+#include "burtorch/core/tape.hpp"
 
 namespace burtorch {
+
 namespace detail {
-
-/// True if op is a view reduction of the core set (what reduce() takes).
-inline bool is_view_reduction(Op op) noexcept {
-  bool found = false;
-  visit_op_of_kind<OpKind::kViewReduce>(op, [&found](auto /*tag*/) noexcept { found = true; });
-  return found;
-}
-
-/// The value of the view reduction view_op over n operands; *list_op is
-/// set to its list variant.
-template <class T, class Operand>
-T reduce_value(const T* v, Op view_op, Operand at, Index n, Op* list_op) noexcept {
-  T out = T(0);
-  visit_op_of_kind<OpKind::kViewReduce>(view_op, [&](auto tag) noexcept {
-    using D = typename decltype(tag)::Def;
-    out = D::forward(v, at, n);
-    *list_op = D::kPair;
-  });
-  return out;
-}
-
-/// The backward of the view reduction view_op and its list variant (what
-/// reduce() registers: Recorder::enable_wide). The reduction is chosen at
-/// run time, so every reduction's backward is in a program that calls it;
-/// ops.hpp's functions and reduce<K>() register K's alone.
+/// record_view's refusal: the nodes and slots its calls recorded are
+/// discarded (a rewind to where it started), and kInvalidArgument recorded
+/// unless the tape holds an error already.
 template <class T>
-FamilyBackward<T> reduction_backward(Op view_op) noexcept {
-  FamilyBackward<T> backward = nullptr;
-  visit_op_of_kind<OpKind::kViewReduce>(
-      view_op, [&backward](auto tag) noexcept { backward = &wide_backward<decltype(tag)::kOp, T>; });
-  return backward;
+BURTORCH_COLD View refuse_view(Tape<T>& tape, Index nodes, Index slots) noexcept {
+  const Mark start{nodes, slots, &tape, Recorder<T>::generation(tape)};
+  static_cast<void>(tape.rewind(start));  // refused only if the calls rewound past it: then nothing is left
+  static_cast<void>(tape.report(Status::kInvalidArgument));
+  return kNoView;
 }
-
-/// The reduction view_op over no operands: its row's value of nothing
-/// (kEmpty) as a constant node.
-template <class T>
-Value<T> empty_reduction(Tape<T>& tape, Op view_op) noexcept {
-  Empty e = Empty::kZero;
-  visit_op_of_kind<OpKind::kViewReduce>(view_op, [&e](auto tag) noexcept { e = decltype(tag)::Def::kEmpty; });
-  return Recorder<T>::constant_node(tape, e);
-}
-
-/// An inner product's 3-slot descriptor [w, x, bias] after checking the
-/// bias handle and the room for one node; kNoIndex (status set) if not.
-template <class T>
-Index dot_descriptor(Tape<T>& tape, Index w, Index x, const detail::PlainT<Value<T>>* bias) noexcept {
-  using R = Recorder<T>;
-  if ((bias != nullptr) && !R::owns(tape, *bias)) {
-    R::reject(tape, *bias);
-    return kNoIndex;
-  }
-  const Index descriptor = R::reserve(tape, 1U, 3U);
-  if (descriptor != kNoIndex) {
-    Index* const slots = R::slots(tape);
-    slots[descriptor] = w;
-    slots[descriptor + 1U] = x;
-    slots[descriptor + 2U] = (bias != nullptr) ? bias->index() : kNoIndex;
-  }
-  return descriptor;
-}
-
-/// Records an inner product node: its product plus the descriptor's bias.
-template <class T>
-Value<T> push_dot(Tape<T>& tape, Op op, T product, Index descriptor, Index n) noexcept {
-  using R = Recorder<T>;
-  const Index bias = R::slots(tape)[descriptor + 2U];
-  return R::push(tape, op, (bias != kNoIndex) ? (product + R::values(tape)[bias]) : product, descriptor, n);
-}
-
-/// The view-list flag of views[0..count) (detail::kListOfInputs if every
-/// node is an input, else 0); the views are recorded (checked by caller).
-template <class T>
-BURTORCH_ALWAYS_INLINE inline Index inputs_flag(const Tape<T>& tape, const View* views, std::size_t count) noexcept {
-  using R = Recorder<T>;
-  const Op* const ops = R::ops(tape);
-  const Index base = R::param_region(tape);
-  Index inputs = kListOfInputs;
-  for (std::size_t r = 0U; (inputs != 0U) && (r < count); ++r) {
-    for (Index i = views[r].first; (inputs != 0U) && (i < (views[r].first + views[r].count)); ++i) {
-      inputs = ((i >= base) && (ops[i - base] == Op::kInput)) ? inputs : 0U;
-    }
-  }
-  return inputs;
-}
-
-template <class T>
-Index matvec_descriptor(Tape<T>& tape, Index w_first, Index rows, ViewList x, Index bias_first) noexcept {
-  using R = Recorder<T>;
-  if (rows == 0U) {
-    static_cast<void>(R::fail(tape, Status::kInvalidArgument));
-    return kNoIndex;
-  }
-  if (!R::list_valid(tape, x)) {
-    return kNoIndex;
-  }
-  // Every weight and bias must be recorded (64-bit: rows * length may
-  // exceed an Index; then it exceeds the tape's size too).
-  const std::uint64_t weights = static_cast<std::uint64_t>(rows) * x.total;
-  if (!R::recorded(tape, w_first, weights)) {
-    static_cast<void>(R::fail(tape, Status::kInvalidHandle));
-    return kNoIndex;
-  }
-  if ((bias_first != kNoIndex) && !R::recorded(tape, bias_first, rows)) {
-    static_cast<void>(R::fail(tape, Status::kInvalidHandle));
-    return kNoIndex;
-  }
-  const Index descriptor = R::reserve(tape, rows, 4U);  // room for all rows, or none is recorded
-  if (descriptor != kNoIndex) {
-    Index* const slots = R::slots(tape);
-    slots[descriptor] = w_first;
-    slots[descriptor + 1U] = x.slot;
-    slots[descriptor + 2U] = bias_first;
-    slots[descriptor + 3U] = x.total;
-  }
-  return descriptor;
-}
-
 }  // namespace detail
 
-template <class T>
-ViewList view_list(Tape<T>& tape, const View* views, std::size_t count) noexcept {
-  using R = Recorder<T>;
-  ViewList out;
-  if ((views == nullptr) || (count == 0U) || (count >= (kNoIndex / 4U))) {
-    static_cast<void>(R::fail(tape, Status::kInvalidArgument));
-    return out;
+/// Records n nodes by calling f(k) for k = 0 .. n-1, where each call
+/// records one node (an op of core/ops.hpp) and returns its handle; the nodes
+/// are consecutive, so they are returned as one View (a layer's
+/// activations, its parameters). Refused with kNoView if a call failed
+/// (the tape keeps that status) or if the calls did not record exactly n
+/// nodes (kInvalidArgument): then the tape is as record_view found it, the
+/// nodes and slots the calls recorded discarded. One check at the end: a
+/// failed op records nothing and every later op fails too, so the node
+/// count alone tells.
+template <class T, class F>
+inline View record_view(Tape<T>& tape, Index n, F f) noexcept {
+  const std::size_t first = tape.size();
+  const Index slots = Recorder<T>::slots_used(tape);
+  for (Index k = 0U; k < n; ++k) {
+    static_cast<void>(f(k));
   }
-  std::uint64_t total = 0U;  // 64 bits: count < 2^30 views of < 2^32 nodes each cannot wrap it
-  for (std::size_t r = 0U; r < count; ++r) {
-    if ((views[r].count == 0U) || !R::recorded(tape, views[r].first, views[r].count)) {
-      static_cast<void>(R::fail(tape, Status::kInvalidHandle));
-      return out;
-    }
-    total += views[r].count;
+  if (BURTORCH_UNLIKELY((tape.status() != Status::kOk) || ((tape.size() - first) != n))) {
+    return detail::refuse_view(tape, static_cast<Index>(first), slots);
   }
-  if (total >= kNoIndex) {
-    static_cast<void>(R::fail(tape, Status::kInvalidArgument));
-    return out;
-  }
-  const Index slot = R::take_slots(tape, 1U + (2U * count));
-  if (slot == kNoIndex) {
-    return out;
-  }
-  // Inputs only (op kInput): the inner products over the list compute no
-  // gradient for them (detail::kListOfInputs).
-  Index* const slots = R::slots(tape);
-  slots[slot] = static_cast<Index>(count) | detail::inputs_flag(tape, views, count);
-  for (std::size_t r = 0U; r < count; ++r) {
-    slots[slot + 1U + (2U * static_cast<Index>(r))] = views[r].first;
-    slots[slot + 2U + (2U * static_cast<Index>(r))] = views[r].count;
-  }
-  out.slot = slot;
-  out.total = static_cast<Index>(total);
-  return out;
+  return View{static_cast<Index>(first), n};
 }
 
+/// Stores `count` views once (1 + 2 * count slots) as one operand; see
+/// ViewList. A list whose views are all inputs (Tape::input) is marked as
+/// such: the inner products over it compute no gradient for them.
 template <class T>
-ViewList view_list_rows(Tape<T>& tape, View x, Index width) noexcept {
-  using R = Recorder<T>;
-  if ((width == 0U) || (x.count == 0U) || ((x.count % width) != 0U)) {
-    static_cast<void>(R::fail(tape, Status::kInvalidArgument));
-    return ViewList{};
-  }
-  if (!R::recorded(tape, x.first, x.count)) {
-    static_cast<void>(R::fail(tape, Status::kInvalidHandle));
-    return ViewList{};
-  }
-  const Index rows = x.count / width;
-  if (rows >= (kNoIndex / 4U)) {
-    static_cast<void>(R::fail(tape, Status::kInvalidArgument));
-    return ViewList{};
-  }
-  const Index slot = R::take_slots(tape, 1U + (2U * rows));
-  if (slot == kNoIndex) {
-    return ViewList{};
-  }
-  Index* const slots = R::slots(tape);
-  slots[slot] = rows | detail::inputs_flag(tape, &x, 1U);  // as view_list()
-  for (Index r = 0U; r < rows; ++r) {
-    slots[slot + 1U + (2U * r)] = x.first + (r * width);
-    slots[slot + 2U + (2U * r)] = width;
-  }
-  ViewList out;
-  out.slot = slot;
-  out.total = x.count;
-  return out;
+ViewList view_list(Tape<T>& tape, const View* views, std::size_t count) noexcept;
+/// The view x as x.count / width views of `width` nodes each (1 + 2 *
+/// x.count / width slots; x.count a multiple of width, else
+/// kInvalidArgument): the same inputs as view_list(tape, &x, 1), in rows a
+/// layer can tell apart (a lane tape's layer reads a gathered row that
+/// every lane shares as shared scalars: lanes/lanes.hpp's lane_matvec).
+template <class T>
+ViewList view_list_rows(Tape<T>& tape, View x, Index width) noexcept;
+
+/// A reduction over xs[0..n): `view_op` is the view variant of a core
+/// reduction (Op::kSumR, kMeanR, kLogSumExpR, ...: op_kind() kViewReduce;
+/// a family's reduction, such as reduce_max, is recorded by its function);
+/// stored as a view if the nodes are consecutive, else as a list (the op's
+/// L variant). Over no operands (n == 0; xs may be null) it records the
+/// reduction's value of nothing, as PyTorch gives it (the row's kEmpty: sum
+/// 0, product 1, mean and variance NaN, log-sum-exp -inf), as a constant
+/// node, and no error. core/ops.hpp's reduce_sum and the others call it.
+template <class T>
+Value<T> reduce(Tape<T>& tape, Op view_op, const detail::PlainT<Value<T>>* xs, std::size_t n) noexcept;
+/// The same reduction of the view x read in place (a layer's outputs): no
+/// handle array to gather, the same node and bits; an empty view gives the
+/// value of nothing. kInvalidArgument for another op or kNoView (a failed
+/// layer's), kInvalidHandle if a node is not recorded.
+template <class T>
+Value<T> reduce(Tape<T>& tape, Op view_op, View x) noexcept;
+
+/// reduce() with the reduction chosen at compile time: K is a core view
+/// reduction (Op::kSumR, ..., Op::kLogSumExpR). The same checks, node and
+/// bits; a program that calls it links K's code alone (reduce() above
+/// chooses at run time, so it links every reduction's, log-sum-exp's expf
+/// and logf included). core/ops.hpp's reduce_sum and the others call it.
+template <Op K, class T>
+inline Value<T> reduce(Tape<T>& tape, const detail::PlainT<Value<T>>* xs, std::size_t n) noexcept {
+  static_assert(op_kind(K) == OpKind::kViewReduce, "reduce<K>: K is a core view reduction (Op::kSumR, ...)");
+  Recorder<T>::template enable_wide<K>(tape);
+  return Recorder<T>::template reduce<K, OpDef<K>::kPair>(tape, xs, n);
+}
+/// The same over the view x, read in place (reduce(tape, op, x) above).
+template <Op K, class T>
+inline Value<T> reduce(Tape<T>& tape, View x) noexcept {
+  static_assert(op_kind(K) == OpKind::kViewReduce, "reduce<K>: K is a core view reduction (Op::kSumR, ...)");
+  Recorder<T>::template enable_wide<K>(tape);
+  return Recorder<T>::template reduce<K>(tape, x);
 }
 
-template <class T>
-Value<T> reduce(Tape<T>& tape, Op view_op, const detail::PlainT<Value<T>>* xs, std::size_t n) noexcept {
-  using R = Recorder<T>;
-  // Recorder::reduce_operands' checks, written out: this function is in
-  // every program that records a reduction, reduce_operands only where a
-  // family's reduction is recorded.
-  if (!detail::is_view_reduction(view_op)) {
-    return R::fail(tape, Status::kInvalidArgument);
-  }
-  if (n == 0U) {
-    return detail::empty_reduction(tape, view_op);
-  }
-  if ((xs == nullptr) || (n >= kNoIndex)) {
-    return R::fail(tape, Status::kInvalidArgument);
-  }
-  if (!R::room_for_interior(tape)) {  // check before taking slots: a failed op takes none
-    return R::fail_capacity(tape, 1U, 0U);
-  }
-  const Index before = R::slots_used(tape);
-  Index where = kNoIndex;
-  bool is_view = false;
-  if (!R::store_operand(tape, xs, n, &where, &is_view)) {
-    return Value<T>(&tape, kNoIndex);
-  }
-  const auto count = static_cast<Index>(n);
-  const T* const v = R::values(tape);
-  Op list_op = view_op;
-  const T result = is_view ? detail::reduce_value(v, view_op, detail::view_operand(where), count, &list_op)
-                           : detail::reduce_value(v, view_op, detail::list_operand(&R::slots(tape)[where]), count,
-                                                  &list_op);
-  R::enable_wide(tape, view_op, detail::reduction_backward<T>(view_op));
-  const Value<T> out = R::push(tape, is_view ? view_op : list_op, result, where, count);
-  if (!out.valid()) {
-    R::release_slots(tape, before);
-  }
-  return out;
-}
-
-template <class T>
-Value<T> reduce(Tape<T>& tape, Op view_op, View x) noexcept {
-  using R = Recorder<T>;
-  if ((x.first == kNoIndex) || !detail::is_view_reduction(view_op)) {
-    return R::fail(tape, Status::kInvalidArgument);
-  }
-  if (x.count == 0U) {
-    return detail::empty_reduction(tape, view_op);
-  }
-  if (!R::recorded(tape, x.first, x.count)) {
-    return R::fail(tape, Status::kInvalidHandle);
-  }
-  Op list_op = view_op;
-  const T result = detail::reduce_value(R::values(tape), view_op, detail::view_operand(x.first), x.count, &list_op);
-  R::enable_wide(tape, view_op, detail::reduction_backward<T>(view_op));
-  return R::push(tape, view_op, result, x.first, x.count);
-}
-
+/// sum(w[i] * x[i]) (+ *bias if bias is not null); each side stored as a
+/// view when its nodes are consecutive, else as a list of slots.
 template <class T>
 Value<T> inner_product(Tape<T>& tape, const detail::PlainT<Value<T>>* w, const detail::PlainT<Value<T>>* x, std::size_t n,
-                       const detail::PlainT<Value<T>>* bias) noexcept {
-  using R = Recorder<T>;
-  if ((w == nullptr) || (x == nullptr) || (n == 0U) || (n >= kNoIndex)) {
-    return R::fail(tape, Status::kInvalidArgument);
-  }
-  const Index before = R::slots_used(tape);
-  const Index descriptor = detail::dot_descriptor(tape, kNoIndex, kNoIndex, bias);  // operands filled in below
-  Index w_at = kNoIndex;
-  Index x_at = kNoIndex;
-  bool w_view = false;
-  bool x_view = false;
-  if ((descriptor == kNoIndex) || !R::store_operand(tape, w, n, &w_at, &w_view) ||
-      !R::store_operand(tape, x, n, &x_at, &x_view)) {
-    R::release_slots(tape, before);
-    return Value<T>(&tape, kNoIndex);
-  }
-  // The product is symmetric: keep a view operand first (RL, never LR).
-  if (!w_view && x_view) {
-    const Index t = w_at;
-    w_at = x_at;
-    x_at = t;
-    w_view = true;
-    x_view = false;
-  }
-  const auto count = static_cast<Index>(n);
-  Index* const slots = R::slots(tape);
-  const T* const v = R::values(tape);
-  slots[descriptor] = w_at;
-  slots[descriptor + 1U] = x_at;
-  T result = T(0);
-  Op op = Op::kDotLL;
-  if (w_view && x_view) {
-    op = Op::kDotRR;
-    result = detail::view_dot(v, w_at, x_at, count);
-    R::template enable_wide<Op::kDotRR>(tape);
-  } else if (w_view) {
-    op = Op::kDotRL;
-    result = detail::dot_of(v, detail::view_operand(w_at), detail::list_operand(&slots[x_at]), count);
-    R::template enable_wide<Op::kDotRL>(tape);
-  } else {
-    result = detail::dot_of(v, detail::list_operand(&slots[w_at]), detail::list_operand(&slots[x_at]), count);
-    R::template enable_wide<Op::kDotLL>(tape);
-  }
-  const Value<T> out = detail::push_dot(tape, op, result, descriptor, count);
-  if (!out.valid()) {
-    R::release_slots(tape, before);
-  }
-  return out;
-}
-
+                       const detail::PlainT<Value<T>>* bias) noexcept;
+/// The same for two views of equal length (kInvalidArgument otherwise, or
+/// if they are empty): no handle array to gather and scan (attention
+/// scores).
 template <class T>
-Value<T> inner_product(Tape<T>& tape, View w, View x, const detail::PlainT<Value<T>>* bias) noexcept {
-  using R = Recorder<T>;
-  if ((x.count == 0U) || (w.count != x.count)) {
-    return R::fail(tape, Status::kInvalidArgument);
-  }
-  if (!R::recorded(tape, w.first, w.count) || !R::recorded(tape, x.first, x.count)) {
-    return R::fail(tape, Status::kInvalidHandle);
-  }
-  const Index descriptor = detail::dot_descriptor(tape, w.first, x.first, bias);
-  if (descriptor == kNoIndex) {
-    return Value<T>(&tape, kNoIndex);
-  }
-  R::template enable_wide<Op::kDotRR>(tape);
-  return detail::push_dot(tape, Op::kDotRR, detail::view_dot(R::values(tape), w.first, x.first, x.count), descriptor,
-                          x.count);
-}
-
+Value<T> inner_product(Tape<T>& tape, View w, View x, const detail::PlainT<Value<T>>* bias = nullptr) noexcept;
+/// sum(value[w_first + i] * x[i]) (+ bias) over the x.total elements of the
+/// view list x (one neuron of a layer).
 template <class T>
-Value<T> inner_product(Tape<T>& tape, Index w_first, ViewList x, const detail::PlainT<Value<T>>* bias) noexcept {
-  using R = Recorder<T>;
-  if (!R::list_valid(tape, x)) {
-    return Value<T>(&tape, kNoIndex);
-  }
-  if (!R::recorded(tape, w_first, x.total)) {
-    return R::fail(tape, Status::kInvalidHandle);
-  }
-  const Index descriptor = detail::dot_descriptor(tape, w_first, x.slot, bias);
-  if (descriptor == kNoIndex) {
-    return Value<T>(&tape, kNoIndex);
-  }
-  R::template enable_wide<Op::kDotRV>(tape);
-  return detail::push_dot(tape, Op::kDotRV, detail::dot_list_of(R::values(tape), w_first, &R::slots(tape)[x.slot]),
-                          descriptor, x.total);
-}
+Value<T> inner_product(Tape<T>& tape, Index w_first, ViewList x, const detail::PlainT<Value<T>>* bias = nullptr) noexcept;
 
+/// A layer's outputs: `rows` consecutive nodes, row o = sum(value[w_first +
+/// o * x.total + k] * x[k]) (+ value[bias_first + o]; kNoIndex: no bias).
+/// The weights are row-major from w_first. All rows share one 4-slot
+/// descriptor (an inner product per output stores 3 slots each). Returns
+/// the rows (kNoView on error). ext/fused.hpp's matvec<Act> fuses an
+/// activation into every row.
 template <class T>
-View matvec(Tape<T>& tape, Index w_first, Index rows, ViewList x, Index bias_first) noexcept {
-  using R = Recorder<T>;
-  const Index descriptor = detail::matvec_descriptor(tape, w_first, rows, x, bias_first);
-  if (descriptor == kNoIndex) {
-    return kNoView;
-  }
-  R::template enable_wide<Op::kMatRow>(tape);
-  const auto first = static_cast<Index>(tape.size());
-  const T* const v = R::values(tape);
-  const Index* const list = &R::slots(tape)[x.slot];
-  for (Index o = 0U; o < rows; ++o) {
-    // OpDef<kMatRow>::value (what replay computes), with the descriptor's
-    // fields in registers: the same operations, so the same bits.
-    T result = detail::dot_list_of(v, w_first + (o * x.total), list);
-    if (bias_first != kNoIndex) {
-      result += v[bias_first + o];
-    }
-    static_cast<void>(R::append(tape, Op::kMatRow, result, descriptor, o));  // fits: room checked above
-  }
-  return View{first, rows};
-}
+View matvec(Tape<T>& tape, Index w_first, Index rows, ViewList x, Index bias_first) noexcept;
+/// n consecutive nodes, output o = value[x_first + o] * value[scale_first +
+/// o] + value[shift_first + o], sharing one 3-slot descriptor (a layer
+/// norm's gain and bias). Returns the outputs (kNoView on error).
+template <class T>
+View scale_shift(Tape<T>& tape, Index scale_first, Index x_first, Index shift_first, Index n) noexcept;
 
+namespace detail {
+/// A matvec's checks (matvec()) and its 4-slot descriptor [w_first, list
+/// slot, bias_first, x.total] with room for its rows: the descriptor's
+/// first slot, or kNoIndex (status set, nothing taken). ext/fused.hpp's rows
+/// share it.
 template <class T>
-View scale_shift(Tape<T>& tape, Index scale_first, Index x_first, Index shift_first, Index n) noexcept {
-  using R = Recorder<T>;
-  if (n == 0U) {
-    static_cast<void>(R::fail(tape, Status::kInvalidArgument));
-    return kNoView;
-  }
-  if (!R::recorded(tape, scale_first, n) || !R::recorded(tape, x_first, n) || !R::recorded(tape, shift_first, n)) {
-    static_cast<void>(R::fail(tape, Status::kInvalidHandle));
-    return kNoView;
-  }
-  const Index descriptor = R::reserve(tape, n, 3U);  // room for all outputs, or none is recorded
-  if (descriptor == kNoIndex) {
-    return kNoView;
-  }
-  Index* const slots = R::slots(tape);
-  slots[descriptor] = scale_first;
-  slots[descriptor + 1U] = x_first;
-  slots[descriptor + 2U] = shift_first;
-  R::template enable_wide<Op::kScaleShift>(tape);
-  const auto first = static_cast<Index>(tape.size());
-  for (Index o = 0U; o < n; ++o) {
-    const T y = OpDef<Op::kScaleShift>::value(R::values(tape), slots, first, descriptor, o);
-    static_cast<void>(R::append(tape, Op::kScaleShift, y, descriptor, o));  // fits: room checked above
-  }
-  return View{first, n};
-}
+Index matvec_descriptor(Tape<T>& tape, Index w_first, Index rows, ViewList x, Index bias_first) noexcept;
+}  // namespace detail
+
+/// @cond INTERNAL
+// Compiled into the library (lib/tape.cpp).
+extern template ViewList view_list<float>(Tape<float>&, const View*, std::size_t) noexcept;
+extern template ViewList view_list_rows<float>(Tape<float>&, View, Index) noexcept;
+extern template Value<float> reduce<float>(Tape<float>&, Op, const Value<float>*, std::size_t) noexcept;
+extern template Value<float> reduce<float>(Tape<float>&, Op, View) noexcept;
+extern template Value<float> inner_product<float>(Tape<float>&, const Value<float>*, const Value<float>*, std::size_t,
+                                                const Value<float>*) noexcept;
+extern template Value<float> inner_product<float>(Tape<float>&, View, View, const Value<float>*) noexcept;
+extern template Value<float> inner_product<float>(Tape<float>&, Index, ViewList, const Value<float>*) noexcept;
+extern template View matvec<float>(Tape<float>&, Index, Index, ViewList, Index) noexcept;
+extern template View scale_shift<float>(Tape<float>&, Index, Index, Index, Index) noexcept;
+extern template Index detail::matvec_descriptor<float>(Tape<float>&, Index, Index, ViewList, Index) noexcept;
+extern template ViewList view_list<double>(Tape<double>&, const View*, std::size_t) noexcept;
+extern template ViewList view_list_rows<double>(Tape<double>&, View, Index) noexcept;
+extern template Value<double> reduce<double>(Tape<double>&, Op, const Value<double>*, std::size_t) noexcept;
+extern template Value<double> reduce<double>(Tape<double>&, Op, View) noexcept;
+extern template Value<double> inner_product<double>(Tape<double>&, const Value<double>*, const Value<double>*, std::size_t,
+                                                const Value<double>*) noexcept;
+extern template Value<double> inner_product<double>(Tape<double>&, View, View, const Value<double>*) noexcept;
+extern template Value<double> inner_product<double>(Tape<double>&, Index, ViewList, const Value<double>*) noexcept;
+extern template View matvec<double>(Tape<double>&, Index, Index, ViewList, Index) noexcept;
+extern template View scale_shift<double>(Tape<double>&, Index, Index, Index, Index) noexcept;
+extern template Index detail::matvec_descriptor<double>(Tape<double>&, Index, Index, ViewList, Index) noexcept;
+/// @endcond
 
 }  // namespace burtorch
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file
 /// Internal: the loops of a convolution over shared weights on a tape of
-/// Lanes (lane_ops.hpp's conv_shared: one sample per lane, the weights read
+/// Lanes (lanes/ops.hpp's lane_conv: one sample per lane, the weights read
 /// as shared scalars of an ordinary tape), and its descriptor.
 ///
 /// A convolution is one small matrix product per output position (its
@@ -23,10 +23,10 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "burtorch/detail/math.hpp"
-#include "burtorch/detail/vector.hpp"
+#include "burtorch/core/detail/math.hpp"
+#include "burtorch/lanes/vector.hpp"
 #include "burtorch/index.hpp"
-#include "burtorch/lanes.hpp"
+#include "burtorch/lanes/lanes.hpp"
 #include "burtorch/lanes/layer.hpp"
 #include "burtorch/lanes/layer_grad.hpp"
 
@@ -34,12 +34,12 @@ namespace burtorch {
 namespace detail {
 
 // --- a convolution over shared weights --------------------------------------
-// Descriptor of conv_shared at slot d: the first window's view list (the
+// Descriptor of lane_conv at slot d: the first window's view list (the
 // windows' lists follow one another in the slots, each 1 + 2 runs long),
 // the windows, the rows per window (C_out), their width n (fan-in), the
 // weights' and biases' offsets in the shared arrays (bias kNoIndex: none),
 // the first zero node (kNoIndex: no padding), then the shared arrays. Node `head` (op
-// kConvShared) is recorded just before the windows' rows (kConvRowShared,
+// kLaneConv) is recorded just before the windows' rows (kLaneConvRow,
 // operand b = window * C_out + row).
 constexpr Index kCsList = 0U;     ///< slot of the first window's view list
 constexpr Index kCsWindows = 1U;  ///< output positions
@@ -48,8 +48,8 @@ constexpr Index kCsWidth = 3U;    ///< n: inputs per row
 constexpr Index kCsWeight = 4U;   ///< first weight (row-major C_out x n)
 constexpr Index kCsBias = 5U;     ///< first bias, or kNoIndex
 constexpr Index kCsZeros = 6U;    ///< first zero node of the padding, or kNoIndex
-constexpr Index kCsShared = 7U;   ///< the shared arrays (store_shared)
-constexpr Index kCsSlots = kCsShared + (2U * kPointerSlots);  ///< slots of the descriptor
+constexpr Index kCsParams = 7U;   ///< the shared arrays (store_params)
+constexpr Index kCsSlots = kCsParams + (2U * kPointerSlots);  ///< slots of the descriptor
 
 /// The slot of the view list after the one at `list`.
 inline Index next_list(const Index* slots, Index list) noexcept {
@@ -92,7 +92,7 @@ inline void conv_rows(const Lanes<S, N>* v, const Index* list, Index zeros, cons
 template <class S, std::size_t N>
 void lanes_conv(const Lanes<S, N>* v, const Index* slots, Index d, Lanes<S, N>* out) noexcept {
   constexpr Index kBlock = matvec_block<S, N>();
-  const SharedArrays<S> p = load_shared<S>(slots, d + kCsShared);
+  const ParamArrays<S> p = load_params<S>(slots, d + kCsParams);
   const Index windows = slots[d + kCsWindows];
   const Index rows = slots[d + kCsRows];
   const Index n = slots[d + kCsWidth];
@@ -123,7 +123,7 @@ void lanes_conv(const Lanes<S, N>* v, const Index* slots, Index d, Lanes<S, N>* 
 /// (unless the window's list holds inputs only) and the weights'.
 template <class S, std::size_t N>
 void lanes_conv_backward(const Lanes<S, N>* v, Lanes<S, N>* grads, const Index* slots, Index d, Index head) noexcept {
-  const SharedArrays<S> p = load_shared<S>(slots, d + kCsShared);
+  const ParamArrays<S> p = load_params<S>(slots, d + kCsParams);
   const Index windows = slots[d + kCsWindows];
   const Index rows = slots[d + kCsRows];
   const Index n = slots[d + kCsWidth];

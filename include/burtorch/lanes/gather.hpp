@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file
-/// Internal: the loops of the lane ops other than a layer's (lane_ops.hpp):
-/// embedding rows chosen per lane (gather_shared), one element per lane
+/// Internal: the loops of the lane ops other than a layer's (lanes/ops.hpp):
+/// embedding rows chosen per lane (lane_gather), one element per lane
 /// (pick: a cross-entropy's target), a layer norm's shared gain and bias
-/// (scale_shift_shared), with their descriptors.
+/// (lane_scale_shift), with their descriptors.
 #ifndef BURTORCH_LANES_GATHER_HPP
 #define BURTORCH_LANES_GATHER_HPP
 
@@ -11,21 +11,21 @@
 #include <cstdint>
 
 #include "burtorch/index.hpp"
-#include "burtorch/lanes.hpp"
+#include "burtorch/lanes/lanes.hpp"
 #include "burtorch/lanes/layer.hpp"
 
 namespace burtorch {
 namespace detail {
 
 // --- embedding rows chosen per lane ---------------------------------------
-// Descriptor of gather_shared at slot d: the row width, the number of
+// Descriptor of lane_gather at slot d: the row width, the number of
 // rows gathered, the shared arrays, then per gathered row p and lane l the
 // offset of that lane's row in the shared arrays (slot d + kGsRows + p * N
 // + l). Node b of the result is element b % width of row b / width.
 constexpr Index kGsWidth = 0U;   ///< elements per row
 constexpr Index kGsCount = 1U;   ///< rows gathered
-constexpr Index kGsShared = 2U;  ///< the shared arrays
-constexpr Index kGsRows = kGsShared + (2U * kPointerSlots);  ///< the rows' offsets, N per gathered row
+constexpr Index kGsParams = 2U;  ///< the shared arrays
+constexpr Index kGsRows = kGsParams + (2U * kPointerSlots);  ///< the rows' offsets, N per gathered row
 
 /// Element e of gathered row p: lane l is the shared value at lane l's row.
 template <class S, std::size_t N>
@@ -42,7 +42,7 @@ inline void lanes_gather_backward(const Index* slots, Index d, Index b, const La
   const Index width = slots[d + kGsWidth];
   const Index row = (slots[d + kGsCount] == 1U) ? 0U : (b / width);  // one row: no division
   const Index e = b - (row * width);
-  S* const grads = load_pointer<S>(slots, d + kGsShared + kPointerSlots);
+  S* const grads = load_pointer<S>(slots, d + kGsParams + kPointerSlots);
   const Index* offsets = &slots[d + kGsRows + (row * static_cast<Index>(N))];
   for (std::size_t l = 0U; l < N; ++l) {
     grads[offsets[l] + e] += g.lane[l];
@@ -74,13 +74,13 @@ inline void lanes_pick_backward(Lanes<S, N>* grads, const Index* slots, Index d,
 }
 
 // --- a layer norm's gain and bias, shared --------------------------------
-// Descriptor of scale_shift_shared at slot d: the input run's first
+// Descriptor of lane_scale_shift at slot d: the input run's first
 // node, the gains' and biases' offsets in the shared arrays, the arrays.
 constexpr Index kSsX = 0U;       ///< the input run's first node
 constexpr Index kSsScale = 1U;   ///< first gain
 constexpr Index kSsShift = 2U;   ///< first bias
-constexpr Index kSsShared = 3U;  ///< the shared arrays
-constexpr Index kSsSlots = kSsShared + (2U * kPointerSlots);  ///< slots of the descriptor
+constexpr Index kSsParams = 3U;  ///< the shared arrays
+constexpr Index kSsSlots = kSsParams + (2U * kPointerSlots);  ///< slots of the descriptor
 
 /// Element b: x[b] * scale[b] + shift[b] in every lane.
 template <class S, std::size_t N>
@@ -96,7 +96,7 @@ inline Lanes<S, N> lanes_scale_shift_value(const Lanes<S, N>& x, S scale, S shif
 template <class S, std::size_t N>
 inline void lanes_scale_shift_backward(const Lanes<S, N>* v, Lanes<S, N>* grads, const Index* slots, Index d, Index b,
                                        const Lanes<S, N>& g) noexcept {
-  const SharedArrays<S> p = load_shared<S>(slots, d + kSsShared);
+  const ParamArrays<S> p = load_params<S>(slots, d + kSsParams);
   const Index x = slots[d + kSsX] + b;
   const Index scale = slots[d + kSsScale] + b;
   const Index shift = slots[d + kSsShift] + b;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file
 /// Internal: the forward loops of a layer over shared weights on a tape of
-/// Lanes (lane_ops.hpp's matvec_shared: one sample per lane, the weights
+/// Lanes (lanes/ops.hpp's lane_matvec: one sample per lane, the weights
 /// read as shared scalars of an ordinary tape), and its descriptor.
 /// lanes/layer_grad.hpp holds its backward, lanes/gather.hpp the loops of
 /// the other lane ops.
@@ -14,7 +14,7 @@
 /// gets its L terms from one vector multiply-add per lane, in lane order,
 /// with no horizontal sum per weight.
 ///
-/// The loops run on generic vectors (detail/vector.hpp), which every target
+/// The loops run on generic vectors (lanes/vector.hpp), which every target
 /// lowers to its own registers (AVX-512, AVX2, SSE2, Neon, Helium) or to
 #ifndef BURTORCH_LANES_LAYER_HPP
 #define BURTORCH_LANES_LAYER_HPP
@@ -23,10 +23,10 @@
 #include <cstdint>
 #include <cstring>
 
-#include "burtorch/detail/math.hpp"
-#include "burtorch/detail/vector.hpp"
+#include "burtorch/core/detail/math.hpp"
+#include "burtorch/lanes/vector.hpp"
 #include "burtorch/index.hpp"
-#include "burtorch/lanes.hpp"
+#include "burtorch/lanes/lanes.hpp"
 
 
 namespace burtorch {
@@ -48,29 +48,29 @@ inline P* load_pointer(const Index* slots, Index at) noexcept {
 }
 
 /// The shared parameters a lane op's descriptor names: values and
-/// gradients of an ordinary tape (see SharedParams in tape.hpp).
+/// gradients of an ordinary tape (see LaneParams in core/tape.hpp).
 template <class S>
-struct SharedArrays {
+struct ParamArrays {
   const S* values;  ///< values
   S* grads;         ///< gradients
 };
 /// Stores the two pointers at slot `at` (2 * kPointerSlots slots).
 template <class S>
-inline void store_shared(Index* slots, Index at, const S* values, S* grads) noexcept {
+inline void store_params(Index* slots, Index at, const S* values, S* grads) noexcept {
   store_pointer(slots, at, values);
   store_pointer(slots, at + kPointerSlots, grads);
 }
-/// What store_shared stored at slot `at`.
+/// What store_params stored at slot `at`.
 template <class S>
-inline SharedArrays<S> load_shared(const Index* slots, Index at) noexcept {
-  return SharedArrays<S>{load_pointer<const S>(slots, at), load_pointer<S>(slots, at + kPointerSlots)};
+inline ParamArrays<S> load_params(const Index* slots, Index at) noexcept {
+  return ParamArrays<S>{load_pointer<const S>(slots, at), load_pointer<S>(slots, at + kPointerSlots)};
 }
 
 // --- a layer over shared weights -------------------------------------------
-// Descriptor of matvec_shared at slot d: the input's view list, its
+// Descriptor of lane_matvec at slot d: the input's view list, its
 // width n, the rows, the weights' and biases' offsets in the shared arrays
 // (bias kNoIndex: none), then the shared arrays. Node `head` (op
-// kMatShared) is recorded just before the rows (kMatRowShared, operand b =
+// kLaneMat) is recorded just before the rows (kLaneMatRow, operand b =
 // the row), so the sweep reaches it after every row: its backward runs the
 // whole layer's backward at once.
 constexpr Index kMsList = 0U;     ///< slot of the input's view list
@@ -79,8 +79,8 @@ constexpr Index kMsRows = 2U;     ///< rows
 constexpr Index kMsWeight = 3U;   ///< first weight (row-major rows x n)
 constexpr Index kMsBias = 4U;     ///< first bias, or kNoIndex
 constexpr Index kMsUniform = 5U;  ///< the runs every lane shares: two slots, bits 0-31 and 32-63 (below)
-constexpr Index kMsShared = 7U;   ///< the shared arrays (store_shared)
-constexpr Index kMsSlots = kMsShared + (2U * kPointerSlots);  ///< slots of the descriptor
+constexpr Index kMsParams = 7U;   ///< the shared arrays (store_params)
+constexpr Index kMsSlots = kMsParams + (2U * kPointerSlots);  ///< slots of the descriptor
 
 /// Bytes of one vector register of the target (kHardwareLanes floats; a
 /// scalar register where there are none): the unit the blocks below are
@@ -143,7 +143,7 @@ constexpr Index input_block() noexcept {
 // row's gradient summed over the lanes) * x, and the run's gradient, which
 // the gather sums over the lanes anyway, is formed once as W^T (the lanes'
 // sums) and held in lane 0. The recorder marks such runs
-// (matvec_shared, bit r of the descriptor's mask: run r); the first
+// (lane_matvec, bit r of the descriptor's mask: run r); the first
 // kUniformRuns runs of a list can be marked, the others take the lanes'
 // path.
 constexpr Index kUniformRuns = 64U;

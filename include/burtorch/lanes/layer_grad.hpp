@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file
 /// Internal: the backward of a layer over shared weights on a tape of Lanes
-/// (lane_ops.hpp's matvec_shared; its forward and descriptor are
+/// (lanes/ops.hpp's lane_matvec; its forward and descriptor are
 /// lanes/layer.hpp): the input's gradient W^T G in blocks of inputs and
 /// rows, the weights' gradient G X^T from transposed tiles of the inputs
 /// (a weight's L terms from one vector multiply-add per lane, in lane
@@ -13,10 +13,10 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "burtorch/detail/math.hpp"
-#include "burtorch/detail/vector.hpp"
+#include "burtorch/core/detail/math.hpp"
+#include "burtorch/lanes/vector.hpp"
 #include "burtorch/index.hpp"
-#include "burtorch/lanes.hpp"
+#include "burtorch/lanes/lanes.hpp"
 #include "burtorch/lanes/layer.hpp"
 
 namespace burtorch {
@@ -244,14 +244,14 @@ inline void uniform_columns(const S* s, const S* x, const S* w, Index lo, Index 
 
 /// The backward of the runs marked in `uniform` (w, gw: the layer's
 /// weights and their gradients; g: the rows' gradients): per block of
-/// kSharedRowBlock rows from the last, the rows' gradients summed over the
+/// kLaneRowBlock rows from the last, the rows' gradients summed over the
 /// lanes (in lane order), then per marked run, four registers of columns
 /// at a time (then one, then one column), the weights' gradient and the
 /// run's gradient, added to lane 0 of its nodes.
 /// Rows whose lane sums uniform_backward() keeps at a time: the input's
 /// gradient's block where there are vector registers, 16 on a core without
 /// (a small stack).
-constexpr Index kSharedRowBlock = (kHardwareLanes > 1U) ? kInputRowBlock : 16U;
+constexpr Index kLaneRowBlock = (kHardwareLanes > 1U) ? kInputRowBlock : 16U;
 
 /// One marked run's share for rows [lo, top): four registers of columns at
 /// a time, then one, then one column (x: the run's values, from lane 0).
@@ -289,8 +289,8 @@ template <class S, std::size_t N>
 void uniform_backward(const Lanes<S, N>* v, Lanes<S, N>* grads, const Index* list, std::uint64_t uniform,
                       const Lanes<S, N>* g, const S* w, Index rows, std::size_t n, S* gw) noexcept {
   for (Index top = rows; top > 0U;) {
-    const Index lo = (top > kSharedRowBlock) ? (top - kSharedRowBlock) : 0U;
-    S s[kSharedRowBlock];  // BT-DEV-013
+    const Index lo = (top > kLaneRowBlock) ? (top - kLaneRowBlock) : 0U;
+    S s[kLaneRowBlock];  // BT-DEV-013
     for (Index o = lo; o < top; ++o) {
       S sum = g[o].lane[0];
       for (std::size_t l = 1U; l < N; ++l) {
@@ -319,7 +319,7 @@ void lanes_matvec_backward(const Lanes<S, N>* v, Lanes<S, N>* grads, const Index
   const Index* list = &slots[slots[d + kMsList]];
   const Index n = slots[d + kMsWidth];
   const Index rows = slots[d + kMsRows];
-  const SharedArrays<S> p = load_shared<S>(slots, d + kMsShared);
+  const ParamArrays<S> p = load_params<S>(slots, d + kMsParams);
   const Lanes<S, N>* g = &grads[head + 1U];
   const Index bias = slots[d + kMsBias];
   if (bias != kNoIndex) {

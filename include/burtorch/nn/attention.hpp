@@ -8,16 +8,16 @@
 #include <cmath>
 #include <cstddef>
 
-#include "burtorch/lane_ops.hpp"
-#include "burtorch/lanes.hpp"
+#include "burtorch/lanes/ops.hpp"
+#include "burtorch/lanes/lanes.hpp"
 #include "burtorch/nn/common.hpp"
 #include "burtorch/nn/init.hpp"
 #include "burtorch/nn/linear.hpp"
 #include "burtorch/nn/random.hpp"
-#include "burtorch/ops.hpp"
+#include "burtorch/core/ops.hpp"
 #include "burtorch/scalar.hpp"
-#include "burtorch/tape.hpp"
-#include "burtorch/views.hpp"
+#include "burtorch/core/tape.hpp"
+#include "burtorch/core/views.hpp"
 
 namespace burtorch {
 namespace nn {
@@ -193,7 +193,7 @@ struct CausalSelfAttention {
   }
 
   /// Nodes of the lane forward() over `steps` positions: forward()'s, plus
-  /// the head node of each position's four layers (matvec_shared).
+  /// the head node of each position's four layers (lane_matvec).
   static constexpr std::size_t lane_nodes(const AttentionOptions& o, std::size_t steps) noexcept {
     return nodes(o, steps) + (4U * steps);
   }
@@ -214,12 +214,12 @@ struct CausalSelfAttention {
   }
 
   /// The same on a tape of N lanes (one sequence per lane), the weights
-  /// shared through p (nn::shared_params). q, k and v are one shared-weight
+  /// shared through p (nn::lane_params). q, k and v are one shared-weight
   /// layer per position; the weighted values are inner products of the
   /// softmax weights with a list of the positions' values.
   template <std::size_t N>
   // NOLINTNEXTLINE(readability-function-cognitive-complexity): attention's loops, kept in one place
-  bool forward(Tape<Lanes<T, N>>& tape, const SharedParams<T>& p, const View* x, Index steps, View* out) const noexcept {
+  bool forward(Tape<Lanes<T, N>>& tape, const LaneParams<T>& p, const View* x, Index steps, View* out) const noexcept {
     using U = Lanes<T, N>;
     const Index hs = head_size(tape, steps);
     if (hs == 0U) {
@@ -233,13 +233,13 @@ struct CausalSelfAttention {
     View k_at[kMaxSteps];
     View v_at[kMaxSteps];
     for (Index t = 0U; t < steps; ++t) {
-      q_raw[t] = burtorch::matvec_shared(tape, p, wq, width, lists[t], kNoIndex);
+      q_raw[t] = burtorch::lane_matvec(tape, p, wq, width, lists[t], kNoIndex);
     }
     for (Index t = 0U; t < steps; ++t) {
-      k_at[t] = burtorch::matvec_shared(tape, p, wk, width, lists[t], kNoIndex);
+      k_at[t] = burtorch::lane_matvec(tape, p, wk, width, lists[t], kNoIndex);
     }
     for (Index t = 0U; t < steps; ++t) {
-      v_at[t] = burtorch::matvec_shared(tape, p, wv, width, lists[t], kNoIndex);
+      v_at[t] = burtorch::lane_matvec(tape, p, wv, width, lists[t], kNoIndex);
     }
     const T scale = T(1) / std::sqrt(static_cast<T>(hs));
     View q_at[kMaxSteps];

@@ -28,15 +28,15 @@
 #include <cstdint>
 
 #include "burtorch/config.hpp"
-#include "burtorch/lane_ops.hpp"
-#include "burtorch/lanes.hpp"
+#include "burtorch/lanes/ops.hpp"
+#include "burtorch/lanes/lanes.hpp"
 #include "burtorch/nn/gru.hpp"
 #include "burtorch/nn/linear.hpp"
 #include "burtorch/nn/losses.hpp"
 #include "burtorch/nn/plan.hpp"
 #include "burtorch/nn/random.hpp"
-#include "burtorch/ops.hpp"
-#include "burtorch/tape.hpp"
+#include "burtorch/core/ops.hpp"
+#include "burtorch/core/tape.hpp"
 
 namespace burtorch {
 namespace nn {
@@ -145,7 +145,7 @@ class CharGru {
   /// empty tape. False if the tape is full or failed or the sizes are not
   /// valid() (kInvalidArgument); params() is then kNoView.
   bool create(Tape<T>& tape, const CharGruOptions& c, Rng& rng) noexcept {
-    config_ = c;
+    options_ = c;
     params_ = kNoView;
     if (!valid(c)) {
       static_cast<void>(tape.report(Status::kInvalidArgument));
@@ -159,7 +159,7 @@ class CharGru {
   /// Every parameter (kNoView before a successful create()).
   View params() const noexcept { return params_; }
   /// The sizes given to create().
-  const CharGruOptions& config() const noexcept { return config_; }
+  const CharGruOptions& options() const noexcept { return options_; }
 
   /// The loss of one sequence: tokens[0 .. steps) in, targets[0 .. steps)
   /// the characters to predict (each below vocab, else kInvalidArgument).
@@ -167,20 +167,20 @@ class CharGru {
     if (!arguments(tape, tokens, targets)) {
       return Value<T>(&tape, kNoIndex);
     }
-    View h = burtorch::record_view(tape, config_.hidden, [&tape](Index /*k*/) noexcept { return tape.input(T(0)); });
+    View h = burtorch::record_view(tape, options_.hidden, [&tape](Index /*k*/) noexcept { return tape.input(T(0)); });
     Value<T> losses[kMaxSteps];
-    for (Index t = 0U; t < config_.steps; ++t) {
+    for (Index t = 0U; t < options_.steps; ++t) {
       h = gru_.step(tape, embedding_.row(tokens[t]), h);
       losses[t] = cross_entropy(tape, head_.forward(tape, h), targets[t]);
     }
-    return (tape.status() == Status::kOk) ? reduce_mean(losses, config_.steps) : Value<T>(&tape, kNoIndex);
+    return (tape.status() == Status::kOk) ? reduce_mean(losses, options_.steps) : Value<T>(&tape, kNoIndex);
   }
 
   /// The losses of N sequences on a tape of N lanes (lane l: tokens[l],
   /// targets[l]), the parameters shared from their own tape through p
-  /// (nn::shared_params).
+  /// (nn::lane_params).
   template <std::size_t N>
-  Value<Lanes<T, N>> loss(Tape<Lanes<T, N>>& tape, const SharedParams<T>& p, const std::uint8_t* const* tokens,
+  Value<Lanes<T, N>> loss(Tape<Lanes<T, N>>& tape, const LaneParams<T>& p, const std::uint8_t* const* tokens,
                           const std::uint8_t* const* targets) const noexcept {
     using U = Lanes<T, N>;
     bool ok = (tokens != nullptr) && (targets != nullptr);
@@ -191,10 +191,10 @@ class CharGru {
       static_cast<void>(tape.report(Status::kInvalidArgument));
       return Value<U>(&tape, kNoIndex);
     }
-    View h = burtorch::record_view(tape, config_.hidden, [&tape](Index /*k*/) noexcept { return tape.input(U(T(0))); });
+    View h = burtorch::record_view(tape, options_.hidden, [&tape](Index /*k*/) noexcept { return tape.input(U(T(0))); });
     Value<U> losses[kMaxSteps];
     Index ids[N];  // BT-DEV-013
-    for (Index t = 0U; t < config_.steps; ++t) {
+    for (Index t = 0U; t < options_.steps; ++t) {
       for (std::size_t l = 0U; l < N; ++l) {
         ids[l] = tokens[l][t];
       }
@@ -204,7 +204,7 @@ class CharGru {
       }
       losses[t] = cross_entropy(tape, head_.forward(tape, p, h), ids);
     }
-    return (tape.status() == Status::kOk) ? reduce_mean(losses, config_.steps) : Value<U>(&tape, kNoIndex);
+    return (tape.status() == Status::kOk) ? reduce_mean(losses, options_.steps) : Value<U>(&tape, kNoIndex);
   }
 
  private:
@@ -213,8 +213,8 @@ class CharGru {
   template <class U>
   bool arguments(Tape<U>& tape, const std::uint8_t* tokens, const std::uint8_t* targets) const noexcept {
     bool ok = (params_.count != 0U) && (tokens != nullptr) && (targets != nullptr);
-    for (Index t = 0U; ok && (t < config_.steps); ++t) {
-      ok = (tokens[t] < config_.vocab) && (targets[t] < config_.vocab);
+    for (Index t = 0U; ok && (t < options_.steps); ++t) {
+      ok = (tokens[t] < options_.vocab) && (targets[t] < options_.vocab);
     }
     if (!ok) {
       static_cast<void>(tape.report(Status::kInvalidArgument));
@@ -222,7 +222,7 @@ class CharGru {
     return ok;
   }
 
-  CharGruOptions config_;
+  CharGruOptions options_;
   View params_ = kNoView;
   Embedding<T> embedding_;
   Gru<T> gru_;

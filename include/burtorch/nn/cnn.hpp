@@ -25,14 +25,17 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "burtorch/lane_ops.hpp"
-#include "burtorch/lanes.hpp"
+#include "burtorch/lanes/ops.hpp"
+#include "burtorch/lanes/lanes.hpp"
 #include "burtorch/nn/conv.hpp"
-#include "burtorch/nn/layers.hpp"
-#include "burtorch/nn/models.hpp"
+#include "burtorch/nn/linear.hpp"
+#include "burtorch/nn/losses.hpp"
+#include "burtorch/nn/optim.hpp"
+#include "burtorch/nn/plan.hpp"
+#include "burtorch/nn/train.hpp"
 #include "burtorch/nn/pool.hpp"
 #include "burtorch/nn/random.hpp"
-#include "burtorch/tape.hpp"
+#include "burtorch/core/tape.hpp"
 
 namespace burtorch {
 namespace nn {
@@ -45,9 +48,6 @@ struct CnnOptions {
   Index conv2 = 8U;     ///< second convolution's channels: the features the head sees
   Index classes = 4U;   ///< logits
 };
-/// The earlier name of CnnOptions: deprecated, removed in 0.4.
-using CnnConfig [[deprecated("use nn::CnnOptions")]] = CnnOptions;
-
 /// The model of the file comment.
 template <class T>
 class SmallCnn {
@@ -162,7 +162,7 @@ class SmallCnn {
   /// empty tape (parameters first). False if the tape is full or failed or
   /// the sizes are not valid(); params() is then kNoView.
   bool create(Tape<T>& tape, const CnnOptions& c, Rng& rng) noexcept {
-    config_ = c;
+    options_ = c;
     params_ = kNoView;
     if (!valid(c)) {
       static_cast<void>(tape.report(Status::kInvalidArgument));
@@ -180,16 +180,16 @@ class SmallCnn {
   /// The head's weights and biases: the last parameters.
   View head_params() const noexcept { return head_.params(); }
   /// The sizes given to create().
-  const CnnOptions& config() const noexcept { return config_; }
+  const CnnOptions& options() const noexcept { return options_; }
 
   /// Records the input (inputs() values, channels-last) as leaves, both
   /// convolutions and the pool; returns the conv2 pooled features.
   View features(Tape<T>& tape, const float* pixels) const noexcept {
-    const View in = burtorch::record_view(tape, static_cast<Index>(inputs(config_)),
+    const View in = burtorch::record_view(tape, static_cast<Index>(inputs(options_)),
                                      [&](Index i) noexcept { return tape.leaf(static_cast<T>(pixels[i])); });
-    const View h1 = conv1_.forward(tape, in, Size2d{config_.side, config_.side});
-    const View h2 = conv2_.forward(tape, h1, size1(config_));
-    return pool_.forward(tape, h2, size2(config_));
+    const View h1 = conv1_.forward(tape, in, Size2d{options_.side, options_.side});
+    const View h2 = conv2_.forward(tape, h1, size1(options_));
+    return pool_.forward(tape, h2, size2(options_));
   }
   /// The logits of one input.
   View logits(Tape<T>& tape, const float* pixels) const noexcept {
@@ -202,9 +202,9 @@ class SmallCnn {
 
   /// The logits of N pictures on a tape of N lanes (lane l: pixels[l]),
   /// the parameters shared from their own tape through p
-  /// (nn::shared_params); the pictures are recorded as inputs.
+  /// (nn::lane_params); the pictures are recorded as inputs.
   template <std::size_t N>
-  View logits(Tape<Lanes<T, N>>& tape, const SharedParams<T>& p, const float* const* pixels) const noexcept {
+  View logits(Tape<Lanes<T, N>>& tape, const LaneParams<T>& p, const float* const* pixels) const noexcept {
     if (pixels == nullptr) {
       static_cast<void>(tape.report(Status::kInvalidArgument));
       return kNoView;
@@ -215,27 +215,27 @@ class SmallCnn {
         return kNoView;
       }
     }
-    const View in = burtorch::record_view(tape, static_cast<Index>(inputs(config_)), [&](Index i) noexcept {
+    const View in = burtorch::record_view(tape, static_cast<Index>(inputs(options_)), [&](Index i) noexcept {
       Lanes<T, N> x;
       for (std::size_t l = 0U; l < N; ++l) {
         x.lane[l] = static_cast<T>(pixels[l][i]);
       }
       return tape.input(x);
     });
-    const View h1 = conv1_.forward(tape, p, in, Size2d{config_.side, config_.side});
-    const View h2 = conv2_.forward(tape, p, h1, size1(config_));
-    return head_.forward(tape, p, flatten(pool_.forward(tape, h2, size2(config_))));
+    const View h1 = conv1_.forward(tape, p, in, Size2d{options_.side, options_.side});
+    const View h2 = conv2_.forward(tape, p, h1, size1(options_));
+    return head_.forward(tape, p, flatten(pool_.forward(tape, h2, size2(options_))));
   }
   /// The losses of N pictures at once (lane l: pixels[l], class labels[l]).
   template <std::size_t N>
-  Value<Lanes<T, N>> loss(Tape<Lanes<T, N>>& tape, const SharedParams<T>& p, const float* const* pixels,
+  Value<Lanes<T, N>> loss(Tape<Lanes<T, N>>& tape, const LaneParams<T>& p, const float* const* pixels,
                           const Index* labels) const noexcept {
     const View z = logits(tape, p, pixels);
     return (z.count != 0U) ? cross_entropy(tape, z, labels) : Value<Lanes<T, N>>(&tape, kNoIndex);
   }
 
  private:
-  CnnOptions config_;
+  CnnOptions options_;
   View params_ = kNoView;
   Conv2d<T> conv1_;
   Conv2d<T> conv2_;

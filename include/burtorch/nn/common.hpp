@@ -12,11 +12,11 @@
 
 #include "burtorch/nn/init.hpp"
 #include "burtorch/nn/random.hpp"
-#include "burtorch/nn/view.hpp"
-#include "burtorch/ops.hpp"
-#include "burtorch/record.hpp"
-#include "burtorch/tape.hpp"
-#include "burtorch/views.hpp"
+#include "burtorch/nn/params.hpp"
+#include "burtorch/core/ops.hpp"
+#include "burtorch/core/record.hpp"
+#include "burtorch/core/tape.hpp"
+#include "burtorch/core/views.hpp"
 
 namespace burtorch {
 namespace nn {

@@ -30,8 +30,8 @@
 /// runs: conv_geometry.hpp); add them up with nn::make_plan.
 ///
 /// Lane batches: forward() on a tape of N lanes (one sample per lane) reads
-/// the weights as shared scalars of their own tape (nn::shared_params), all
-/// output positions as one conv_shared op (lane_ops.hpp): the same windows,
+/// the weights as shared scalars of their own tape (nn::lane_params), all
+/// output positions as one lane_conv op (lanes/ops.hpp): the same windows,
 /// the outputs in the same layout, one head node more and one descriptor
 /// per layer instead of one per position (lane_nodes(), lane_slots()).
 #ifndef BURTORCH_NN_CONV_HPP
@@ -40,16 +40,16 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "burtorch/lanes.hpp"
+#include "burtorch/lanes/lanes.hpp"
 #include "burtorch/nn/common.hpp"
 #include "burtorch/nn/conv_geometry.hpp"
 #include "burtorch/nn/conv_lanes.hpp"
 #include "burtorch/nn/init.hpp"
-#include "burtorch/nn/layers.hpp"
+#include "burtorch/nn/linear.hpp"
 #include "burtorch/nn/random.hpp"
-#include "burtorch/nn/view.hpp"
-#include "burtorch/tape.hpp"
-#include "burtorch/views.hpp"
+#include "burtorch/nn/params.hpp"
+#include "burtorch/core/tape.hpp"
+#include "burtorch/core/views.hpp"
 
 namespace burtorch {
 namespace nn {
@@ -258,11 +258,11 @@ struct Conv1d {
   }
   /// The layer on a tape of N lanes (one sample per lane), its weights this
   /// layer's parameters on their own tape, shared through p
-  /// (nn::shared_params): read once per N samples, their gradients summed
+  /// (nn::lane_params): read once per N samples, their gradients summed
   /// over the lanes. Errors as the forward() above.
   template <std::size_t N>
-  View forward(Tape<Lanes<T, N>>& tape, const SharedParams<T>& p, View x, Index length) const noexcept {
-    return detail::conv_forward_shared(tape, p, geometry(options, length), weight, options.out_channels, bias,
+  View forward(Tape<Lanes<T, N>>& tape, const LaneParams<T>& p, View x, Index length) const noexcept {
+    return detail::conv_forward_lanes(tape, p, geometry(options, length), weight, options.out_channels, bias,
                                        options.act, x);
   }
 };
@@ -375,8 +375,8 @@ struct Conv2d {
   }
   /// The layer on a tape of N lanes, as Conv1d's lane forward().
   template <std::size_t N>
-  View forward(Tape<Lanes<T, N>>& tape, const SharedParams<T>& p, View x, Size2d in) const noexcept {
-    return detail::conv_forward_shared(tape, p, geometry(options, in), weight, options.out_channels, bias, options.act,
+  View forward(Tape<Lanes<T, N>>& tape, const LaneParams<T>& p, View x, Size2d in) const noexcept {
+    return detail::conv_forward_lanes(tape, p, geometry(options, in), weight, options.out_channels, bias, options.act,
                                        x);
   }
 };

@@ -14,7 +14,7 @@
 
 #include "burtorch/index.hpp"
 #include "burtorch/nn/common.hpp"
-#include "burtorch/tape.hpp"
+#include "burtorch/core/tape.hpp"
 
 namespace burtorch {
 namespace nn {

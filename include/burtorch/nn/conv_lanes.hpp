@@ -3,7 +3,7 @@
 /// The convolutions of conv.hpp on a tape of lanes (a lane batch: one sample
 /// per lane, the weights shared from their own tape): every window's view
 /// list as a scalar tape's convolution records it, then all output
-/// positions as one conv_shared op (lane_ops.hpp), and the memory plan of
+/// positions as one lane_conv op (lanes/ops.hpp), and the memory plan of
 /// that (conv_lane_nodes, conv_lane_slots). Conv1d and Conv2d call these
 /// from their lane forward().
 #ifndef BURTORCH_NN_CONV_LANES_HPP
@@ -13,13 +13,13 @@
 #include <cstdint>
 
 #include "burtorch/index.hpp"
-#include "burtorch/lane_ops.hpp"
-#include "burtorch/lanes.hpp"
+#include "burtorch/lanes/ops.hpp"
+#include "burtorch/lanes/lanes.hpp"
 #include "burtorch/nn/common.hpp"
 #include "burtorch/nn/conv_geometry.hpp"
-#include "burtorch/nn/view.hpp"
-#include "burtorch/tape.hpp"
-#include "burtorch/views.hpp"
+#include "burtorch/nn/params.hpp"
+#include "burtorch/core/tape.hpp"
+#include "burtorch/core/views.hpp"
 
 namespace burtorch {
 namespace nn {
@@ -34,15 +34,15 @@ constexpr std::size_t conv_lane_nodes(const ConvGeometry& g, Index out_channels,
 /// Slots of the same: every window's view list and one descriptor.
 constexpr std::size_t conv_lane_slots(const ConvGeometry& g) noexcept {
   const WindowPlan p = plan_windows(g);
-  return (p.windows == 0U) ? 0U : static_cast<std::size_t>(p.list_slots + kConvSharedSlots);
+  return (p.windows == 0U) ? 0U : static_cast<std::size_t>(p.list_slots + kLaneConvSlots);
 }
 
 /// conv_forward on a tape of N lanes, the weights and biases shared from
 /// their own tape through p: the padding's zeros recorded as inputs, every
-/// window's view list, then one conv_shared over them all. Errors as
+/// window's view list, then one lane_conv over them all. Errors as
 /// conv_forward (parameters outside p: kInvalidArgument); nothing recorded.
 template <class T, std::size_t N>
-View conv_forward_shared(Tape<Lanes<T, N>>& tape, const SharedParams<T>& p, const ConvGeometry& g, Index weight,
+View conv_forward_lanes(Tape<Lanes<T, N>>& tape, const LaneParams<T>& p, const ConvGeometry& g, Index weight,
                          Index out_channels, Index bias, Activation act, View x) noexcept {
   using U = Lanes<T, N>;
   if (tape.status() != Status::kOk) {
@@ -52,8 +52,8 @@ View conv_forward_shared(Tape<Lanes<T, N>>& tape, const SharedParams<T>& p, cons
   const std::uint64_t outputs = capped_product(plan.windows, out_channels);
   const std::uint64_t weights =
       capped_product(capped_product(capped_product(g.kernel_h, g.kernel_w), g.channels), out_channels);
-  const bool params_ok = (weight != kNoIndex) && burtorch::detail::shared_range(p, weight, weights) &&
-                         ((bias == kNoIndex) || burtorch::detail::shared_range(p, bias, out_channels));
+  const bool params_ok = (weight != kNoIndex) && burtorch::detail::params_cover(p, weight, weights) &&
+                         ((bias == kNoIndex) || burtorch::detail::params_cover(p, bias, out_channels));
   if (!params_ok || (out_channels == 0U) || (plan.windows == 0U) || (plan.max_runs > kMaxWindowRuns) ||
       (input_nodes(g) != x.count) || (outputs >= (kNoIndex - 1U))) {
     static_cast<void>(tape.report(Status::kInvalidArgument));
@@ -64,7 +64,7 @@ View conv_forward_shared(Tape<Lanes<T, N>>& tape, const SharedParams<T>& p, cons
     return kNoView;
   }
   const std::uint64_t interior = 1U + ((act == Activation::kIdentity) ? outputs : (2U * outputs));
-  if (!has_room(tape, plan.zero_width, interior, plan.list_slots + kConvSharedSlots)) {
+  if (!has_room(tape, plan.zero_width, interior, plan.list_slots + kLaneConvSlots)) {
     static_cast<void>(tape.report(Status::kCapacityExceeded));
     return kNoView;
   }
@@ -88,7 +88,7 @@ View conv_forward_shared(Tape<Lanes<T, N>>& tape, const SharedParams<T>& p, cons
   if (tape.status() != Status::kOk) {
     return kNoView;
   }
-  const View y = burtorch::conv_shared(tape, p, weight, out_channels, first, static_cast<Index>(plan.windows),
+  const View y = burtorch::lane_conv(tape, p, weight, out_channels, first, static_cast<Index>(plan.windows),
                                        zeros.first, bias);
   return (y.count != 0U) ? activate(tape, y, act) : kNoView;
 }

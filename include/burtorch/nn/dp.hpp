@@ -17,8 +17,8 @@
 #include <limits>
 
 #include "burtorch/nn/random.hpp"
-#include "burtorch/nn/view.hpp"
-#include "burtorch/tape.hpp"
+#include "burtorch/nn/params.hpp"
+#include "burtorch/core/tape.hpp"
 
 namespace burtorch {
 namespace nn {

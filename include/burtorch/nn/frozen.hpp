@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file
 /// Frozen layers: FrozenLinear, FrozenConv1d and FrozenConv2d, whose weights
-/// (and biases) are caller arrays in flash (burtorch/frozen.hpp: FP32, FP16,
+/// (and biases) are caller arrays in flash (burtorch/frozen/ops.hpp: FP32, FP16,
 /// BF16 or int8 with a per-tensor scale), for a backbone that costs no RAM.
 /// The weights are never on the tape: no RAM, no gradient, no optimizer
 /// state (docs/training.md, "Fine-tuning"; nn/finetune.hpp).
@@ -35,14 +35,14 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "burtorch/frozen.hpp"
+#include "burtorch/frozen/ops.hpp"
 #include "burtorch/nn/common.hpp"
 #include "burtorch/nn/conv.hpp"
 #include "burtorch/nn/conv_geometry.hpp"
-#include "burtorch/nn/view.hpp"
+#include "burtorch/nn/params.hpp"
 #include "burtorch/scalar.hpp"
-#include "burtorch/tape.hpp"
-#include "burtorch/views.hpp"
+#include "burtorch/core/tape.hpp"
+#include "burtorch/core/views.hpp"
 
 namespace burtorch {
 namespace nn {

@@ -1,29 +1,28 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file
-/// The members of Gpt (gpt_model.hpp) that record on a tape of N lanes: the
+/// The members of Gpt (gpt.hpp) that record on a tape of N lanes: the
 /// loss of N sequences (a lane batch, nn::lane_batch) and the checkpointed
 /// sweep (lane_sweep, nn::lane_batch_sweeps), with the parts they share.
-/// Include nn/gpt.hpp.
+/// nn/gpt.hpp includes this file after the class: include that one.
 #ifndef BURTORCH_NN_GPT_LANES_HPP
 #define BURTORCH_NN_GPT_LANES_HPP
 
 #include <cstddef>
 #include <cstdint>
 
-#include "burtorch/lane_ops.hpp"
-#include "burtorch/lanes.hpp"
-#include "burtorch/nn/gpt_model.hpp"
+#include "burtorch/lanes/ops.hpp"
+#include "burtorch/lanes/lanes.hpp"
 #include "burtorch/nn/losses.hpp"
-#include "burtorch/ops.hpp"
-#include "burtorch/tape.hpp"
-#include "burtorch/views.hpp"
+#include "burtorch/core/ops.hpp"
+#include "burtorch/core/tape.hpp"
+#include "burtorch/core/views.hpp"
 
 namespace burtorch {
 namespace nn {
 
 template <class T>
 template <std::size_t N>
-inline Value<Lanes<T, N>> Gpt<T>::loss(Tape<Lanes<T, N>>& tape, const SharedParams<T>& p,
+inline Value<Lanes<T, N>> Gpt<T>::loss(Tape<Lanes<T, N>>& tape, const LaneParams<T>& p,
                                        const std::uint8_t* const* tokens, const std::uint8_t* const* targets,
                                        Index steps) const noexcept {
   using U = Lanes<T, N>;
@@ -31,7 +30,7 @@ inline Value<Lanes<T, N>> Gpt<T>::loss(Tape<Lanes<T, N>>& tape, const SharedPara
   if (!lane_arguments(tape, tokens, targets, steps) || !lane_embed(tape, p, tokens, steps, x)) {
     return Value<U>(&tape, kNoIndex);
   }
-  for (Index l = 0U; l < config_.layers; ++l) {
+  for (Index l = 0U; l < options_.layers; ++l) {
     if (!lane_block(tape, p, l, x, steps)) {
       return Value<U>(&tape, kNoIndex);
     }
@@ -41,7 +40,7 @@ inline Value<Lanes<T, N>> Gpt<T>::loss(Tape<Lanes<T, N>>& tape, const SharedPara
 
 template <class T>
 template <std::size_t N>
-inline bool Gpt<T>::lane_sweep(Tape<Lanes<T, N>>& tape, const SharedParams<T>& p, const std::uint8_t* const* tokens,
+inline bool Gpt<T>::lane_sweep(Tape<Lanes<T, N>>& tape, const LaneParams<T>& p, const std::uint8_t* const* tokens,
                                const std::uint8_t* const* targets, Index steps, const Lanes<T, N>& mask,
                                Lanes<T, N>* losses) const noexcept {
   using U = Lanes<T, N>;
@@ -49,8 +48,8 @@ inline bool Gpt<T>::lane_sweep(Tape<Lanes<T, N>>& tape, const SharedParams<T>& p
     static_cast<void>(tape.report(Status::kInvalidArgument));
     return false;
   }
-  const Index span = steps * config_.width;  // one half's input, position after position
-  const Index halves = 2U * config_.layers;
+  const Index span = steps * options_.width;  // one half's input, position after position
+  const Index halves = 2U * options_.layers;
   // The kept inputs: leaves first, so no backward sweep passes over them.
   const std::uint64_t leaves = (static_cast<std::uint64_t>(halves) + 1U) * span;
   if (leaves > (tape.usage().node_capacity - tape.size())) {
@@ -96,9 +95,9 @@ template <class T>
 template <class U>
 inline bool Gpt<T>::lane_arguments(Tape<U>& tape, const std::uint8_t* const* tokens,
                                    const std::uint8_t* const* targets, Index steps) const noexcept {
-  // params_ is empty until create() succeeded (config_ may then hold sizes it refused).
+  // params_ is empty until create() succeeded (options_ may then hold sizes it refused).
   if ((params_.count == 0U) || (tokens == nullptr) || (targets == nullptr) || (steps == 0U) ||
-      (steps > config_.block)) {
+      (steps > options_.block)) {
     static_cast<void>(tape.report(Status::kInvalidArgument));
     return false;
   }
@@ -107,7 +106,7 @@ inline bool Gpt<T>::lane_arguments(Tape<U>& tape, const std::uint8_t* const* tok
 
 template <class T>
 template <std::size_t N>
-inline bool Gpt<T>::lane_embed(Tape<Lanes<T, N>>& tape, const SharedParams<T>& p, const std::uint8_t* const* tokens,
+inline bool Gpt<T>::lane_embed(Tape<Lanes<T, N>>& tape, const LaneParams<T>& p, const std::uint8_t* const* tokens,
                                Index steps, View* x) const noexcept {
   Index ids[N];  // BT-DEV-013
   for (Index t = 0U; t < steps; ++t) {
@@ -125,14 +124,14 @@ inline bool Gpt<T>::lane_embed(Tape<Lanes<T, N>>& tape, const SharedParams<T>& p
 
 template <class T>
 template <std::size_t N>
-inline bool Gpt<T>::lane_block(Tape<Lanes<T, N>>& tape, const SharedParams<T>& p, Index l, View* x,
+inline bool Gpt<T>::lane_block(Tape<Lanes<T, N>>& tape, const LaneParams<T>& p, Index l, View* x,
                                Index steps) const noexcept {
   return lane_half(tape, p, 2U * l, x, steps) && lane_half(tape, p, (2U * l) + 1U, x, steps);
 }
 
 template <class T>
 template <std::size_t N>
-inline bool Gpt<T>::lane_half(Tape<Lanes<T, N>>& tape, const SharedParams<T>& p, Index h, View* x,
+inline bool Gpt<T>::lane_half(Tape<Lanes<T, N>>& tape, const LaneParams<T>& p, Index h, View* x,
                               Index steps) const noexcept {
   const Block& b = blocks_[h / 2U];
   if ((h % 2U) == 0U) {
@@ -157,7 +156,7 @@ inline bool Gpt<T>::lane_half(Tape<Lanes<T, N>>& tape, const SharedParams<T>& p,
 
 template <class T>
 template <std::size_t N>
-inline Value<Lanes<T, N>> Gpt<T>::lane_head(Tape<Lanes<T, N>>& tape, const SharedParams<T>& p, const View* x,
+inline Value<Lanes<T, N>> Gpt<T>::lane_head(Tape<Lanes<T, N>>& tape, const LaneParams<T>& p, const View* x,
                                             const std::uint8_t* const* targets, Index steps) const noexcept {
   Index ids[N];  // BT-DEV-013
   Value<Lanes<T, N>> losses[kMaxSteps];
@@ -174,7 +173,7 @@ inline Value<Lanes<T, N>> Gpt<T>::lane_head(Tape<Lanes<T, N>>& tape, const Share
 template <class T>
 inline void Gpt<T>::kept_views(Index first, Index steps, View* x) const noexcept {
   for (Index t = 0U; t < steps; ++t) {
-    x[t] = View{first + (t * config_.width), config_.width};
+    x[t] = View{first + (t * options_.width), options_.width};
   }
 }
 
@@ -186,8 +185,8 @@ inline bool Gpt<T>::keep(Tape<U>& tape, const View* x, Index steps, Index first)
   }
   U* const v = tape.values();
   for (Index t = 0U; t < steps; ++t) {
-    for (Index j = 0U; j < config_.width; ++j) {
-      v[first + (t * config_.width) + j] = v[x[t].first + j];
+    for (Index j = 0U; j < options_.width; ++j) {
+      v[first + (t * options_.width) + j] = v[x[t].first + j];
     }
   }
   return true;
@@ -199,11 +198,11 @@ inline bool Gpt<T>::seeded_backward(Tape<U>& tape, const View* x, Index steps, I
   const U* const g = tape.grads();
   const Index terms = static_cast<Index>(tape.size());
   for (Index t = 0U; t < steps; ++t) {
-    for (Index j = 0U; j < config_.width; ++j) {
-      static_cast<void>(Value<U>(&tape, x[t].first + j) * g[first + (t * config_.width) + j]);
+    for (Index j = 0U; j < options_.width; ++j) {
+      static_cast<void>(Value<U>(&tape, x[t].first + j) * g[first + (t * options_.width) + j]);
     }
   }
-  const Value<U> root = burtorch::reduce<Op::kSumR>(tape, burtorch::View{terms, steps * config_.width});
+  const Value<U> root = burtorch::reduce<Op::kSumR>(tape, burtorch::View{terms, steps * options_.width});
   return (tape.status() == Status::kOk) && (tape.backward(root) == Status::kOk);
 }
 

@@ -30,14 +30,15 @@
 #include <cstdint>
 #include <limits>
 
-#include "burtorch/lane_ops.hpp"
-#include "burtorch/lanes.hpp"
+#include "burtorch/lanes/ops.hpp"
+#include "burtorch/lanes/lanes.hpp"
 #include "burtorch/nn/init.hpp"
-#include "burtorch/nn/layers.hpp"
+#include "burtorch/nn/common.hpp"
+#include "burtorch/nn/linear.hpp"
 #include "burtorch/nn/random.hpp"
-#include "burtorch/nn/view.hpp"
-#include "burtorch/ops.hpp"
-#include "burtorch/tape.hpp"
+#include "burtorch/nn/params.hpp"
+#include "burtorch/core/ops.hpp"
+#include "burtorch/core/tape.hpp"
 
 namespace burtorch {
 namespace nn {
@@ -177,18 +178,18 @@ struct Gru {
     return nodes(o, steps) + (2U * steps);
   }
   /// Argument slots of `steps` lane steps: two one-run view lists and two
-  /// matvec_shared descriptors per step.
+  /// lane_matvec descriptors per step.
   static constexpr std::size_t lane_slots(const GruOptions& /*o*/, std::size_t steps) noexcept {
-    return steps * (6U + (2U * static_cast<std::size_t>(burtorch::kMatSharedSlots)));
+    return steps * (6U + (2U * static_cast<std::size_t>(burtorch::kLaneMatSlots)));
   }
 
   /// One step on a tape of N lanes (one sequence per lane), the weights and
   /// biases this GRU's parameters on their own tape, shared through p
-  /// (nn::shared_params): each matvec reads them once per N sequences and
+  /// (nn::lane_params): each matvec reads them once per N sequences and
   /// sums their gradients over the lanes; the gates as step()'s, lane by
   /// lane. Errors as step() (parameters outside p: kInvalidArgument).
   template <std::size_t N>
-  View step(Tape<Lanes<T, N>>& tape, const SharedParams<T>& p, View x, View h) const noexcept {
+  View step(Tape<Lanes<T, N>>& tape, const LaneParams<T>& p, View x, View h) const noexcept {
     if ((weight_ih == kNoIndex) || (x.count != input) || (h.count != hidden)) {
       static_cast<void>(tape.report(Status::kInvalidArgument));
       return kNoView;
@@ -200,8 +201,8 @@ struct Gru {
     const Index rows = 3U * hidden;
     const ViewList xs = burtorch::view_list(tape, &x, 1U);
     const ViewList hs = burtorch::view_list(tape, &h, 1U);
-    const View gi = burtorch::matvec_shared(tape, p, weight_ih, rows, xs, bias_ih);
-    const View gh = burtorch::matvec_shared(tape, p, weight_hh, rows, hs, bias_hh);
+    const View gi = burtorch::lane_matvec(tape, p, weight_ih, rows, xs, bias_ih);
+    const View gh = burtorch::lane_matvec(tape, p, weight_hh, rows, hs, bias_hh);
     return gates(tape, gi, gh, h);
   }
 
@@ -261,10 +262,6 @@ struct Gru {
     });
   }
 };
-
-/// The earlier name of Gru: deprecated, removed in 0.4.
-template <class T>
-using GRU [[deprecated("use nn::Gru")]] = Gru<T>;
 
 /// One window of truncated back-propagation through time. Zeroes the
 /// gradients of `params` (as serial_batch does), takes a mark, records the

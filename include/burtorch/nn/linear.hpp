@@ -10,14 +10,14 @@
 
 #include <cstddef>
 
-#include "burtorch/fused.hpp"
-#include "burtorch/lane_ops.hpp"
-#include "burtorch/lanes.hpp"
+#include "burtorch/ext/fused.hpp"
+#include "burtorch/lanes/ops.hpp"
+#include "burtorch/lanes/lanes.hpp"
 #include "burtorch/nn/common.hpp"
 #include "burtorch/nn/init.hpp"
 #include "burtorch/nn/random.hpp"
-#include "burtorch/tape.hpp"
-#include "burtorch/views.hpp"
+#include "burtorch/core/tape.hpp"
+#include "burtorch/core/views.hpp"
 
 namespace burtorch {
 namespace nn {
@@ -175,7 +175,7 @@ struct Linear {
   }
 
   /// Nodes and slots of the lane forward() (a lane batch, see below): the
-  /// outputs' head node (matvec_shared), the outputs, and the
+  /// outputs' head node (lane_matvec), the outputs, and the
   /// activation's nodes (on a tape of lanes the activation is a node of its
   /// own per output).
   static constexpr std::size_t lane_nodes(const LinearOptions& o) noexcept {
@@ -188,20 +188,20 @@ struct Linear {
 
   /// The layer on a tape of N lanes (one sample per lane) whose weights are
   /// this layer's parameters on their own tape, shared through p
-  /// (nn::shared_params): read once per N samples, their gradients summed
+  /// (nn::lane_params): read once per N samples, their gradients summed
   /// over the lanes.
   template <std::size_t N>
-  View forward(Tape<Lanes<T, N>>& tape, const SharedParams<T>& p, ViewList x) const noexcept {
+  View forward(Tape<Lanes<T, N>>& tape, const LaneParams<T>& p, ViewList x) const noexcept {
     if (x.total != in) {
       static_cast<void>(tape.report(Status::kInvalidArgument));
       return kNoView;
     }
-    const View y = burtorch::matvec_shared(tape, p, weight, out, x, bias);
+    const View y = burtorch::lane_matvec(tape, p, weight, out, x, bias);
     return (y.count != 0U) ? activate(tape, y, act) : kNoView;
   }
   /// The same for an input that is one run of nodes.
   template <std::size_t N>
-  View forward(Tape<Lanes<T, N>>& tape, const SharedParams<T>& p, View x) const noexcept {
+  View forward(Tape<Lanes<T, N>>& tape, const LaneParams<T>& p, View x) const noexcept {
     return forward(tape, p, burtorch::view_list(tape, &x, 1U));
   }
 };
@@ -241,11 +241,11 @@ struct Embedding {
 
   /// On a tape of N lanes: `count` rows per lane, as count * dim nodes (row
   /// q of lane l is table row ids[q * N + l]); the table is shared through p
-  /// (nn::shared_params) and each lane's gradient goes to its own row.
+  /// (nn::lane_params) and each lane's gradient goes to its own row.
   /// kNoView (kInvalidArgument) for an id >= rows.
   template <std::size_t N>
-  View gather(Tape<Lanes<T, N>>& tape, const SharedParams<T>& p, const Index* ids, Index count) const noexcept {
-    return burtorch::gather_shared(tape, p, table, rows, dim, ids, count);
+  View gather(Tape<Lanes<T, N>>& tape, const LaneParams<T>& p, const Index* ids, Index count) const noexcept {
+    return burtorch::lane_gather(tape, p, table, rows, dim, ids, count);
   }
 };
 

@@ -30,14 +30,14 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "burtorch/functions.hpp"
-#include "burtorch/lane_ops.hpp"
-#include "burtorch/lanes.hpp"
+#include "burtorch/ext/functions.hpp"
+#include "burtorch/lanes/ops.hpp"
+#include "burtorch/lanes/lanes.hpp"
 #include "burtorch/nn/common.hpp"
-#include "burtorch/record.hpp"
-#include "burtorch/ops.hpp"
-#include "burtorch/tape.hpp"
-#include "burtorch/views.hpp"
+#include "burtorch/core/record.hpp"
+#include "burtorch/core/ops.hpp"
+#include "burtorch/core/tape.hpp"
+#include "burtorch/core/views.hpp"
 
 namespace burtorch {
 namespace nn {
@@ -202,7 +202,7 @@ inline Value<T> l1(Tape<T>& tape, View pred, const burtorch::detail::PlainT<T>* 
 
 /// Makes a cross-entropy node (cross_entropy: a log-sum-exp over a view of
 /// logits minus one of them) pick logit `target` of that view, for the
-/// next replay (replay.hpp): the target of a sample is data of the graph,
+/// next replay (tools/replay.hpp): the target of a sample is data of the graph,
 /// not its structure. kInvalidArgument for another node or a target past
 /// the view, kInvalidHandle for a handle not recorded on the tape, the
 /// tape's status if it holds an error (nothing changed; the status is not
@@ -239,12 +239,6 @@ inline Status set_target(Tape<T>& tape, Value<T> loss, Index target) noexcept {
 }
 
 }  // namespace nn
-
-// The deprecated member of libburtorch 0.2 this replaces (tape_deprecated.hpp).
-template <class T>
-Status detail::DeprecatedTapeMembers<T>::set_target(Value<T> loss, Index target) noexcept {
-  return nn::set_target(self(), loss, target);
-}
 
 }  // namespace burtorch
 

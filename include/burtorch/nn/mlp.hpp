@@ -18,16 +18,16 @@
 #include <cstdint>
 
 #include "burtorch/config.hpp"
-#include "burtorch/lane_ops.hpp"
-#include "burtorch/lanes.hpp"
+#include "burtorch/lanes/ops.hpp"
+#include "burtorch/lanes/lanes.hpp"
 #include "burtorch/nn/init.hpp"
 #include "burtorch/nn/linear.hpp"
 #include "burtorch/nn/losses.hpp"
 #include "burtorch/nn/optim.hpp"
 #include "burtorch/nn/plan.hpp"
 #include "burtorch/nn/random.hpp"
-#include "burtorch/tape.hpp"
-#include "burtorch/views.hpp"
+#include "burtorch/core/tape.hpp"
+#include "burtorch/core/views.hpp"
 
 namespace burtorch {
 namespace nn {
@@ -39,9 +39,6 @@ struct MlpOptions {
   Index embed = 64U;    ///< E: embedding width
   Index hidden = 64U;   ///< e: hidden-layer width
 };
-/// The earlier name of MlpOptions: deprecated, removed in 0.4.
-using MlpConfig [[deprecated("use nn::MlpOptions")]] = MlpOptions;
-
 /// The paper's makemore MLP (Bengio et al. 2003; see the file comment).
 template <class T>
 class MakemoreMlp {
@@ -112,7 +109,7 @@ class MakemoreMlp {
   /// or failed or c.context is 0 or above kMaxContext; params() is then
   /// kNoView.
   bool create(Tape<T>& tape, const MlpOptions& c, Rng& rng) noexcept {
-    config_ = c;
+    options_ = c;
     params_ = kNoView;
     if ((c.context == 0U) || (c.context > kMaxContext)) {
       return false;
@@ -129,15 +126,15 @@ class MakemoreMlp {
   /// before a successful create()): what an optimizer step takes.
   View params() const noexcept { return params_; }
   /// The sizes given to create().
-  const MlpOptions& config() const noexcept { return config_; }
+  const MlpOptions& options() const noexcept { return options_; }
 
-  /// The logits for a context of config().context token ids.
+  /// The logits for a context of options().context token ids.
   View logits(Tape<T>& tape, const std::uint8_t* context) const noexcept {
     View rows[kMaxContext];
-    for (Index i = 0U; i < config_.context; ++i) {
+    for (Index i = 0U; i < options_.context; ++i) {
       rows[i] = embedding_.row(context[i]);
     }
-    const ViewList x = burtorch::view_list(tape, rows, config_.context);
+    const ViewList x = burtorch::view_list(tape, rows, options_.context);
     return output_.forward(tape, hidden_.forward(tape, x));
   }
 
@@ -168,12 +165,12 @@ class MakemoreMlp {
   }
 
   /// The loss of N samples at once on a tape of N lanes, the parameters
-  /// shared from their own tape through p (nn::shared_params): lane l's
+  /// shared from their own tape through p (nn::lane_params): lane l's
   /// context is contexts[l][0 .. context) and its target targets[l].
   template <std::size_t N>
-  Value<Lanes<T, N>> loss(Tape<Lanes<T, N>>& tape, const SharedParams<T>& p, const std::uint8_t* const* contexts,
+  Value<Lanes<T, N>> loss(Tape<Lanes<T, N>>& tape, const LaneParams<T>& p, const std::uint8_t* const* contexts,
                           const std::uint8_t* targets) const noexcept {
-    if ((contexts == nullptr) || (targets == nullptr) || (config_.context == 0U)) {
+    if ((contexts == nullptr) || (targets == nullptr) || (options_.context == 0U)) {
       static_cast<void>(tape.report(Status::kInvalidArgument));
       return Value<Lanes<T, N>>(&tape, kNoIndex);
     }
@@ -181,9 +178,9 @@ class MakemoreMlp {
     // One gather per context position: the rows follow one another. The
     // hidden layer takes them as one run per position, so that a position
     // whose token every lane shares (the padding before a word's start) is
-    // read as shared scalars (see matvec_shared).
+    // read as shared scalars (see lane_matvec).
     Index first = kNoIndex;
-    for (Index q = 0U; q < config_.context; ++q) {
+    for (Index q = 0U; q < options_.context; ++q) {
       for (std::size_t l = 0U; l < N; ++l) {
         ids[l] = (contexts[l] != nullptr) ? contexts[l][q] : kNoIndex;
       }
@@ -193,8 +190,8 @@ class MakemoreMlp {
     if (tape.status() != Status::kOk) {
       return Value<Lanes<T, N>>(&tape, kNoIndex);
     }
-    const View x{first, config_.context * config_.embed};
-    const View logits = output_.forward(tape, p, hidden_.forward(tape, p, burtorch::view_list_rows(tape, x, config_.embed)));
+    const View x{first, options_.context * options_.embed};
+    const View logits = output_.forward(tape, p, hidden_.forward(tape, p, burtorch::view_list_rows(tape, x, options_.embed)));
     for (std::size_t l = 0U; l < N; ++l) {
       ids[l] = targets[l];
     }
@@ -202,7 +199,7 @@ class MakemoreMlp {
   }
 
  private:
-  MlpOptions config_;
+  MlpOptions options_;
   View params_ = kNoView;
   Embedding<T> embedding_;
   Linear<T> hidden_;

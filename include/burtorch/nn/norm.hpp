@@ -7,14 +7,14 @@
 
 #include <cstddef>
 
-#include "burtorch/lane_ops.hpp"
-#include "burtorch/lanes.hpp"
+#include "burtorch/lanes/ops.hpp"
+#include "burtorch/lanes/lanes.hpp"
 #include "burtorch/nn/common.hpp"
 #include "burtorch/nn/init.hpp"
 #include "burtorch/nn/random.hpp"
-#include "burtorch/ops.hpp"
-#include "burtorch/tape.hpp"
-#include "burtorch/views.hpp"
+#include "burtorch/core/ops.hpp"
+#include "burtorch/core/tape.hpp"
+#include "burtorch/core/views.hpp"
 
 namespace burtorch {
 namespace nn {
@@ -72,11 +72,11 @@ struct LayerNorm {
     return (scaled.count != 0U) ? burtorch::scale_shift(tape, gamma, scaled.first, beta, n) : kNoView;
   }
   /// The same on a tape of N lanes, the gains and biases shared through p
-  /// (nn::shared_params). Slots: kScaleShiftSharedSlots.
+  /// (nn::lane_params). Slots: kLaneScaleShiftSlots.
   template <std::size_t N>
-  View forward(Tape<Lanes<T, N>>& tape, const SharedParams<T>& p, View x) const noexcept {
+  View forward(Tape<Lanes<T, N>>& tape, const LaneParams<T>& p, View x) const noexcept {
     const View scaled = normalize(tape, x);
-    return (scaled.count != 0U) ? burtorch::scale_shift_shared(tape, p, gamma, scaled.first, beta, n) : kNoView;
+    return (scaled.count != 0U) ? burtorch::lane_scale_shift(tape, p, gamma, scaled.first, beta, n) : kNoView;
   }
 
  private:

@@ -7,7 +7,7 @@
 /// step over more parameters than it holds is refused. Formulas and the order
 /// of operations follow torch.optim (1.13, single-tensor path) so
 /// trajectories match.
-/// The element-wise updates are the kernels of burtorch/simd.hpp: the
+/// The element-wise updates are the kernels of nn/optim_kernels.hpp: the
 /// library's vector kernels for float and double, the reference loops for
 /// any other scalar type (bitwise the same: tests/core/test_simd.cpp).
 #ifndef BURTORCH_NN_OPTIM_HPP
@@ -18,10 +18,10 @@
 #include <cstdint>
 #include <limits>
 
-#include "burtorch/nn/view.hpp"
-#include "burtorch/simd.hpp"
+#include "burtorch/nn/params.hpp"
+#include "burtorch/nn/optim_kernels.hpp"
 #include "burtorch/status.hpp"
-#include "burtorch/tape.hpp"
+#include "burtorch/core/tape.hpp"
 
 namespace burtorch {
 namespace nn {
@@ -50,10 +50,6 @@ struct OptimizerOptions {
   T eps = T(1e-8);                           ///< Adam/AdamW denominator term
   T weight_decay = T(0.01);  ///< AdamW only (decoupled)
 };
-/// The earlier name of OptimizerOptions: deprecated, removed in 0.4.
-template <class T>
-using OptimizerConfig [[deprecated("use nn::OptimizerOptions")]] = OptimizerOptions<T>;
-
 /// g *= scale over n gradients (e.g. 1/B after a serial batch of B samples).
 template <class T>
 inline void scale_gradients(T* grads, std::size_t n, T scale) noexcept {
@@ -103,7 +99,7 @@ class Optimizer {
   /// SGD), zeroed here. It holds the state of capacity /
   /// state_per_parameter(kind) parameters (SGD: any number).
   Optimizer(const OptimizerOptions<T>& config, T* state, std::size_t capacity) noexcept
-      : config_(config),
+      : options_(config),
         state_(state),
         max_parameters_(max_parameters_for(config.kind, state, capacity)) {
     const std::size_t words = (state_ != nullptr) ? capacity : 0U;
@@ -125,9 +121,9 @@ class Optimizer {
   /// state_per_parameter(kind); the largest size_t for SGD.
   std::size_t max_parameters() const noexcept { return max_parameters_; }
   /// Changes the learning rate (schedules).
-  void set_lr(T lr) noexcept { config_.lr = lr; }
+  void set_lr(T lr) noexcept { options_.lr = lr; }
   /// The rule and hyperparameters.
-  const OptimizerOptions<T>& config() const noexcept { return config_; }
+  const OptimizerOptions<T>& options() const noexcept { return options_; }
   /// Updates made so far.
   std::uint64_t steps() const noexcept { return steps_; }
   /// The parameters a rule with state (momentum, Adam, AdamW) is bound to:
@@ -153,7 +149,7 @@ class Optimizer {
   /// @{
   T* state() noexcept { return state_; }
   std::size_t state_size() const noexcept {
-    return (state_per_parameter(config_.kind) == 0U) ? 0U : (state_per_parameter(config_.kind) * max_parameters_);
+    return (state_per_parameter(options_.kind) == 0U) ? 0U : (state_per_parameter(options_.kind) * max_parameters_);
   }
   std::uint64_t* step_counter() noexcept { return &steps_; }
   /// @}
@@ -166,7 +162,7 @@ class Optimizer {
   /// is bound to other parameters (bound_params()); kCapacityExceeded if
   /// `params` has more parameters than max_parameters().
   /// The tape's status is not changed: the returned value is the outcome.
-  /// The rule is chosen at run time (config().kind), so the code of every
+  /// The rule is chosen at run time (options().kind), so the code of every
   /// rule is compiled in (Adam's powf and square roots included); step<K>()
   /// compiles only rule K's.
   Status step(Tape<T>& tape, View params) noexcept { return dispatch(tape, params, T(1), false); }
@@ -178,7 +174,7 @@ class Optimizer {
   Status step(Tape<T>& tape, View params, T grad_scale) noexcept { return dispatch(tape, params, grad_scale, true); }
   /// step() with the rule chosen at compile time: only rule K's code is
   /// compiled in (a firmware that trains with SGD links no Adam step, no
-  /// powf). Refused with kInvalidArgument, changing nothing, if config().kind
+  /// powf). Refused with kInvalidArgument, changing nothing, if options().kind
   /// is not K; otherwise as step().
   template <OptimizerKind K>
   Status step(Tape<T>& tape, View params) noexcept {
@@ -208,7 +204,7 @@ class Optimizer {
   }
   /// A rule with state binds to the parameters of its first step.
   void bind(const Tape<T>& tape, View params) noexcept {
-    if ((bound_tape_ == nullptr) && (state_per_parameter(config_.kind) != 0U)) {
+    if ((bound_tape_ == nullptr) && (state_per_parameter(options_.kind) != 0U)) {
       bound_tape_ = &tape;
       bound_ = params;
     }
@@ -217,7 +213,7 @@ class Optimizer {
   /// counter already advanced. (`scaled` is a constant where it is inlined.)
   template <OptimizerKind K>
   void update(T* w, const T* g, std::size_t n, T scale, bool scaled) noexcept {
-    const T lr = config_.lr;
+    const T lr = options_.lr;
     if constexpr (K == OptimizerKind::kSgd) {
       if (scaled) {
         simd::sgd_step(w, g, lr, scale, n);
@@ -226,9 +222,9 @@ class Optimizer {
       }
     } else if constexpr (K == OptimizerKind::kMomentum) {
       if (scaled) {
-        simd::momentum_step(w, state_, g, lr, config_.momentum, steps_ == 1U, scale, n);
+        simd::momentum_step(w, state_, g, lr, options_.momentum, steps_ == 1U, scale, n);
       } else {
-        simd::momentum_step(w, state_, g, lr, config_.momentum, steps_ == 1U, n);
+        simd::momentum_step(w, state_, g, lr, options_.momentum, steps_ == 1U, n);
       }
     } else {
       static_assert((K == OptimizerKind::kAdam) || (K == OptimizerKind::kAdamW), "an OptimizerKind");
@@ -238,16 +234,16 @@ class Optimizer {
       const std::size_t second = (max_parameters_ != std::numeric_limits<std::size_t>::max()) ? max_parameters_ : 0U;
       T* m = state_;
       T* v = state_ + second;
-      const T b1 = config_.beta1;
-      const T b2 = config_.beta2;
+      const T b1 = options_.beta1;
+      const T b2 = options_.beta2;
       const T t = static_cast<T>(steps_);
       const T correction1 = T(1) - std::pow(b1, t);
       const T correction2 = T(1) - std::pow(b2, t);
       const T step_size = lr / correction1;
       const T correction2_sqrt = std::sqrt(correction2);
-      const T decay = T(1) - (lr * config_.weight_decay);
+      const T decay = T(1) - (lr * options_.weight_decay);
       const bool decoupled = K == OptimizerKind::kAdamW;
-      const simd::AdamStep<T> p{step_size, b1, b2, correction2_sqrt, config_.eps, decay, decoupled};
+      const simd::AdamStep<T> p{step_size, b1, b2, correction2_sqrt, options_.eps, decay, decoupled};
       if (scaled) {
         simd::adam_step(w, m, v, g, p, scale, n);
       } else {
@@ -265,7 +261,7 @@ class Optimizer {
     T* const w = tape.values() + params.first;
     const T* const g = tape.grads() + params.first;
     ++steps_;
-    switch (config_.kind) {
+    switch (options_.kind) {
       case OptimizerKind::kSgd:
         update<OptimizerKind::kSgd>(w, g, params.count, scale, scaled);
         break;
@@ -286,7 +282,7 @@ class Optimizer {
   /// step() over rule K.
   template <OptimizerKind K>
   Status static_step(Tape<T>& tape, View params, T scale, bool scaled) noexcept {
-    if (config_.kind != K) {
+    if (options_.kind != K) {
       return Status::kInvalidArgument;
     }
     const Status refused = check(tape, params);
@@ -307,7 +303,7 @@ class Optimizer {
     return (state != nullptr) ? (capacity / per) : 0U;
   }
 
-  OptimizerOptions<T> config_;
+  OptimizerOptions<T> options_;
   T* state_ = nullptr;
   std::size_t max_parameters_ = 0U;
   std::uint64_t steps_ = 0U;

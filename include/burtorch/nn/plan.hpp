@@ -12,11 +12,11 @@
 #include <cstddef>
 
 #include "burtorch/index.hpp"
-#include "burtorch/lane_ops.hpp"
-#include "burtorch/lanes.hpp"
+#include "burtorch/lanes/ops.hpp"
+#include "burtorch/lanes/lanes.hpp"
 #include "burtorch/nn/optim.hpp"
-#include "burtorch/record.hpp"
-#include "burtorch/tape.hpp"
+#include "burtorch/core/record.hpp"
+#include "burtorch/core/tape.hpp"
 
 namespace burtorch {
 namespace nn {

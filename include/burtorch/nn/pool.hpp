@@ -20,11 +20,11 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "burtorch/functions.hpp"
-#include "burtorch/lanes.hpp"
+#include "burtorch/ext/functions.hpp"
+#include "burtorch/lanes/lanes.hpp"
 #include "burtorch/nn/conv.hpp"
-#include "burtorch/nn/view.hpp"
-#include "burtorch/tape.hpp"
+#include "burtorch/nn/params.hpp"
+#include "burtorch/core/tape.hpp"
 
 namespace burtorch {
 namespace nn {

@@ -4,7 +4,7 @@
 /// graph at a time after the parameters, backward, rewind; a lane batch
 /// (lane_batch, lane_batch_sweeps) records N samples per sweep on a tape of
 /// N lanes whose layers read the parameters of an ordinary tape as shared
-/// scalars (shared_params). Each returns the batch's mean loss, with or
+/// scalars (lane_params). Each returns the batch's mean loss, with or
 /// without the optimizer's step after it.
 #ifndef BURTORCH_NN_TRAIN_HPP
 #define BURTORCH_NN_TRAIN_HPP
@@ -13,12 +13,12 @@
 #include <limits>
 
 #include "burtorch/config.hpp"
-#include "burtorch/lane_ops.hpp"
-#include "burtorch/lanes.hpp"
+#include "burtorch/lanes/ops.hpp"
+#include "burtorch/lanes/lanes.hpp"
 #include "burtorch/nn/optim.hpp"
-#include "burtorch/nn/view.hpp"
-#include "burtorch/ops.hpp"
-#include "burtorch/tape.hpp"
+#include "burtorch/nn/params.hpp"
+#include "burtorch/core/ops.hpp"
+#include "burtorch/core/tape.hpp"
 
 namespace burtorch {
 namespace nn {
@@ -123,8 +123,8 @@ T serial_batch(Tape<T>& tape, View params, std::size_t count, SampleLoss&& sampl
 /// The parameters of `tape` (every node it holds: the parameter region
 /// first) as shared parameters of a tape of lanes.
 template <class T>
-inline SharedParams<T> shared_params(Tape<T>& tape) noexcept {
-  SharedParams<T> p;
+inline LaneParams<T> lane_params(Tape<T>& tape) noexcept {
+  LaneParams<T> p;
   p.values = tape.values();
   p.grads = tape.grads();
   p.count = static_cast<Index>(tape.size());
@@ -148,7 +148,7 @@ bool lane_sweeps(Tape<T>& tape, View params, Tape<Lanes<T, N>>& lanes, std::size
     return false;
   }
   tape.zero_grad(params.first, params.count);
-  const SharedParams<T> shared = shared_params(tape);
+  const LaneParams<T> shared = lane_params(tape);
   const Mark start = lanes.mark();
   T sum = T(0);
   for (std::size_t first = 0U; first < count; first += N) {
@@ -176,7 +176,7 @@ template <class T, std::size_t N, class SampleLoss>
 bool lane_sum(Tape<T>& tape, View params, Tape<Lanes<T, N>>& lanes, std::size_t count, SampleLoss& sample_loss,
               T* total) noexcept {
   using U = Lanes<T, N>;
-  auto sweep = [&sample_loss](Tape<U>& t, const SharedParams<T>& p, std::size_t first, std::size_t active,
+  auto sweep = [&sample_loss](Tape<U>& t, const LaneParams<T>& p, std::size_t first, std::size_t active,
                               const U& mask, U* losses) noexcept {
     const Value<U> loss = sample_loss(t, p, first, active);
     const Value<U> root = loss * mask;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Footprint probe, part 1: the "tape core" a firmware pays for. Every op of
-// ops.hpp on Tape<float> (the forward code is inline, so it lands in this
+// core/ops.hpp on Tape<float> (the forward code is inline, so it lands in this
 // file's object), reductions, inner products, view lists, backward,
 // mark/rewind and status. No layers, no checkpoints, no DOT export.
 // tools/footprint attributes this object plus libburtorch.a's linked

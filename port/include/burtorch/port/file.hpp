@@ -6,7 +6,7 @@
 #ifndef BURTORCH_PORT_FILE_HPP
 #define BURTORCH_PORT_FILE_HPP
 
-#include "burtorch/stream.hpp"
+#include "burtorch/tools/stream.hpp"
 
 namespace burtorch {
 namespace port {

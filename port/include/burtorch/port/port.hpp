@@ -18,7 +18,7 @@
 #include <cstdint>
 
 #include "burtorch/status.hpp"
-#include "burtorch/stream.hpp"
+#include "burtorch/tools/stream.hpp"
 
 namespace burtorch {
 namespace port {

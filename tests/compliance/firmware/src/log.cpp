@@ -2,7 +2,7 @@
 #include "log.hpp"
 
 #include <burtorch/port/port.hpp>
-#include <burtorch/stream.hpp>
+#include <burtorch/tools/stream.hpp>
 
 #include <array>
 #include <cstddef>
