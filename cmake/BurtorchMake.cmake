@@ -6,7 +6,7 @@
 # of this install (its toolchain's flags, the build type's, the core's, and
 # each file's own), and rules that build them. Included by
 # cmake/BurtorchInstall.cmake; docs/getting-started-mcu.md shows a Makefile
-# that uses it and tools/check.d/54-make-firmware.sh builds one.
+# that uses it and tools/check.d/44-make-firmware.sh builds one.
 #
 # Everything is read from the targets (their SOURCES, SOURCE_DIR,
 # COMPILE_DEFINITIONS, the sources' COMPILE_OPTIONS), so the fragment lists

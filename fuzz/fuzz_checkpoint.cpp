@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // libFuzzer target for the checkpoint loader (clang -fsanitize=fuzzer,
-// address,undefined; built and run by tools/check.d/40-fuzz-checkpoint.sh).
+// address,undefined; built and run by tools/check.d/46-fuzz-checkpoint.sh).
 //
 // Every input is loaded against several layouts (those of the seeds in
 // fuzz/corpus/, made by fuzz/make_corpus.py), through the two-pass loader,

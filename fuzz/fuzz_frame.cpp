@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // libFuzzer target for the update-frame decoder (include/burtorch/fleet/
 // codec.hpp; clang -fsanitize=fuzzer,address,undefined; built and run by
-// tools/check.d/55-fuzz-frame.sh). Seeds: fuzz/corpus-frame/, made by the
+// tools/check.d/49-fuzz-frame.sh). Seeds: fuzz/corpus-frame/, made by the
 // independent Python encoder fuzz/make_frame_corpus.py.
 //
 // Every input goes through check_frame, decode, accumulate<double> and

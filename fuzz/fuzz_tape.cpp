@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // libFuzzer target for the tape's public API (clang -fsanitize=fuzzer,
-// address,undefined; built and run by tools/check.d/42-fuzz-tape.sh).
+// address,undefined; built and run by tools/check.d/47-fuzz-tape.sh).
 //
 // The input's bytes are a program: the scalar type (float or double), two
 // tapes (each on a tiny, exact-size, larger, misaligned or null caller buffer

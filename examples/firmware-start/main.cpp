@@ -3,7 +3,7 @@
 // 2-4-1 network learns XOR on the device -- a tanh hidden layer, a linear
 // output, mean squared error, SGD -- and prints its loss on the console.
 // The document shows this file block by block, and
-// tools/check.d/54-make-firmware.sh checks that the two are the same.
+// tools/check.d/44-make-firmware.sh checks that the two are the same.
 #include <burtorch/burtorch.hpp>
 #include <burtorch/nn/nn.hpp>
 #include <burtorch/port/port.hpp>

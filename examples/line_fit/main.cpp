@@ -6,7 +6,7 @@
 //
 // Prints the points ("point x y"), the loss every 200 steps, and the fitted
 // "slope w" and "intercept b". Least squares has a closed form, so whoever
-// runs this can check the result (tools/check.d/45-install-examples.sh does).
+// runs this can check the result (tools/check.d/42-install-examples.sh does).
 #include <burtorch/burtorch.hpp>
 #include <burtorch/port/port.hpp>
 

@@ -4,7 +4,7 @@
 // two-operand, range, list and view-list forms, Tape and FixedTape, every
 // layer, loss, model and optimizer, checkpoints, the Graphviz export) and a
 // tape of lanes, so static analysis of this file covers the template code a
-// product compiles from our headers. tools/check.d/39-compliance-kit.sh runs
+// product compiles from our headers. tools/check.d/40-compliance-kit.sh runs
 // tools/burtorch-compliance on it; it must report no unsuppressed finding.
 // The program also runs: it returns 0 when every graph recorded and every
 // call succeeded.

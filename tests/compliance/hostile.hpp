@@ -2,7 +2,7 @@
 // Names and macros a product may well have before it includes libburtorch:
 // ordinary globals called tape, value, grad, status, min and max, and common
 // macros (DEBUG, MAX, ERROR, assert) defined, or redefined, by the product.
-// All legal C++. tools/check.d/39-compliance-kit.sh includes this first, then
+// All legal C++. tools/check.d/40-compliance-kit.sh includes this first, then
 // every header under include/burtorch/ (found, not listed), then
 // consumer.cpp; the kit must report nothing in libburtorch's headers: no
 // finding may depend on the names or macros a user picks.

@@ -4,7 +4,7 @@
 // listed after the marker, and fail; and it
 // must suppress none of them, not even where a line carries one of
 // libburtorch's deviation IDs or breaks a rule libburtorch holds a permit
-// for (tools/check.d/39-compliance-kit.sh checks this in the SARIF output).
+// for (tools/check.d/40-compliance-kit.sh checks this in the SARIF output).
 #include <cstdint>
 #include <cstdlib>
 

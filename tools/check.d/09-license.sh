@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Every source file carries the project's license line (Apache-2.0, LICENSE):
 # tools/license/spdx.py lists any tracked file without it. ~1 s.
+# suite: gates
+# jobs: 1
 set -eu
 cd "$(dirname "$0")/../.."
 test -s LICENSE

@@ -4,6 +4,8 @@
 # kernels against the reference and every other suite runs on them. On a
 # CPU without AVX2/FMA the tests run under qemu-x86_64 -cpu max instead of
 # being skipped. About 1 minute.
+# suite: build
+# trees: host-avx2
 set -eu
 cd "$(dirname "$0")/../.."
 run=()

@@ -2,6 +2,11 @@
 # AArch64 Linux (Neon): library + all test suites, run under qemu-aarch64.
 # cmake --workflow --preset aarch64-linux: configure, build, CTest (a failing
 # suite, a crash or a hang fails the stage). See docs/porting.md.
+# suite: targets
+# trees: aarch64-linux
 set -e
 cd "$(dirname "$0")/../.."
 cmake --workflow --preset aarch64-linux
+# The install the later stages share (tools/check.d/lib/trees.sh).
+. tools/check.d/lib/trees.sh
+install_preset aarch64-linux

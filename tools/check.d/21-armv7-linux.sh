@@ -2,6 +2,11 @@
 # ARMv7-A Linux hard-float + Neon: library + all test suites, run under qemu-arm.
 # cmake --workflow --preset armv7-linux: configure, build, CTest (a failing
 # suite, a crash or a hang fails the stage). See docs/porting.md.
+# suite: targets
+# trees: armv7-linux
 set -e
 cd "$(dirname "$0")/../.."
 cmake --workflow --preset armv7-linux
+# The install the later stages share (tools/check.d/lib/trees.sh).
+. tools/check.d/lib/trees.sh
+install_preset armv7-linux

@@ -4,6 +4,11 @@
 # under qemu-system-arm.
 # cmake --workflow --preset cortex-m0: configure, build, CTest (a failing
 # suite, a crash or a hang fails the stage). See docs/porting.md.
+# suite: targets
+# trees: cortex-m0
 set -e
 cd "$(dirname "$0")/../.."
 cmake --workflow --preset cortex-m0
+# The install the later stages share (tools/check.d/lib/trees.sh).
+. tools/check.d/lib/trees.sh
+install_preset cortex-m0

@@ -4,6 +4,8 @@
 # stopped by tools/qemu-run's timeout. Builds the opt-in deliberate-failure
 # programs (tests/targets/deliberate_failure.cpp) in scratch trees build/red-<preset>.
 # About 20 seconds.
+# suite: targets
+# trees: red-cortex-m4 red-aarch64-linux red-cortex-m0
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 

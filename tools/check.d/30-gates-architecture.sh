@@ -6,6 +6,8 @@
 # 500 lines, docs/architecture.md's generated table current and every
 # file and symbol it names existing; then the gate's self-test plants each
 # kind of violation and checks that it is caught. < 10 s.
+# suite: gates
+# jobs: 1
 set -eu
 cd "$(dirname "$0")/../.."
 python3 tools/gates/architecture.py check

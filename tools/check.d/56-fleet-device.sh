@@ -5,12 +5,14 @@
 # same FP32 bits the device printed and adds it to a FedAvg round. Prints the
 # codec's flash (its functions in the firmware's symbol table) and RAM (the
 # firmware's buffers). ~10 s after 23-cortex-m4 and 10-host.
+# suite: fleet
+# after: 10-host 23-cortex-m4
+# jobs: 1
 set -eu
 cd "$(dirname "$0")/../.."
-cmake --preset cortex-m4 >/dev/null
-cmake --build build/cortex-m4 -j2 --target burtorch-fleet-device
-cmake --preset host >/dev/null
-cmake --build build/host -j2 --target burtorch-fleet
+. tools/check.d/lib/trees.sh
+preset_targets cortex-m4 burtorch-fleet-device
+preset_targets host burtorch-fleet
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 ctest --test-dir build/cortex-m4 -R '^burtorch-fleet-device$' -V > "$out/device.txt" 2>&1 || {

@@ -9,11 +9,14 @@
 # names it, the two detections agree, OPENBLAS_CORETYPE/L2_SIZE are unset
 # for PyTorch, and the reference BLAS is refused. About 40 s after 10-host
 # (plus the build when run alone).
+# suite: bench
+# after: 10-host
+# jobs: 1
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
-cmake --preset host >/dev/null
-cmake --build --preset host --target bench_graphs bench_io bench_mlp bench_gpt bench_cnn bench_gru bench_lanes
+. tools/check.d/lib/trees.sh
+preset_targets host bench_graphs bench_io bench_mlp bench_gpt bench_cnn bench_gru bench_lanes
 bin=build/host/bench
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -6,6 +6,8 @@
 # instructions, the shift-0 cross-check disagrees, or the library and the
 # hand-written trainer do not reach the same loss. The library /
 # hand-written ratio is printed, never judged here.
+# suite: bench
+# trees: icount-cortex-m0 icount-cortex-m4 icount-cortex-m7 icount-cortex-m33 icount-cortex-m55
 set -eu
 cd "$(dirname "$0")/../.."
 tools/icount --check

@@ -3,7 +3,7 @@
 # matplotlib script that draws the CSV; run the script with Debian's
 # python3-matplotlib and check the PNG (skipped, printing "SKIPPED: ", when
 # matplotlib is not installed). The SVG and PNG the trainers draw themselves
-# (the default, --plot svg, and --plot png) are checked by stage 41-pictures.
+# (the default, --plot svg, and --plot png) are checked by stage 50-docs.
 # cmake -DPROGRAM=<trainer> -DWORK=<dir> "-DARGS=<flags>" -P plot_check.cmake
 file(REMOVE_RECURSE "${WORK}")
 file(MAKE_DIRECTORY "${WORK}")

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// ThreadSanitizer check (tools/check.d/35-gates-tsan.sh): several threads
+// ThreadSanitizer check (tools/check.d/36-gates-tsan.sh): several threads
 // each train a small MLP on a tape of their own, at the same time. The
 // library promises that two tapes share nothing, so
 //   - TSan must report no data race (it aborts the program if it does), and

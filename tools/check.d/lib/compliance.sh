@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-# Sourced by the compliance kit's stages (39-compliance-kit, -presets):
+# Sourced by the compliance kit's stages (40-compliance-kit, -presets):
 # expect_rc runs a command with its output in a log and ends the stage
 # unless it exits as expected; validate_sarif checks SARIF files against the
 # SARIF 2.1.0 JSON schema with a Python that has jsonschema (Debian

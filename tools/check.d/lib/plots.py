@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-# Checks of the plots the C++ code draws (stage 41-pictures), each against an
+# Checks of the plots the C++ code draws (stage 50-docs), each against an
 # independent reader: the SVG through Python's XML parser, the PNG through
 # zlib with every chunk's CRC, and the two drawings of one CSV against each
 # other (the PNG's curve pixels where librsvg renders the SVG's curve).

@@ -16,7 +16,7 @@ Writes a C++ header (default: standard output) with
 tests/core/test_ops_losses.cpp replays them on burtorch tapes.
 
 Regenerate (needs Debian's python3-torch 1.13; the output is byte-identical,
-which tools/check.d/15-golden-regen.sh verifies):
+which tools/check.d/16-golden-regen.sh verifies):
 
     /usr/bin/python3 tools/golden/core/gen_ops_losses_golden.py -o tests/golden/ops_losses_golden.hpp
 

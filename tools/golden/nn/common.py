@@ -23,7 +23,7 @@ def flat(t):
 
 class Header:
     """A generated header. BURTORCH_GOLDEN_OUT=DIR writes it into DIR instead
-    (tools/check.d/50-nn-golden.sh compares a fresh copy with the committed one)."""
+    (tools/check.d/17-nn-golden.sh compares a fresh copy with the committed one)."""
 
     def __init__(self, path, guard, doc):
         out = os.environ.get("BURTORCH_GOLDEN_OUT")

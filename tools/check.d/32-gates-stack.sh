@@ -1,7 +1,0 @@
-# SPDX-License-Identifier: Apache-2.0
-# Gate 3: worst stack depth of every public entry point per target
-# and optimisation level against tools/gates/stack-budget.txt. Full table:
-# build/gates/stack-report.md. ~5 s (reuses stage 30's build).
-set -eu
-cd "$(dirname "$0")/../.."
-python3 tools/gates/gates.py stack

@@ -1,0 +1,256 @@
+# SPDX-License-Identifier: Apache-2.0
+# The compliance kit users run in their CI (tools/burtorch-compliance,
+# installed as bin/burtorch-compliance; docs/compliance-in-your-ci.md), from
+# the source tree. 41-compliance-presets.sh runs the installed kit on
+# firmware built against each cross preset's install.
+#  1. docs/misra/deviations.md is the rendering of deviations.json;
+#  2. usage errors exit 2 with one line and no traceback (bad regex, no -p,
+#     unreadable or malformed deviation record, broken compile databases);
+#  3. the hostile consumer: every header under include/burtorch/ and
+#     port/include/burtorch/ (found, not listed) included after a product's
+#     globals tape, value, grad, status, min, max and macros DEBUG, MAX,
+#     ERROR, assert (tests/compliance/hostile.hpp), then
+#     tests/compliance/consumer.cpp (every public template for float, double
+#     and lanes); it builds with -Wshadow -Werror and runs; analysed through
+#     a hand-written compile database (arguments form, no -std: g++'s default,
+#     -Wall -Wextra -Wshadow, a directory with a space in its name) the kit
+#     must exit 0: nothing unsuppressed anywhere, every suppression names a
+#     deviation, our headers were analysed;
+#  4. the same unit compiled as C++14: "C++17 required" once, exit 2;
+#  5. tests/compliance/planted.cpp (violations in the user's code): exit 1
+#     with each planted (line, rule) in the SARIF, aliases folded into one
+#     result, none suppressed: through CMake's database, under a record
+#     that tries to suppress everything everywhere, through a bear-style
+#     database (command form, relative paths, GCC-only options, a response
+#     file);
+#  6. MISRA messages: the rule number and chapter without --rule-texts, the
+#     user's text with it;
+#  7. a deviation applies only at its site (BT-DEV-012 comment removed);
+#  8. broken databases are tool errors (exit 2, naming the file and the
+#     missing header or compiler), never findings;
+#  9. every SARIF file validates against the SARIF 2.1.0 JSON schema
+#     (tests/compliance/sarif/), and the validator rejects a broken one.
+# About 1 minute on 2 idle cores, 1.5 at load average 6 (cppcheck's MISRA
+# addon on the hostile consumer is most of it).
+# suite: compliance
+# jobs: 1
+# trees: compliance
+set -eu
+cd "$(dirname "$0")/../.."
+root=$PWD
+out=build/compliance
+rm -rf "$out"
+mkdir -p "$out"
+kit=tools/burtorch-compliance
+cache="$out/cache"
+
+# shellcheck source=tools/check.d/lib/compliance.sh
+. tools/check.d/lib/compliance.sh
+
+echo "== deviation record: JSON and Markdown agree"
+tools/render-deviations --check
+
+echo "== the schema validator rejects what the schema forbids"
+python3 - "$out/broken.sarif" <<'PY'
+import json, sys
+doc = {"version": "2.1.0", "runs": [{"tool": {"driver": {"version": "1"}},
+        "results": [{"ruleId": "x", "level": "severe", "message": {"text": "t"}}]}]}
+json.dump(doc, open(sys.argv[1], "w"))
+PY
+if validate_sarif "$out/broken.sarif"; then echo "FAIL: the validator accepted a SARIF file without a driver name"; exit 1; fi
+
+one_line() {  # one_line WANT-REGEX CMD...: exit 2 and exactly one line, matching
+  local want=$1
+  shift
+  expect_rc 2 "$out/usage.log" "$@"
+  if [ "$(wc -l <"$out/usage.log")" -ne 1 ] || grep -q Traceback "$out/usage.log" || ! grep -Eq "$want" "$out/usage.log"; then
+    echo "FAIL: not one line matching '$want': $*"
+    cat "$out/usage.log"
+    exit 1
+  fi
+  echo "exit 2: ${*:2} -> $(cut -c1-110 "$out/usage.log")"
+}
+
+for unit in planted; do
+  cmake -S tests/compliance -B "$out/$unit" -DBURTORCH_SOURCE_DIR="$PWD" \
+    -DBURTORCH_COMPLIANCE_UNIT="$unit.cpp" >"$out/$unit-configure.log"
+done
+
+echo "== usage errors: exit 2, one line"
+mkdir -p "$out/db"
+echo '[{"directory": ' >"$out/db/truncated.json"
+echo '{"file": "a.cpp"}' >"$out/db/object.json"
+echo '[{"file": "a.cpp", "directory": "/"}]' >"$out/db/nocommand.json"
+echo '[]' >"$out/db/empty.json"
+echo 'not json' >"$out/db/record.txt"
+one_line 'required' "$kit"
+one_line 'not found' "$kit" -p "$out/no-such-dir"
+one_line 'unrecognized' "$kit" -p "$out/planted" --no-such-flag
+one_line 'regular expression' "$kit" -p "$out/planted" --files '('
+one_line 'matches no translation unit' "$kit" -p "$out/planted" --files 'no-such-unit'
+one_line 'cppcheck' "$kit" -p "$out/planted" --cppcheck no-such-cppcheck-binary
+one_line 'clang-tidy' "$kit" -p "$out/planted" --clang-tidy no-such-clang-tidy-binary
+one_line 'deviation record' "$kit" -p "$out/planted" --deviations "$out/db"
+one_line 'deviation record' "$kit" -p "$out/planted" --deviations "$out/db/record.txt"
+one_line 'no such file' "$kit" -p "$out/planted" --deviations "$out/no-such-record.json"
+one_line 'rule-texts' "$kit" -p "$out/planted" --rule-texts "$out/no-such-texts.txt"
+one_line 'cannot write' "$kit" -p "$out/planted" --sarif "$out/no-such-dir/x.sarif"
+one_line 'at least 1' "$kit" -p "$out/planted" -j 0
+one_line 'not valid JSON' "$kit" -p "$out/db/truncated.json"
+one_line 'not a JSON array' "$kit" -p "$out/db/object.json"
+one_line "lacks 'directory'" "$kit" -p "$out/db/nocommand.json"
+one_line 'no C or C\+\+ translation unit' "$kit" -p "$out/db/empty.json"
+expect_rc 0 "$out/usage.log" "$kit" --help
+grep -q -- '--rule-texts' "$out/usage.log" || { echo "FAIL: --help does not list --rule-texts"; exit 1; }
+
+echo "== hostile consumer: every header after a product's names and macros"
+hostile="$out/hostile dir"  # a space in the path, as some users have
+mkdir -p "$hostile"
+{
+  echo '// Generated by tools/check.d/40-compliance-kit.sh: tests/compliance/hostile.hpp, then every header.'
+  echo '#include "hostile.hpp"'
+  for dir in include port/include; do
+    (cd "$dir" && find burtorch -name '*.hpp' | LC_ALL=C sort | sed 's|.*|#include <&>|')
+  done
+} >"$hostile/hostile_all.hpp"
+{
+  echo '// Generated by tools/check.d/40-compliance-kit.sh: the hostile names, every header, then the consumer.'
+  echo '#include "hostile_all.hpp"'
+  echo '#include "consumer.cpp"  // NOLINT(bugprone-suspicious-include): the consumer, after the hostile names'
+} >"$hostile/hostile.cpp"
+headers=$(grep -c '^#include <burtorch/' "$hostile/hostile_all.hpp")
+[ "$headers" -ge 30 ] || { echo "FAIL: only $headers headers found under include/burtorch/"; exit 1; }
+echo "$headers headers included"
+mapfile -t sources < <(find lib -name '*.cpp' | sort)
+g++ -std=c++17 -O1 -fno-exceptions -fno-rtti -Wall -Wextra -Wpedantic -Wconversion -Wsign-conversion \
+  -Wshadow -Werror -I tests/compliance -I include -I port/include -I lib "$hostile/hostile.cpp" "${sources[@]}" \
+  -o "$out/hostile-bin"
+"$out/hostile-bin"
+echo "hostile consumer built with -Wshadow -Werror and ran: exit 0"
+python3 - "$hostile" "$root" <<'PY'
+import json, os, sys
+d, root = os.path.abspath(sys.argv[1]), sys.argv[2]
+args = ["g++", "-fno-exceptions", "-fno-rtti", "-Wall", "-Wextra", "-Wshadow", f"-I{root}/tests/compliance",
+        "-I.", "-isystem", f"{root}/include", "-isystem", f"{root}/port/include", "-c", "hostile.cpp", "-o", "hostile.o"]
+json.dump([{"directory": d, "arguments": args, "file": "hostile.cpp"}], open(f"{d}/compile_commands.json", "w"), indent=1)
+PY
+SECONDS=0
+expect_rc 0 "$out/hostile.log" "$kit" -p "$hostile" --cache-dir "$cache" --sarif "$out/hostile.sarif"
+t_hostile=$SECONDS
+cat "$out/hostile.log"
+python3 tests/compliance/check_sarif.py clean "$out/hostile.sarif" docs/misra/deviations.json
+grep -q ' -std=gnu++17, ' "$out/hostile.sarif" || { echo "FAIL: g++'s default standard not found"; exit 1; }
+echo "kit on the hostile consumer: ${t_hostile} s"
+
+echo "== the same unit as C++14: C++17 required, once"
+python3 - "$hostile" <<'PY'
+import json, sys
+p = f"{sys.argv[1]}/compile_commands.json"
+db = json.load(open(p))
+db[0]["arguments"].insert(1, "-std=c++14")
+json.dump(db, open(f"{sys.argv[1]}/c++14.json", "w"))
+PY
+expect_rc 2 "$out/cxx14.log" "$kit" -p "$hostile/c++14.json" --cache-dir "$cache"
+cat "$out/cxx14.log"
+[ "$(grep -c 'C++17 required' "$out/cxx14.log")" -eq 1 ] || { echo "FAIL: 'C++17 required' not said exactly once"; exit 1; }
+if grep -q 'unsuppressed findings: [1-9]' "$out/cxx14.log"; then echo "FAIL: findings under C++14"; exit 1; fi
+
+echo "== planted violations: each one reported, none suppressed"
+expect_rc 1 "$out/planted.log" "$kit" -p "$out/planted" --cache-dir "$cache" --sarif "$out/planted.sarif"
+cat "$out/planted.log"
+python3 tests/compliance/check_sarif.py planted "$out/planted.sarif" tests/compliance/planted.cpp
+grep -Eq '^  tests/compliance/planted.cpp: [0-9]+ finding\(s\) \(' "$out/planted.log" || {
+  echo "FAIL: no one-line summary for planted.cpp"; exit 1; }
+
+echo "== planted violations under a record that suppresses everything, everywhere"
+python3 - "$out/greedy.json" <<'PY'
+import json, sys
+d = json.load(open("docs/misra/deviations.json"))
+d["deviations"][0]["kit_suppressions"] = [
+    {"tool": t, "check": "*", "path": "*", "site_marker": False} for t in ("cppcheck", "clang-tidy")]
+json.dump(d, open(sys.argv[1], "w"))
+PY
+expect_rc 1 "$out/greedy.log" "$kit" -p "$out/planted" --cache-dir "$cache" --sarif "$out/planted-greedy.sarif" \
+  --deviations "$out/greedy.json"
+python3 tests/compliance/check_sarif.py planted "$out/planted-greedy.sarif" tests/compliance/planted.cpp
+grep -q '2 of 2 analyses from the cache' "$out/greedy.log" || { echo "FAIL: the unchanged unit was analysed again"; cat "$out/greedy.log"; exit 1; }
+
+echo "== planted violations, bear-style database: command form, relative paths, GCC-only options, response file"
+rel="$out/relative"
+mkdir -p "$rel/obj"
+printf '%s\n' '-isystem ../../../../include' '-Wall' >"$rel/obj/flags.rsp"
+cat >"$rel/compile_commands.json" <<JSON
+[{"directory": "obj",
+  "command": "ccache c++ -std=c++17 @flags.rsp -fstack-usage -fcallgraph-info=su -fconserve-stack -Werror -Wlogical-op -c ../../../../tests/compliance/planted.cpp -o planted.o",
+  "file": "../../../../tests/compliance/planted.cpp"}]
+JSON
+expect_rc 1 "$out/relative.log" "$kit" -p "$rel" --cache-dir "$cache" --sarif "$out/relative.sarif"
+python3 tests/compliance/check_sarif.py planted "$out/relative.sarif" tests/compliance/planted.cpp
+grep -q 'options clang does not know (left out for clang-tidy): -fcallgraph-info=su -fconserve-stack' \
+  "$out/relative.sarif" || { echo "FAIL: GCC-only options not reported as left out"; exit 1; }
+
+echo "== MISRA messages: rule number and chapter, or the user's rule texts"
+python3 - "$out/planted.sarif" <<'PY'
+import json, sys
+runs = json.load(open(sys.argv[1]))["runs"]
+hits = [r for run in runs for r in run["results"] if r["ruleId"] == "misra-c2012-17.2"]
+want = "MISRA C:2012 Rule 17.2 (Functions), MISRA C++:2023 counterpart 8.2.10"
+if not hits or not all(r["message"]["text"].startswith(want) and "--rule-texts" in r["message"]["text"] for r in hits):
+    sys.exit(f"FAIL: misra-c2012-17.2 without its rule number and chapter: {[r['message']['text'] for r in hits]}")
+if any("misra violation" in r["message"]["text"] for run in runs for r in run["results"]):
+    sys.exit("FAIL: the addon's placeholder message is still there")
+print(f"misra-c2012-17.2: {hits[0]['message']['text']}")
+PY
+expect_rc 1 "$out/texts.log" "$kit" -p "$out/planted" --only cppcheck --cache-dir "$cache" \
+  --rule-texts tests/compliance/rule-texts-sample.txt --sarif "$out/texts.sarif"
+grep -q 'misra-c2012-17.2: MISRA C:2012 Rule 17.2 (Functions), MISRA C++:2023 counterpart 8.2.10: Sample text seventeen two' \
+  "$out/texts.log" || { echo "FAIL: the rule text given with --rule-texts is not in the message"; cat "$out/texts.log"; exit 1; }
+echo "with --rule-texts: $(grep -o 'misra-c2012-17.2: MISRA.*' "$out/texts.log" | head -1)"
+
+echo "== a deviation applies only at its documented site"
+# A copy of the headers in which FixedTape's constructor no longer carries its
+# BT-DEV-012 comment: cppcheck's uninitMemberVar there must come back.
+mkdir -p "$out/unmarked"
+cp -r include "$out/unmarked/include"
+sed -i 's|// BT-DEV-012: storage_|// (no ID): storage_|' "$out/unmarked/include/burtorch/core/tape.hpp"
+cmake -S tests/compliance -B "$out/unmarked/build" -DBURTORCH_SOURCE_DIR="$PWD/$out/unmarked" \
+  -DBURTORCH_COMPLIANCE_UNIT=planted.cpp >"$out/unmarked-configure.log"
+expect_rc 1 "$out/unmarked.log" "$kit" -p "$out/unmarked/build" --only cppcheck --cache-dir "$cache" \
+  --sarif "$out/unmarked.sarif"
+python3 - "$out/unmarked.sarif" <<'PY'
+import json, sys
+runs = json.load(open(sys.argv[1]))["runs"]
+hits = [r for run in runs for r in run["results"]
+        if r["ruleId"] == "uninitMemberVar" and r["properties"].get("burtorchPath") == "include/burtorch/core/tape.hpp"]
+if not hits or any(r.get("suppressions") for r in hits):
+    sys.exit("FAIL: uninitMemberVar in core/tape.hpp without its BT-DEV-012 comment was not reported unsuppressed")
+print(f"uninitMemberVar in core/tape.hpp without its BT-DEV-012 comment: reported, unsuppressed ({len(hits)})")
+PY
+
+echo "== broken compile databases: tool errors (exit 2), never findings"
+python3 - "$out" "$root" <<'PY'
+import json, os, sys
+out, root = os.path.abspath(sys.argv[1]), sys.argv[2]
+src = f"{root}/tests/compliance/planted.cpp"
+def db(name, args):
+    json.dump([{"directory": out, "arguments": args + ["-c", src], "file": src}], open(f"{out}/db/{name}.json", "w"))
+db("moved-install", ["g++", "-std=c++17", "-isystem", f"{root}/no-such-prefix/include"])
+db("no-compiler", ["arm-none-eabi-g++-99", "-std=c++17", "-isystem", f"{root}/include"])
+json.dump([{"directory": out, "arguments": ["g++", "-c", "gone.cpp"], "file": "gone.cpp"}], open(f"{out}/db/gone.json", "w"))
+PY
+expect_rc 2 "$out/broken.log" "$kit" -p "$out/db/moved-install.json" --cache-dir "$cache"
+grep -q "planted.cpp: g++ cannot preprocess it: missing header 'burtorch/core/ops.hpp'" "$out/broken.log" || {
+  echo "FAIL: the missing header is not named"; cat "$out/broken.log"; exit 1; }
+if grep -q 'unsuppressed findings: [1-9]' "$out/broken.log"; then echo "FAIL: findings from a broken unit"; exit 1; fi
+grep 'error:' "$out/broken.log"
+expect_rc 2 "$out/broken.log" "$kit" -p "$out/db/no-compiler.json" --cache-dir "$cache"
+grep -q "its compiler 'arm-none-eabi-g++-99' is not installed" "$out/broken.log" || { cat "$out/broken.log"; exit 1; }
+grep 'error:' "$out/broken.log"
+expect_rc 2 "$out/broken.log" "$kit" -p "$out/db/gone.json" --cache-dir "$cache"
+grep -q "gone.cpp: listed in .* but not found" "$out/broken.log" || { cat "$out/broken.log"; exit 1; }
+grep 'error:' "$out/broken.log"
+
+echo "== every SARIF file: SARIF 2.1.0 schema"
+validate_sarif "$out"/hostile.sarif "$out"/planted.sarif "$out"/planted-greedy.sarif "$out"/relative.sarif \
+  "$out"/texts.sarif "$out"/unmarked.sarif
+echo "compliance kit: hostile consumer clean, every planted violation reported, usage and tool errors exit 2"

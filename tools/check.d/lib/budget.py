@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Stage 99-budget: each stage's and each suite's wall time in this run of
+tools/check, and the run's total against tools/check.d/budget.txt.
+
+tools/check.d/lib/run.py exports BURTORCH_CHECK_RUN (what was asked for:
+"all", a suite's name, stage names), BURTORCH_CHECK_STARTED (the run's
+start, seconds since the epoch) and BURTORCH_CHECK_RUN_TIMES (a file of
+"stage seconds exit-code" lines, one per stage that has ended). Without
+them (the stage run by hand) it reads build/check-logs/run-times.txt, the
+last run's, and judges nothing. Exit 1 when the run is one that
+budget.txt lists and it took longer. Usage: budget.py [--help]
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import run  # noqa: E402  (the runner: stages, suites, budget)
+
+
+def main(argv: list[str]) -> int:
+    if argv[1:] in (["-h"], ["--help"]):
+        print(__doc__.strip())
+        return 0
+    if argv[1:]:
+        print("budget.py: unknown argument %s (--help)" % argv[1], file=sys.stderr)
+        return 2
+    stages = {s.name: s for s in run.read_stages()}
+    suites = run.read_suites()
+    budget = run.read_budget()
+    label = os.environ.get("BURTORCH_CHECK_RUN", "")
+    started = os.environ.get("BURTORCH_CHECK_STARTED")
+    times_file = Path(os.environ.get("BURTORCH_CHECK_RUN_TIMES", str(run.LOGS / "run-times.txt")))
+    rows = []
+    for line in times_file.read_text().splitlines() if times_file.exists() else []:
+        parts = line.split()
+        if len(parts) == 3 and parts[0] in stages and parts[0] != "99-budget":
+            rows.append((parts[0], int(parts[1]), int(parts[2])))
+    if not rows:
+        print("budget: no stage times of a run (build/check-logs/run-times.txt); nothing to judge")
+        return 0
+    print("stage times of this run (wall seconds; stages run two at a time where one keeps a single core busy):")
+    for name, seconds, rc in rows:
+        print("  %-26s %5d%s" % (name, seconds, "" if rc == 0 else "  (failed)"))
+    by_suite: dict[str, int] = {}
+    for name, seconds, _ in rows:
+        by_suite[stages[name].suite] = by_suite.get(stages[name].suite, 0) + seconds
+    print("stage seconds by suite (their sum exceeds the wall time where stages overlapped):")
+    for suite in suites:
+        if suite in by_suite:
+            print("  %-12s %5d" % (suite, by_suite[suite]))
+    if started is None:
+        print("budget: not run by tools/check; the total is not judged")
+        return 0
+    total = int(round(time.time() - float(started)))
+    print("run '%s': %d s of wall time so far" % (label, total))
+    if label in budget:
+        limit, why = budget[label]
+        print("budget of '%s': %d s (%s)" % (label, limit, why))
+        if total > limit:
+            print("FAIL: the run took %d s, %d s more than its budget (tools/check.d/budget.txt)" % (total, total - limit))
+            return 1
+        print("within budget: %d s of %d s" % (total, limit))
+    else:
+        print("no budget for a run of '%s' (tools/check.d/budget.txt lists %s)" % (label, ", ".join(budget)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,48 @@
+# SPDX-License-Identifier: Apache-2.0
+# Sourced by the stages that share the presets' builds: each preset is built
+# once, in build/PRESET, by its stage (10-host, 20-26), and installed once,
+# into build/prefix/PRESET, at that stage's end; a later stage builds
+# targets of a tree that are already built (a no-op) and reads the install,
+# and never configures a tree again (two stages may read one at once).
+#   preset_targets PRESET TARGET...
+#                           build TARGETs in build/PRESET, configuring the
+#                           tree first only if it has never been (a stage
+#                           run alone)
+#   install_preset PRESET   install build/PRESET's libraries into
+#                           build/prefix/PRESET (the preset's stage calls it)
+#   preset_prefix PRESET    print build/prefix/PRESET, installing it first
+#                           when it is missing or older than the tree's
+#                           archive (a stage run alone); without the
+#                           preset's tree, from a tree of the preset with
+#                           the libraries only (build/lib-PRESET)
+_prefix_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
+preset_targets() {  # preset_targets PRESET TARGET...
+  local preset=$1
+  shift
+  if [ ! -f "$_prefix_root/build/$preset/CMakeCache.txt" ]; then
+    (cd "$_prefix_root" && cmake --preset "$preset") >/dev/null || return 1
+  fi
+  cmake --build "$_prefix_root/build/$preset" -j2 --target "$@"
+}
+install_preset() {  # install_preset PRESET [TREE]
+  local preset=$1 tree=${2:-$_prefix_root/build/$1} prefix=$_prefix_root/build/prefix/$1
+  rm -rf "$prefix"
+  cmake --install "$tree" --prefix "$prefix" >/dev/null || return 1
+  touch "$prefix/.installed"
+}
+preset_prefix() {  # preset_prefix PRESET
+  local preset=$1 tree=$_prefix_root/build/$1 prefix=$_prefix_root/build/prefix/$1
+  if [ ! -f "$tree/CMakeCache.txt" ]; then
+    tree=$_prefix_root/build/lib-$preset
+    if [ ! -f "$tree/CMakeCache.txt" ]; then
+      (cd "$_prefix_root" && cmake --preset "$preset" -B "$tree" -DBURTORCH_BUILD_TESTS=OFF -DBURTORCH_BUILD_PROGRAMS=OFF \
+        -DBURTORCH_BUILD_BENCH=OFF -DBURTORCH_BUILD_FOOTPRINT=OFF) >/dev/null || return 1
+    fi
+    cmake --build "$tree" -j2 >/dev/null || return 1
+  fi
+  if [ ! -f "$prefix/.installed" ] || [ "$tree/libburtorch.a" -nt "$prefix/.installed" ]; then
+    [ -f "$tree/libburtorch.a" ] || cmake --build "$tree" -j2 >/dev/null || return 1
+    install_preset "$preset" "$tree" || return 1
+  fi
+  echo "$prefix"
+}
