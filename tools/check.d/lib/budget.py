@@ -6,7 +6,7 @@ tools/check, and the run's total against tools/check.d/budget.txt.
 tools/check.d/lib/run.py exports BURTORCH_CHECK_RUN (what was asked for:
 "all", a suite's name, stage names), BURTORCH_CHECK_STARTED (the run's
 start, seconds since the epoch) and BURTORCH_CHECK_RUN_TIMES (a file of
-"stage seconds exit-code" lines, one per stage that has ended). Without
+"stage seconds exit-code cpu-seconds" lines, one per stage that has ended). Without
 them (the stage run by hand) it reads build/check-logs/run-times.txt, the
 last run's, and judges nothing. Exit 1 when the run is one that
 budget.txt lists and it took longer. Usage: budget.py [--help]
@@ -38,21 +38,25 @@ def main(argv: list[str]) -> int:
     rows = []
     for line in times_file.read_text().splitlines() if times_file.exists() else []:
         parts = line.split()
-        if len(parts) == 3 and parts[0] in stages and parts[0] != "99-budget":
-            rows.append((parts[0], int(parts[1]), int(parts[2])))
+        if len(parts) == 4 and parts[0] in stages and parts[0] != "99-budget":
+            rows.append((parts[0], int(parts[1]), int(parts[2]), int(parts[3])))
     if not rows:
         print("budget: no stage times of a run (build/check-logs/run-times.txt); nothing to judge")
         return 0
-    print("stage times of this run (wall seconds; stages run two at a time where one keeps a single core busy):")
-    for name, seconds, rc in rows:
-        print("  %-26s %5d%s" % (name, seconds, "" if rc == 0 else "  (failed)"))
-    by_suite: dict[str, int] = {}
-    for name, seconds, _ in rows:
-        by_suite[stages[name].suite] = by_suite.get(stages[name].suite, 0) + seconds
-    print("stage seconds by suite (their sum exceeds the wall time where stages overlapped):")
+    print("stage times of this run (wall and CPU seconds; stages run two at a time where one keeps a single"
+          " core busy):")
+    for name, seconds, rc, cpu in rows:
+        print("  %-26s %5d %6d%s" % (name, seconds, cpu, "" if rc == 0 else "  (failed)"))
+    by_suite: dict[str, list[int]] = {}
+    for name, seconds, _, cpu in rows:
+        t = by_suite.setdefault(stages[name].suite, [0, 0])
+        t[0] += seconds
+        t[1] += cpu
+    print("by suite, wall and CPU seconds (the walls add up to more than the run where stages overlapped):")
     for suite in suites:
         if suite in by_suite:
-            print("  %-12s %5d" % (suite, by_suite[suite]))
+            print("  %-12s %5d %6d" % (suite, by_suite[suite][0], by_suite[suite][1]))
+    print("CPU seconds in all: %d" % sum(r[3] for r in rows))
     if started is None:
         print("budget: not run by tools/check; the total is not judged")
         return 0

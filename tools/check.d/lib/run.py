@@ -240,12 +240,12 @@ def run(chosen: list[Stage], label: str, serial: bool) -> int:
         log.close()
         running[s.name] = (s, p, time.time())
 
-    def finish(s: Stage, rc: int, t0: float) -> None:
+    def finish(s: Stage, rc: int, t0: float, cpu: float) -> None:
         nonlocal passed, failed
         seconds = int(round(time.time() - t0))
         done[s.name] = rc == 0
-        with open(run_times, "a") as f:
-            f.write("%s %d %d\n" % (s.name, seconds, rc))
+        with open(run_times, "a") as f:  # stage, wall seconds, exit code, CPU seconds (the stage's processes)
+            f.write("%s %d %d %d\n" % (s.name, seconds, rc, int(round(cpu))))
         if rc == 0:
             passed += 1
             print("== %-28s ok     (%ss)" % (s.name, seconds), flush=True)
@@ -288,10 +288,11 @@ def run(chosen: list[Stage], label: str, serial: bool) -> int:
             continue
         time.sleep(0.2)
         for name, (s, p, t0) in list(running.items()):
-            rc = p.poll()
-            if rc is not None:
+            pid, status, usage = os.wait4(p.pid, os.WNOHANG)
+            if pid != 0:
                 del running[name]
-                finish(s, rc, t0)
+                p.returncode = os.waitstatus_to_exitcode(status)
+                finish(s, p.returncode, t0, usage.ru_utime + usage.ru_stime)
     total = int(round(time.time() - start))
     print("tools/check: %ds; logs in build/check-logs/" % total)
     if failed_names:
