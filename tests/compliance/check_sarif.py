@@ -141,12 +141,12 @@ def check_clean(sarif: str, record: str) -> None:
         used.setdefault(m.group(1), set()).add(r["properties"]["burtorchPath"].split("/")[0])
     where = set().union(*used.values()) if used else set()
     # The consumer includes the public headers and the tape's template
-    # definitions (include/burtorch/detail/); lib/ is the library's private
-    # directory, not on a program's include path.
-    detail = any(r["properties"]["burtorchPath"].startswith("include/burtorch/detail/") for r in results)
+    # definitions (include/burtorch/core/detail/); lib/ is the library's
+    # private directory, not on a program's include path.
+    detail = any(r["properties"]["burtorchPath"].startswith("include/burtorch/core/detail/") for r in results)
     if len(used) < 2 or where != {"include"} or not detail:
         fail(f"our headers do not look analysed: suppressions {sorted(used)} in {sorted(where)}"
-             f" (in include/burtorch/detail/: {detail})")
+             f" (in include/burtorch/core/detail/: {detail})")
     print(f"check_sarif: {sarif}: {len(results)} results, all suppressed by "
           + ", ".join(f"{k} ({len([r for r in results if r['suppressions'][0]['justification'].startswith(k)])})"
                       for k in sorted(used)))

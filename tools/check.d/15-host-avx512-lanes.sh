@@ -8,6 +8,7 @@
 # AVX-512 instruction selection itself is then not exercised, and the stage
 # says so. Fails unless the build's lane count is 16. About 1 minute.
 # suite: build
+# jobs: 1
 # trees: host-avx512
 set -eu
 cd "$(dirname "$0")/../.."

@@ -6,7 +6,12 @@
 # trees: aarch64-linux
 set -e
 cd "$(dirname "$0")/../.."
-cmake --workflow --preset aarch64-linux
+# The preset's workflow (configure, build, test), configured with the gates'
+# analysis output (-fstack-usage -fcallgraph-info: the same objects, plus the
+# .su and .ci files stages 31-33 read from this tree).
+cmake --preset aarch64-linux -DBURTORCH_ANALYSIS=ON
+cmake --build --preset aarch64-linux
+ctest --preset aarch64-linux
 # The install the later stages share (tools/check.d/lib/trees.sh).
 . tools/check.d/lib/trees.sh
 install_preset aarch64-linux

@@ -5,6 +5,7 @@
 # programs (tests/targets/deliberate_failure.cpp) in scratch trees build/red-<preset>.
 # About 20 seconds.
 # suite: targets
+# jobs: 1
 # trees: red-cortex-m4 red-aarch64-linux red-cortex-m0
 set -euo pipefail
 cd "$(dirname "$0")/../.."

@@ -5,6 +5,7 @@
 # suppressions: tools/gates/cppcheck-suppressions.txt and inline ones next to
 # a BT-DEV ID. ~10 s.
 # suite: gates
+# jobs: 1
 # after: 31-gates-symbols
 # trees: gates
 set -eu

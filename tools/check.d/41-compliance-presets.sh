@@ -26,6 +26,7 @@
 # About 3.5 minutes of CPU time (6 minutes of wall time at load average 7 on 2
 # cores; docs/compliance-in-your-ci.md, "Measured", has the last run).
 # suite: compliance
+# jobs: 1
 # after: 10-host 20-aarch64-linux 21-armv7-linux 22-cortex-m0 23-cortex-m4 24-cortex-m7 25-cortex-m33 26-cortex-m55
 # trees: compliance-presets
 set -eu

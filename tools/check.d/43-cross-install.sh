@@ -13,6 +13,7 @@
 # (the failure those lines fix). On the presets' installs (build/prefix/,
 # made by stages 20 and 21): ~30 s on 2 cores.
 # suite: compliance
+# jobs: 1
 # after: 20-aarch64-linux 21-armv7-linux
 # trees: cross-install
 set -eu

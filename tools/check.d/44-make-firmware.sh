@@ -18,6 +18,7 @@
 #    plan.bytes == sizeof) for the host (64-bit) and the Cortex-M4.
 # ~2 minutes on 2 cores.
 # suite: compliance
+# jobs: 1
 # after: 23-cortex-m4
 # trees: make-firmware
 set -eu

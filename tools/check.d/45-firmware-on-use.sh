@@ -15,6 +15,7 @@
 # the presets' installs (build/prefix/, made by stages 22-26): ~10 s per
 # preset.
 # suite: compliance
+# jobs: 1
 # after: 22-cortex-m0 23-cortex-m4 24-cortex-m7 25-cortex-m33 26-cortex-m55
 # trees: firmware-on-use
 set -eu

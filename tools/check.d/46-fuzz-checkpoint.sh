@@ -28,11 +28,7 @@ echo "seed corpus: $(ls fuzz/corpus | wc -l) files, identical to fuzz/make_corpu
 
 # 2. Build with clang: libFuzzer + ASan + UBSan, the project's warnings, and
 # every library source (the tape calls the SIMD kernels of lib/simd).
-mapfile -t library_sources < <(find lib -name '*.cpp' | sort)
-clang++ -std=c++17 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-  -Wall -Wextra -Wpedantic -Wconversion -Wsign-conversion -Wshadow -Werror \
-  -fno-exceptions -fno-rtti -Iinclude -Ilib \
-  fuzz/fuzz_checkpoint.cpp "${library_sources[@]}" -o "$out/fuzz_checkpoint"
+bash fuzz/build_fuzzer.sh "$out/fuzz_checkpoint" fuzz/fuzz_checkpoint.cpp include lib
 
 # 3. Fuzz. New inputs go to the build corpus; the committed seeds are read only.
 status=0

@@ -27,10 +27,8 @@ echo "seed corpus: $(ls fuzz/corpus-frame | wc -l) files, identical to fuzz/make
 
 # 2. Build with clang: libFuzzer + ASan + UBSan, the project's warnings, and
 # the codec's sources (its CRC-32 is the checkpoints', lib/checkpoint.cpp).
-clang++ -std=c++17 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-  -Wall -Wextra -Wpedantic -Wconversion -Wsign-conversion -Wshadow -Werror \
-  -fno-exceptions -fno-rtti -Iinclude -Ilib \
-  fuzz/fuzz_frame.cpp lib/fleet/encode.cpp lib/fleet/decode.cpp lib/checkpoint.cpp -o "$out/fuzz_frame"
+bash fuzz/build_fuzzer.sh "$out/fuzz_frame" fuzz/fuzz_frame.cpp include lib \
+  lib/fleet/encode.cpp lib/fleet/decode.cpp lib/checkpoint.cpp
 
 # 3. Fuzz. New inputs go to the build corpus; the committed seeds are read only.
 status=0

@@ -12,6 +12,7 @@
 # run. Also checks that the install recipe leaves build/host alone. ~2
 # minutes on 2 cores.
 # suite: docs
+# jobs: 1
 # after: 13-demo 10-host
 # trees: readme
 set -eu

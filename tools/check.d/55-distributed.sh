@@ -8,6 +8,7 @@
 # OMPI_ALLOW_RUN_AS_ROOT. ~40 s after 10-host (the tests alone 38 s here).
 # The host and host-debug test presets leave the label out: it runs here.
 # suite: fleet
+# jobs: 1
 # after: 10-host
 set -eu
 cd "$(dirname "$0")/../.."

@@ -3,10 +3,12 @@
 """libburtorch compliance gates.
 
 Analyses the library exactly as the CMake presets build it. For each preset
-(host, aarch64-linux, armv7-linux, cortex-m0/m4/m7/m33/m55) it configures
-build/gates/<preset>/cmake with `cmake --preset <preset>
--DBURTORCH_ANALYSIS=ON` (which adds -fstack-usage -fcallgraph-info=su to the
-library target and changes nothing else) and builds the `burtorch` target:
+(host, aarch64-linux, armv7-linux, cortex-m0/m4/m7/m33/m55) it takes the
+preset's own tree, build/<preset>, when tools/check's preset stage built it
+with -DBURTORCH_ANALYSIS=ON (which adds -fstack-usage -fcallgraph-info=su to
+the library target and changes nothing else: the objects are the same
+bytes); otherwise it configures build/gates/<preset>/cmake with `cmake
+--preset <preset> -DBURTORCH_ANALYSIS=ON`. It builds the `burtorch` target:
 that archive, at the preset's own optimisation level, is one variant. The
 others (-O0, -O2, -Os where the preset ships another level) recompile the
 same translation units with the preset's own compile commands
@@ -159,7 +161,14 @@ def configure(t: Target, build_lib: bool = True) -> bool:
     re-runs CMake itself when a CMake file or toolchain file changed)."""
     t.cmake_dir = OUT / t.name / "cmake"
     cache = t.cmake_dir / "CMakeCache.txt"
-    if REUSE_CONFIGURATION and cache.exists() and (t.cmake_dir / "compile_commands.json").exists() and \
+    own = ROOT / "build" / t.name
+    if not SELFTEST and cache_value(own, "BURTORCH_ANALYSIS") == "ON" and (own / "compile_commands.json").exists():
+        # The preset's own tree, built by its stage with the analysis output
+        # (tools/check.d/10-host.sh, 20-26): the archive that ships, analysed
+        # as it is; not configured again here.
+        t.cmake_dir = own
+        res = subprocess.CompletedProcess([], 0, "", "")
+    elif REUSE_CONFIGURATION and cache.exists() and (t.cmake_dir / "compile_commands.json").exists() and \
             cache.stat().st_mtime > (ROOT / "CMakePresets.json").stat().st_mtime:
         res = subprocess.CompletedProcess([], 0, "", "")
     else:

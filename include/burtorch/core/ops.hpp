@@ -3,9 +3,9 @@
 /// Operators and scalar functions on Value<T> (the BurTorch paper, Tables 8
 /// and 10). Each call computes its result eagerly and records one node.
 /// Functions beyond the paper (GELU, SiLU, |x|, leaky ReLU, the losses'
-/// elements, reduce_max) are op families of functions.hpp.
+/// elements, reduce_max) are op families of ext/functions.hpp.
 /// Domain errors follow IEEE-754 (log(0) = -inf, 1/0 = inf, sqrt(-1) = NaN);
-/// ask tape.all_finite() when inputs are untrusted.
+/// ask all_finite(tape) (tools/inspect.hpp) when inputs are untrusted.
 #ifndef BURTORCH_CORE_OPS_HPP
 #define BURTORCH_CORE_OPS_HPP
 

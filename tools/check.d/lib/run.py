@@ -13,10 +13,12 @@ saying what it checks, and names its place in the run:
   # after: STAGE ...    stages whose builds or outputs it reuses: run first
                         when both are selected (a stage still runs alone:
                         it builds what it needs)
-  # jobs: 1             it keeps one core busy (a fuzzer's fixed time, QEMU,
-                        PyTorch, analysers): it may run beside another
-                        stage; without this line a stage uses both cores
-                        and runs beside single-core stages only
+  # jobs: 1             it keeps about one core busy on average (a fuzzer's
+                        fixed time, QEMU, PyTorch, analysers, or a build
+                        whose CPU seconds over its wall seconds stay under
+                        1.5 in a full run, which 99-budget prints): it may
+                        run beside another stage; without this line a stage
+                        uses both cores and runs beside such stages only
   # trees: NAME ...     the build trees it writes (build/NAME): two stages
                         that write one tree never run at once
 
@@ -136,7 +138,7 @@ success) and ends with "N passed, N failed"; exits 1 if a stage failed.
 Without NAME, every stage: the full run CI makes. A NAME is a suite (below),
 a stage by its full name (23-cortex-m4) or without its number (cortex-m4);
 a NAME that is none of these is an error (exit 2). Stages run in number
-order, two at a time where one of them keeps a single core busy (`# jobs:
+order, two at a time where one of them keeps about one core busy (`# jobs:
 1` in its header), never two that write one build tree at once; a stage
 runs after the stages it reuses (`# after:`) when both are selected.
 Before running, installs missing Debian packages listed in tools/deps/*.txt

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""PyTorch reference models for libburtorch's nn (include/burtorch/nn/models.hpp).
+"""PyTorch reference models for libburtorch's nn (include/burtorch/nn/mlp.hpp, nn/gpt.hpp).
 
 Same architectures and the same flat parameter order as the C++ side, so
 weights exported by our PRNG initialisation load here unchanged:
