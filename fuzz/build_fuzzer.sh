@@ -21,7 +21,10 @@ else
 fi
 cache=()
 if [ -n "${CCACHE_DIR:-}" ] && command -v ccache >/dev/null; then
-  cache=(ccache)
+  # The fuzzers' objects are the same compile wherever their copy of the
+  # sources is (fuzz/prove_tape_fuzzer.sh builds from copies): the build
+  # directory is not part of the cache key, only of the debug information.
+  cache=(env CCACHE_NOHASHDIR=1 ccache)
 fi
 flags=(-std=c++17 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
        -Wall -Wextra -Wpedantic -Wconversion -Wsign-conversion -Wshadow -Werror

@@ -2,7 +2,6 @@
 # Host Debug build under ASan + UBSan (with float-cast-overflow, which
 # -fsanitize=undefined leaves out): the whole test suite.
 # suite: build
-# jobs: 1
 # trees: host-debug
 set -e
 cmake --workflow --preset host-debug

@@ -11,7 +11,6 @@
 # Uses the preset build trees (incremental after stages 10 and 20-26) and
 # three extra trees build/fp32-nocontract-<preset>. About 1-2 minutes.
 # suite: targets
-# jobs: 1
 # after: 10-host 20-aarch64-linux 21-armv7-linux 22-cortex-m0 23-cortex-m4 24-cortex-m7 25-cortex-m33 26-cortex-m55
 # trees: fp32-nocontract
 set -euo pipefail

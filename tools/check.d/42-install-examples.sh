@@ -22,7 +22,6 @@
 # Cortex-M4 install's headers fail to link with the host archive, both
 # naming BURTORCH_CONFIG_PARAM_NAMES.
 # suite: compliance
-# jobs: 1
 # after: 10-host 23-cortex-m4
 # trees: install-examples
 set -eu

@@ -7,7 +7,6 @@
 # hand-written trainer do not reach the same loss. The library /
 # hand-written ratio is printed, never judged here.
 # suite: bench
-# jobs: 1
 # trees: icount-cortex-m0 icount-cortex-m4 icount-cortex-m7 icount-cortex-m33 icount-cortex-m55
 set -eu
 cd "$(dirname "$0")/../.."
