@@ -52,7 +52,9 @@ prove() {
   # (include, lib), so that under tools/check the sources left as they are
   # come from the compiler cache (their debug information then names the
   # first build's directory) and only the changed one is compiled.
-  (cd "$dir" && bash "$root/fuzz/build_fuzzer.sh" "$dir/fuzz_tape" "$root/fuzz/fuzz_tape.cpp" include lib)
+  local abs
+  abs=$(cd "$dir" && pwd)
+  (cd "$abs" && bash "$root/fuzz/build_fuzzer.sh" "$abs/fuzz_tape" "$root/fuzz/fuzz_tape.cpp" include lib)
   local start end status=0
   start=$(date +%s%N)
   # Checks that would report other (known) defects first stay off, as in
