@@ -57,15 +57,20 @@ since() { python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1
 # far: the margin below compares the CPU the kit and the build take, which
 # other stages running beside this one (tools/check) change less than wall
 # time.
-cpu() {
-  local line
-  line=$(times | tail -1)
-  python3 - "$line" <<'PY'
+cpu() {  # cpu VAR: VAR = the CPU seconds so far (times runs in this shell, not a subshell)
+  times >"$work/times.txt"
+  printf -v "$1" '%s' "$(python3 - "$work/times.txt" <<'PY'
 import re, sys
-print(sum(int(m) * 60 + float(s) for m, s in re.findall(r"(\d+)m([\d.]+)s", sys.argv[1])))
+line = open(sys.argv[1]).read().splitlines()[-1]
+print(sum(int(m) * 60 + float(s) for m, s in re.findall(r"(\d+)m([\d.]+)s", line)))
 PY
+)"
 }
-cpu_since() { python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.1f}')" "$1" "$(cpu)"; }
+cpu_since() {  # cpu_since START: the CPU seconds since START (a value of cpu)
+  local now_cpu
+  cpu now_cpu
+  python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.1f}')" "$1" "$now_cpu"
+}
 
 clean_sarif() {  # clean_sarif FILE: nothing unsuppressed, our headers analysed; schema
   python3 tests/compliance/check_sarif.py clean "$1" docs/misra/deviations.json
@@ -137,10 +142,11 @@ for entry in "${presets[@]}"; do
     only=(--files '/src/(model\.cpp|crc16\.c)$')
   fi
   t0=$(now)
-  c0=$(cpu)
+  cpu c0
   expect_rc 0 "$fw.kit" "$kit" -p "$fw" --cache-dir "$cache" --srcroot "$root" --sarif "$fw.sarif" "${only[@]}"
   note "kit_$name" "$(since "$t0")"
-  note "kit_cpu_$name" "$(cpu_since "$c0")"
+  cpu_since "$c0" >"$work/cpu.txt"
+  note "kit_cpu_$name" "$(cat "$work/cpu.txt")"
   grep -E 'burtorch-compliance: |unsuppressed' "$fw.kit"
   clean_sarif "$fw.sarif"
 done
@@ -203,10 +209,11 @@ mapfile -t hooks < <(python3 tests/compliance/analysis_hooks.py "$kit" "$work/ho
 cmake -S tests/compliance/firmware -B "$work/fw-analysis" -DCMAKE_TOOLCHAIN_FILE="$m4/share/burtorch/toolchains/cortex-m4.cmake" \
   -DCMAKE_PREFIX_PATH="$m4" "${hooks[@]}" >"$work/fw-analysis.log" 2>&1
 t0=$(now)
-c0=$(cpu)
+cpu c0
 cmake --build "$work/fw-analysis" -j2 >>"$work/fw-analysis.log" 2>&1 || { tail -30 "$work/fw-analysis.log"; fail "analysis build"; }
 note build_with_analysis "$(since "$t0")"
-note build_cpu_with_analysis "$(cpu_since "$c0")"
+cpu_since "$c0" >"$work/cpu.txt"
+note build_cpu_with_analysis "$(cat "$work/cpu.txt")"
 grep -q -- '--tidy=' "$work/fw-analysis/CMakeFiles/fw.dir/build.make" && grep -q -- '--cppcheck=' \
   "$work/fw-analysis/CMakeFiles/fw.dir/build.make" || fail "the analysis build does not run clang-tidy and cppcheck"
 

@@ -117,6 +117,18 @@ def measured(name: str) -> int | None:
     return None
 
 
+def machine_cpu() -> float:
+    """CPU seconds every process of the machine has used since boot (user,
+    nice, system, interrupts and, on a virtual machine, steal): with a run's
+    own CPU seconds, what other work took from the run (99-budget)."""
+    try:
+        fields = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+    except OSError:
+        return 0.0
+    busy = [int(x) for x in fields[:3]] + [int(x) for x in fields[5:8]]  # not idle, not iowait
+    return sum(busy) / float(os.sysconf("SC_CLK_TCK"))
+
+
 def fmt(seconds: int | None) -> str:
     if seconds is None:
         return "?"
@@ -203,6 +215,7 @@ def run(chosen: list[Stage], label: str, serial: bool) -> int:
     start = time.time()
     env["BURTORCH_CHECK_RUN"] = label
     env["BURTORCH_CHECK_STARTED"] = "%.3f" % start
+    env["BURTORCH_CHECK_MACHINE_CPU"] = "%.1f" % machine_cpu()
     env["BURTORCH_CHECK_STAGES"] = " ".join(s.name for s in chosen)
     run_times = LOGS / "run-times.txt"
     run_times.write_text("")
