@@ -13,6 +13,7 @@
 #include "burtorch/nn/common.hpp"
 #include "burtorch/nn/init.hpp"
 #include "burtorch/nn/linear.hpp"
+#include "burtorch/nn/params.hpp"
 #include "burtorch/nn/random.hpp"
 #include "burtorch/core/ops.hpp"
 #include "burtorch/scalar.hpp"
@@ -135,10 +136,35 @@ struct CausalSelfAttention {
     return hs;
   }
 
+  /// The head size of a forward pass over x[0..steps), checked before
+  /// anything is recorded: head_size()'s checks, arrays that are there and
+  /// every x[t] `width` nodes wide (kInvalidArgument), every x[t] recorded
+  /// on the tape (kInvalidHandle). 0 on error.
+  template <class S>
+  Index accepts(Tape<S>& tape, const View* x, Index steps, const View* out) const noexcept {
+    const Index hs = head_size(tape, steps);
+    if ((hs == 0U) || (x == nullptr) || (out == nullptr)) {
+      static_cast<void>(tape.report(Status::kInvalidArgument));
+      return 0U;
+    }
+    Status error = Status::kOk;
+    for (Index t = 0U; t < steps; ++t) {
+      if (x[t].count != width) {
+        error = Status::kInvalidArgument;
+      } else if ((error == Status::kOk) && !is_recorded(tape, x[t])) {
+        error = Status::kInvalidHandle;
+      } else {
+        // this position is good
+      }
+    }
+    static_cast<void>(tape.report(error));
+    return (error == Status::kOk) ? hs : 0U;
+  }
+
   /// x[0..steps): views of `width` nodes; out[0..steps) receives the outputs.
   // NOLINTNEXTLINE(readability-function-cognitive-complexity): attention's loops, kept in one place
   bool forward(Tape<T>& tape, const View* x, Index steps, View* out) const noexcept {
-    const Index hs = head_size(tape, steps);
+    const Index hs = accepts(tape, x, steps, out);
     if (hs == 0U) {
       return false;
     }
@@ -221,8 +247,13 @@ struct CausalSelfAttention {
   // NOLINTNEXTLINE(readability-function-cognitive-complexity): attention's loops, kept in one place
   bool forward(Tape<Lanes<T, N>>& tape, const LaneParams<T>& p, const View* x, Index steps, View* out) const noexcept {
     using U = Lanes<T, N>;
-    const Index hs = head_size(tape, steps);
+    const Index hs = accepts(tape, x, steps, out);
     if (hs == 0U) {
+      return false;
+    }
+    const View v = params();
+    if (!burtorch::detail::params_cover(p, v.first, v.count)) {  // before the view lists are recorded
+      static_cast<void>(tape.report(Status::kInvalidArgument));
       return false;
     }
     ViewList lists[kMaxSteps];

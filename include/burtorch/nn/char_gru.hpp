@@ -183,7 +183,8 @@ class CharGru {
   Value<Lanes<T, N>> loss(Tape<Lanes<T, N>>& tape, const LaneParams<T>& p, const std::uint8_t* const* tokens,
                           const std::uint8_t* const* targets) const noexcept {
     using U = Lanes<T, N>;
-    bool ok = (tokens != nullptr) && (targets != nullptr);
+    bool ok = (tokens != nullptr) && (targets != nullptr) &&
+              burtorch::detail::params_cover(p, params_.first, params_.count);
     for (std::size_t l = 0U; ok && (l < N); ++l) {
       ok = arguments(tape, tokens[l], targets[l]);
     }

@@ -185,6 +185,10 @@ class SmallCnn {
   /// Records the input (inputs() values, channels-last) as leaves, both
   /// convolutions and the pool; returns the conv2 pooled features.
   View features(Tape<T>& tape, const float* pixels) const noexcept {
+    if ((params_.count == 0U) || (pixels == nullptr)) {  // before anything is recorded
+      static_cast<void>(tape.report(Status::kInvalidArgument));
+      return kNoView;
+    }
     const View in = burtorch::record_view(tape, static_cast<Index>(inputs(options_)),
                                      [&](Index i) noexcept { return tape.leaf(static_cast<T>(pixels[i])); });
     const View h1 = conv1_.forward(tape, in, Size2d{options_.side, options_.side});
@@ -197,6 +201,10 @@ class SmallCnn {
   }
   /// The loss of one input: cross-entropy of its logits against `label`.
   Value<T> loss(Tape<T>& tape, const float* pixels, Index label) const noexcept {
+    if (label >= options_.classes) {  // before the logits are recorded
+      static_cast<void>(tape.report(Status::kInvalidArgument));
+      return Value<T>(&tape, kNoIndex);
+    }
     return cross_entropy(tape, logits(tape, pixels), label);
   }
 
@@ -205,7 +213,7 @@ class SmallCnn {
   /// (nn::lane_params); the pictures are recorded as inputs.
   template <std::size_t N>
   View logits(Tape<Lanes<T, N>>& tape, const LaneParams<T>& p, const float* const* pixels) const noexcept {
-    if (pixels == nullptr) {
+    if ((pixels == nullptr) || !burtorch::detail::params_cover(p, params_.first, params_.count)) {
       static_cast<void>(tape.report(Status::kInvalidArgument));
       return kNoView;
     }
@@ -230,6 +238,14 @@ class SmallCnn {
   template <std::size_t N>
   Value<Lanes<T, N>> loss(Tape<Lanes<T, N>>& tape, const LaneParams<T>& p, const float* const* pixels,
                           const Index* labels) const noexcept {
+    bool ok = labels != nullptr;
+    for (std::size_t l = 0U; ok && (l < N); ++l) {
+      ok = labels[l] < options_.classes;
+    }
+    if (!ok) {  // before the logits are recorded
+      static_cast<void>(tape.report(Status::kInvalidArgument));
+      return Value<Lanes<T, N>>(&tape, kNoIndex);
+    }
     const View z = logits(tape, p, pixels);
     return (z.count != 0U) ? cross_entropy(tape, z, labels) : Value<Lanes<T, N>>(&tape, kNoIndex);
   }

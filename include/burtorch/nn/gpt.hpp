@@ -202,7 +202,7 @@ class Gpt {
 
   /// logits[t] for each position t < steps of the token ids.
   bool logits(Tape<T>& tape, const std::uint8_t* tokens, Index steps, View* logits_out) const noexcept {
-    if ((steps == 0U) || (steps > options_.block)) {
+    if (!sequence_ok(tokens, steps) || (logits_out == nullptr)) {  // before anything is recorded
       static_cast<void>(tape.report(Status::kInvalidArgument));
       return false;
     }
@@ -237,6 +237,10 @@ class Gpt {
   /// targets[0..steps).
   Value<T> loss(Tape<T>& tape, const std::uint8_t* tokens, const std::uint8_t* targets, Index steps) const noexcept {
     View z[kMaxSteps];
+    if (!sequence_ok(targets, steps)) {  // before the logits are recorded
+      static_cast<void>(tape.report(Status::kInvalidArgument));
+      return Value<T>(&tape, kNoIndex);
+    }
     if (!logits(tape, tokens, steps, z)) {
       return Value<T>(&tape, kNoIndex);
     }
@@ -376,6 +380,15 @@ class Gpt {
   template <class U>
   bool lane_arguments(Tape<U>& tape, const std::uint8_t* const* tokens, const std::uint8_t* const* targets,
                       Index steps) const noexcept;
+  // True if the model was created and ids holds `steps` (1 to block) token
+  // ids < vocab.
+  bool sequence_ok(const std::uint8_t* ids, Index steps) const noexcept {
+    bool ok = (params_.count != 0U) && (ids != nullptr) && (steps != 0U) && (steps <= options_.block);
+    for (Index t = 0U; ok && (t < steps); ++t) {
+      ok = ids[t] < options_.vocab;
+    }
+    return ok;
+  }
   // x[t] = the token's row + the position's row, gathered per lane.
   template <std::size_t N>
   bool lane_embed(Tape<Lanes<T, N>>& tape, const LaneParams<T>& p, const std::uint8_t* const* tokens, Index steps,

@@ -27,6 +27,10 @@ inline Value<Lanes<T, N>> Gpt<T>::loss(Tape<Lanes<T, N>>& tape, const LaneParams
                                        Index steps) const noexcept {
   using U = Lanes<T, N>;
   View x[kMaxSteps];
+  if (!burtorch::detail::params_cover(p, params_.first, params_.count)) {  // before anything is recorded
+    static_cast<void>(tape.report(Status::kInvalidArgument));
+    return Value<U>(&tape, kNoIndex);
+  }
   if (!lane_arguments(tape, tokens, targets, steps) || !lane_embed(tape, p, tokens, steps, x)) {
     return Value<U>(&tape, kNoIndex);
   }
@@ -44,7 +48,8 @@ inline bool Gpt<T>::lane_sweep(Tape<Lanes<T, N>>& tape, const LaneParams<T>& p, 
                                const std::uint8_t* const* targets, Index steps, const Lanes<T, N>& mask,
                                Lanes<T, N>* losses) const noexcept {
   using U = Lanes<T, N>;
-  if ((losses == nullptr) || !lane_arguments(tape, tokens, targets, steps)) {
+  if ((losses == nullptr) || !burtorch::detail::params_cover(p, params_.first, params_.count) ||
+      !lane_arguments(tape, tokens, targets, steps)) {
     static_cast<void>(tape.report(Status::kInvalidArgument));
     return false;
   }
@@ -96,12 +101,14 @@ template <class U>
 inline bool Gpt<T>::lane_arguments(Tape<U>& tape, const std::uint8_t* const* tokens,
                                    const std::uint8_t* const* targets, Index steps) const noexcept {
   // params_ is empty until create() succeeded (options_ may then hold sizes it refused).
-  if ((params_.count == 0U) || (tokens == nullptr) || (targets == nullptr) || (steps == 0U) ||
-      (steps > options_.block)) {
-    static_cast<void>(tape.report(Status::kInvalidArgument));
-    return false;
+  bool ok = (tokens != nullptr) && (targets != nullptr);
+  for (std::size_t l = 0U; ok && (l < U::kLanes); ++l) {
+    ok = sequence_ok(tokens[l], steps) && sequence_ok(targets[l], steps);
   }
-  return true;
+  if (!ok) {
+    static_cast<void>(tape.report(Status::kInvalidArgument));
+  }
+  return ok;
 }
 
 template <class T>

@@ -198,6 +198,11 @@ struct Gru {
       static_cast<void>(tape.report(Status::kInvalidHandle));
       return kNoView;
     }
+    const View v = params();
+    if (!burtorch::detail::params_cover(p, v.first, v.count)) {  // before the view lists are recorded
+      static_cast<void>(tape.report(Status::kInvalidArgument));
+      return kNoView;
+    }
     const Index rows = 3U * hidden;
     const ViewList xs = burtorch::view_list(tape, &x, 1U);
     const ViewList hs = burtorch::view_list(tape, &h, 1U);

@@ -15,6 +15,7 @@
 #include "burtorch/lanes/lanes.hpp"
 #include "burtorch/nn/common.hpp"
 #include "burtorch/nn/init.hpp"
+#include "burtorch/nn/params.hpp"
 #include "burtorch/nn/random.hpp"
 #include "burtorch/core/tape.hpp"
 #include "burtorch/core/views.hpp"
@@ -154,8 +155,22 @@ struct Linear {
     return y;
   }
 
-  /// The same for an input that is one run of nodes.
-  View forward(Tape<T>& tape, View x) const noexcept { return forward(tape, burtorch::view_list(tape, &x, 1U)); }
+  /// The same for an input that is one run of nodes: checked (accepts())
+  /// before its view list is recorded.
+  View forward(Tape<T>& tape, View x) const noexcept {
+    return accepts(tape, x) ? forward(tape, burtorch::view_list(tape, &x, 1U)) : kNoView;
+  }
+
+  /// True if x can be this layer's input: `in` nodes wide (else
+  /// kInvalidArgument on the tape) and recorded on it (else kInvalidHandle).
+  /// The View forms check it before they record anything.
+  template <class U>
+  bool accepts(Tape<U>& tape, View x) const noexcept {
+    const Status error =
+        (x.count != in) ? Status::kInvalidArgument : (is_recorded(tape, x) ? Status::kOk : Status::kInvalidHandle);
+    static_cast<void>(tape.report(error));
+    return error == Status::kOk;
+  }
 
   /// forward() with the activation chosen at compile time (A must be the
   /// layer's act, else kInvalidArgument and nothing recorded): only A's code
@@ -171,7 +186,11 @@ struct Linear {
   /// @copydoc forward(Tape<T>&, ViewList) const
   template <Activation A>
   View forward(Tape<T>& tape, View x) const noexcept {
-    return forward<A>(tape, burtorch::view_list(tape, &x, 1U));
+    if (act != A) {
+      static_cast<void>(tape.report(Status::kInvalidArgument));
+      return kNoView;
+    }
+    return accepts(tape, x) ? forward<A>(tape, burtorch::view_list(tape, &x, 1U)) : kNoView;
   }
 
   /// Nodes and slots of the lane forward() (a lane batch, see below): the
@@ -192,7 +211,7 @@ struct Linear {
   /// over the lanes.
   template <std::size_t N>
   View forward(Tape<Lanes<T, N>>& tape, const LaneParams<T>& p, ViewList x) const noexcept {
-    if (x.total != in) {
+    if ((x.total != in) || !shared(p)) {
       static_cast<void>(tape.report(Status::kInvalidArgument));
       return kNoView;
     }
@@ -202,7 +221,21 @@ struct Linear {
   /// The same for an input that is one run of nodes.
   template <std::size_t N>
   View forward(Tape<Lanes<T, N>>& tape, const LaneParams<T>& p, View x) const noexcept {
+    if (!accepts(tape, x)) {
+      return kNoView;
+    }
+    if (!shared(p)) {
+      static_cast<void>(tape.report(Status::kInvalidArgument));
+      return kNoView;
+    }
     return forward(tape, p, burtorch::view_list(tape, &x, 1U));
+  }
+  /// True if p holds this layer's parameters, values and gradients (a
+  /// layer not created: false). The lane forms refuse other p with
+  /// kInvalidArgument before they record anything.
+  bool shared(const LaneParams<T>& p) const noexcept {
+    const View v = params();
+    return burtorch::detail::params_cover(p, v.first, v.count);
   }
 };
 

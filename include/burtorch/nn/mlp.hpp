@@ -128,8 +128,27 @@ class MakemoreMlp {
   /// The sizes given to create().
   const MlpOptions& options() const noexcept { return options_; }
 
-  /// The logits for a context of options().context token ids.
+  /// True if the model was created and `context` holds options().context
+  /// token ids < vocab and target < vocab; else kInvalidArgument on the
+  /// tape. Every loss and logits form checks it before it records anything.
+  template <class U>
+  bool accepts(Tape<U>& tape, const std::uint8_t* context, Index target) const noexcept {
+    bool ok = (params_.count != 0U) && (context != nullptr) && (target < options_.vocab);
+    for (Index i = 0U; ok && (i < options_.context); ++i) {
+      ok = context[i] < options_.vocab;
+    }
+    if (!ok) {
+      static_cast<void>(tape.report(Status::kInvalidArgument));
+    }
+    return ok;
+  }
+
+  /// The logits for a context of options().context token ids (kNoView,
+  /// nothing recorded, if accepts() refuses it).
   View logits(Tape<T>& tape, const std::uint8_t* context) const noexcept {
+    if (!accepts(tape, context, 0U)) {
+      return kNoView;
+    }
     View rows[kMaxContext];
     for (Index i = 0U; i < options_.context; ++i) {
       rows[i] = embedding_.row(context[i]);
@@ -140,6 +159,9 @@ class MakemoreMlp {
 
   /// The loss of one sample: cross-entropy of the logits against `target`.
   Value<T> loss(Tape<T>& tape, const std::uint8_t* context, std::uint8_t target) const noexcept {
+    if (!accepts(tape, context, target)) {
+      return Value<T>(&tape, kNoIndex);
+    }
     return cross_entropy(tape, logits(tape, context), target);
   }
 
@@ -170,8 +192,16 @@ class MakemoreMlp {
   template <std::size_t N>
   Value<Lanes<T, N>> loss(Tape<Lanes<T, N>>& tape, const LaneParams<T>& p, const std::uint8_t* const* contexts,
                           const std::uint8_t* targets) const noexcept {
-    if ((contexts == nullptr) || (targets == nullptr) || (options_.context == 0U)) {
+    bool ok = (contexts != nullptr) && (targets != nullptr) && (options_.context != 0U) &&
+              burtorch::detail::params_cover(p, params_.first, params_.count);
+    if (!ok) {
       static_cast<void>(tape.report(Status::kInvalidArgument));
+      return Value<Lanes<T, N>>(&tape, kNoIndex);
+    }
+    for (std::size_t l = 0U; ok && (l < N); ++l) {
+      ok = accepts(tape, contexts[l], targets[l]);
+    }
+    if (!ok) {
       return Value<Lanes<T, N>>(&tape, kNoIndex);
     }
     Index ids[N];  // BT-DEV-013

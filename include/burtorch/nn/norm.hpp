@@ -75,6 +75,11 @@ struct LayerNorm {
   /// (nn::lane_params). Slots: kLaneScaleShiftSlots.
   template <std::size_t N>
   View forward(Tape<Lanes<T, N>>& tape, const LaneParams<T>& p, View x) const noexcept {
+    const View v = params();
+    if (!burtorch::detail::params_cover(p, v.first, v.count)) {  // before anything is recorded
+      static_cast<void>(tape.report(Status::kInvalidArgument));
+      return kNoView;
+    }
     const View scaled = normalize(tape, x);
     return (scaled.count != 0U) ? burtorch::lane_scale_shift(tape, p, gamma, scaled.first, beta, n) : kNoView;
   }
