@@ -24,15 +24,10 @@ namespace {
 constexpr std::size_t kN = 2U;
 using L = bt::Lanes<double, kN>;
 
-#if BURTORCH_TEST_SMALL_TARGET
-constexpr std::size_t kNodes = 200U;
-constexpr std::size_t kSlots = 200U;
-constexpr std::size_t kParams = 160U;
-#else
+// (Not built for the 16 KB boards: tests/CMakeLists.txt.)
 constexpr std::size_t kNodes = 600U;
 constexpr std::size_t kSlots = 600U;
 constexpr std::size_t kParams = 400U;
-#endif
 alignas(64) unsigned char g_params[bt::Tape<double>::bytes_required(kParams, 0U, kParams)];
 alignas(64) unsigned char g_scalar[bt::Tape<double>::bytes_required(kNodes, kSlots)];
 alignas(64) unsigned char g_lanes[bt::Tape<L>::bytes_required(kNodes, kSlots)];
