@@ -58,7 +58,8 @@ constexpr const char* kUsage =
     "  --clients K        --centralised: the K of the federated run (default 3)\n"
     "  --damage R:C       client C damages one byte of its frame in round R (a test)\n"
     "  --decode-frame HEX a device's frame (hex): checked, decoded, added to a FedAvg round;\n"
-    "                     prints the decoded FP32 bits (no MPI, no training)\n"
+    "                     prints the decoded FP32 bits (no MPI, no training; frames of at\n"
+    "                     most 2^24 values)\n"
     "  --help             this text\n";
 
 constexpr std::size_t kContext = 16U;
@@ -469,25 +470,48 @@ int run(const Flags& f, int rank, int ranks) {
 #endif
 }
 
+// The value of one hex digit, or -1 (only 0-9, a-f, A-F: no sign, no
+// space, no "0x", which strtoul would take).
+int hex_digit(char c) {
+  if ((c >= '0') && (c <= '9')) {
+    return c - '0';
+  }
+  if ((c >= 'a') && (c <= 'f')) {
+    return c - 'a' + 10;
+  }
+  if ((c >= 'A') && (c <= 'F')) {
+    return c - 'A' + 10;
+  }
+  return -1;
+}
+
+// The most values --decode-frame decodes (a device's model; 2^24 values is
+// 64 MiB of FP32): a frame claiming more is refused from its header, before
+// anything is allocated for it.
+constexpr std::uint32_t kMaxDecodeValues = 1U << 24U;
+
 // --decode-frame: the host's side of a device's frame.
 int decode_frame(const std::string& hex) {
-  std::vector<std::uint8_t> bytes;
-  for (std::size_t i = 0U; (i + 1U) < hex.size(); i += 2U) {
-    const std::string pair = hex.substr(i, 2U);
-    char* end = nullptr;
-    const unsigned long v = std::strtoul(pair.c_str(), &end, 16);
-    if ((end == nullptr) || (*end != '\0')) {
-      trainer::fail(kProgram, "--decode-frame: '" + pair + "' is not a hex byte");
-    }
-    bytes.push_back(static_cast<std::uint8_t>(v));
-  }
   if ((hex.size() % 2U) != 0U) {
     trainer::fail(kProgram, "--decode-frame: an odd number of hex digits");
+  }
+  std::vector<std::uint8_t> bytes;
+  for (std::size_t i = 0U; (i + 1U) < hex.size(); i += 2U) {
+    const int high = hex_digit(hex[i]);
+    const int low = hex_digit(hex[i + 1U]);
+    if ((high < 0) || (low < 0)) {
+      trainer::fail(kProgram, "--decode-frame: '" + hex.substr(i, 2U) + "' is not a hex byte");
+    }
+    bytes.push_back(static_cast<std::uint8_t>((high * 16) + low));
   }
   fl::FrameHeader h;
   bt::Status s = fl::check_frame(bytes.data(), bytes.size(), &h);
   if (s != bt::Status::kOk) {
     trainer::fail(kProgram, std::string("--decode-frame: the frame is refused: ") + bt::status_name(s));
+  }
+  if (h.count > kMaxDecodeValues) {
+    trainer::fail(kProgram, "--decode-frame: the frame claims " + std::to_string(h.count) + " values, more than the " +
+                                std::to_string(kMaxDecodeValues) + " this tool decodes");
   }
   std::vector<float> out(h.count);
   s = fl::decode(bytes.data(), bytes.size(), out.data(), out.size(), nullptr);
@@ -521,7 +545,11 @@ int decode_frame(const std::string& hex) {
 int main(int argc, char** argv) {
   const Flags f = parse(argc, argv);
   if (!f.frame_hex.empty()) {
-    return decode_frame(f.frame_hex);
+    try {
+      return decode_frame(f.frame_hex);
+    } catch (const std::bad_alloc&) {
+      trainer::fail(kProgram, "--decode-frame: out of memory");
+    }
   }
   int rank = 0;
   int ranks = 1;

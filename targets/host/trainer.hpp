@@ -369,14 +369,16 @@ inline void flush_stdout() {
 }
 
 // Standard output (the step lines, the summary, samples) must reach its
-// file: a failed write or flush is an error like any other output's.
+// file: a failed write or flush is an error like any other output's, ended
+// as fail() ends one (with --distributed: the rank prefix, and every rank
+// stops; none is left waiting for this one).
 inline void check_stdout(const char* program) {
   flush_stdout();
   if (std::ferror(stdout) != 0) {
     const int error = stdout_error;
-    std::fprintf(stderr, "%s: cannot write standard output: %s\n", program,
-                 (error != 0) ? std::strerror(error) : "write error");
-    std::exit(2);
+    std::clearerr(stdout);  // fail() flushes again: let it not fail on the old error
+    fail(program, std::string("cannot write standard output: ") +
+                      ((error != 0) ? std::strerror(error) : "write error"));
   }
 }
 
