@@ -1260,7 +1260,7 @@ class Session {
 #if BURTORCH_TRAINER_MPI
     if (reduce_.empty()) {
       reduce_.assign(n_ + 1U, T(0));
-      scratch_.assign((o_.rank == 0) ? (n_ + 1U) * static_cast<std::size_t>(o_.ranks) : (n_ + 1U), T(0));
+      scratch_.assign(bt::port::mpi::average_scratch(n_ + 1U, o_.ranks), T(0));
     }
     T* g = tape_.grads() + first_;
     std::copy(g, g + n_, reduce_.begin());
@@ -1333,13 +1333,15 @@ class Session {
         (seconds > 0.0) ? static_cast<double>(trained) * static_cast<double>(o_.batch) / seconds : 0.0;
 #if BURTORCH_TRAINER_MPI
     if (o_.distributed && (trained > 0)) {
-      // Rank 0 sends the result to each other rank; each other rank sends
-      // its array once: (n + 1) values per message.
+      // Rank 0's measured bytes; the others send what average_bytes() says
+      // (the chunks differ by at most one value): 2 (N - 1) / N of the array.
       const std::uint64_t sent = bt::port::mpi::bytes_sent() / static_cast<std::uint64_t>(trained);
       std::printf("distributed: %d ranks, %ld samples per rank per step, %.3f ms per step; bytes sent per step: "
-                  "rank 0 %llu, each other rank %zu\n",
+                  "rank 0 %llu, each other rank %llu\n",
                   o_.ranks, o_.batch / o_.ranks, 1000.0 * seconds / static_cast<double>(trained),
-                  static_cast<unsigned long long>(sent), (o_.ranks > 1) ? (n_ + 1U) * sizeof(T) : std::size_t{0});
+                  static_cast<unsigned long long>(sent),
+                  static_cast<unsigned long long>(
+                      (o_.ranks > 1) ? bt::port::mpi::average_bytes(n_ + 1U, sizeof(T), o_.ranks, 1) : 0U));
     }
 #endif
     if (o_.resume.empty()) {
