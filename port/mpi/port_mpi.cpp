@@ -12,6 +12,7 @@
 #include <mpi.h>
 
 #include <cstdlib>
+#include <ctime>
 
 namespace burtorch {
 namespace port {
@@ -334,6 +335,31 @@ Status receive_bytes(std::uint8_t* buffer, std::size_t capacity, int from, std::
   *got = static_cast<std::size_t>(size);
   return Status::kOk;
 }
+
+Status receive_bytes_until(std::uint8_t* buffer, std::size_t capacity, int from, double deadline, std::size_t* got,
+                           bool* arrived) noexcept {
+  if ((buffer == nullptr) || (got == nullptr) || (arrived == nullptr) || (capacity == 0U)) {
+    return Status::kInvalidArgument;
+  }
+  *arrived = false;
+  int flag = 0;
+  for (;;) {
+    if (MPI_Iprobe(from, kTagFrame, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+      return Status::kIoError;
+    }
+    if (flag != 0) {
+      *arrived = true;
+      return receive_bytes(buffer, capacity, from, got);
+    }
+    if (MPI_Wtime() >= deadline) {
+      return Status::kOk;
+    }
+    const std::timespec pause{0, 1000000L};  // 1 ms between probes
+    static_cast<void>(nanosleep(&pause, nullptr));
+  }
+}
+
+double seconds() noexcept { return MPI_Wtime(); }
 
 std::uint64_t bytes_sent() noexcept { return g_bytes_sent; }
 

@@ -16,11 +16,14 @@
 #     hex that strtoul would take (" 1", "-1", "+1"), a CRC-valid 49-byte
 #     topk frame claiming 2^32 - 1 values (exit 2, one line, no abort);
 #  6. the server's standard output on /dev/full: one line with the rank
-#     prefix, the job stops (exit status 2), no hang.
+#     prefix, the job stops (exit status 2), no hang;
+#  7. a client that sends nothing in round 2, with a round deadline: the
+#     round closes with the other client's frame, the missing client is
+#     counted, and the next rounds take both clients' frames again.
 # usage: fleet_check.sh PROGRAM WORKDIR
 set -u
 case "${1:-}" in
-  -h|--help) sed -n '3,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h|--help) sed -n '3,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   -*) echo "fleet_check.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
 esac
 [ $# = 2 ] || { echo "usage: fleet_check.sh PROGRAM WORKDIR" >&2; exit 2; }
@@ -126,6 +129,14 @@ status=$?
 [ "$status" = 2 ] || fail "stdout on /dev/full: mpirun exit status $status, want 2 (124: a hang)"
 grep -q "burtorch-fleet: rank 0 of 3: cannot write standard output" full.err || fail "stdout on /dev/full: $(cat full.err)"
 cat full.err
+
+# 7. Client 2 sends nothing in round 2; the server's deadline closes it.
+"${mpirun[@]}" -np 3 "$program" --codec raw --round-deadline 15 --silent 2:2 "${common[@]}" > silent.txt 2>&1 ||
+  fail "silent client run: $(tail -1 silent.txt)"
+grep -q "^round 2: client 2 sent no frame before the deadline$" silent.txt || fail "the silent client was not reported"
+grep -q "^round 2 val .* accepted 1 refused 0 missing 1$" silent.txt || fail "round 2 did not close with one frame"
+[ "$(grep -c 'accepted 2 refused 0 missing 0$' silent.txt)" = 3 ] || fail "the other rounds did not take both frames"
+grep "missing 1" silent.txt
 
 [ $failures = 0 ] && echo "fleet_check: all passed" && exit 0
 exit 1

@@ -95,6 +95,16 @@ Status send_bytes(const std::uint8_t* bytes, std::size_t size, int to) noexcept;
 /// (the message is consumed, buffer holds its first capacity bytes).
 Status receive_bytes(std::uint8_t* buffer, std::size_t capacity, int from, std::size_t* got) noexcept;
 
+/// As receive_bytes(), but waits at most until `deadline` (seconds on the
+/// clock of seconds()): *arrived is false, and kOk returned with nothing
+/// received, if no message from `from` came by then (a client that never
+/// sends). kInvalidArgument for a null pointer or capacity 0.
+Status receive_bytes_until(std::uint8_t* buffer, std::size_t capacity, int from, double deadline, std::size_t* got,
+                           bool* arrived) noexcept;
+
+/// Seconds on MPI's wall clock (MPI_Wtime), for deadlines.
+double seconds() noexcept;
+
 /// Payload bytes this rank has sent so far through average() (see
 /// average_bytes()), average_at_root() (a non-root rank sends its array
 /// once; rank 0 sends the result to each other rank) and send_bytes();
