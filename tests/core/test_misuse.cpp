@@ -823,21 +823,21 @@ void optimizer_binds_its_parameters(bt_test::Context& t) {
 // room to spare; the tape goes on once the status is cleared and the
 // region is filled.
 void interior_op_inside_parameter_region(bt_test::Context& t) {
-  static bt::FixedTape<double, 100, 16, 10> tape;
+  static bt::FixedTape<float, 24, 4, 10> tape;  // small: the suite runs on 16 KB boards
   tape.reset();
-  const bt::Value<double> a = tape.param(1.0);
-  const bt::Value<double> b = tape.param(2.0);
-  const bt::Value<double> c = a + b;
+  const bt::Value<float> a = tape.param(1.0F);
+  const bt::Value<float> b = tape.param(2.0F);
+  const bt::Value<float> c = a + b;
   const bt::TapeUsage u = tape.usage();
   BT_CHECK(t, !c.valid());
   BT_CHECK(t, tape.status() == bt::Status::kInvalidArgument);
   BT_CHECK(t, (u.nodes == 2U) && (u.nodes_needed == 0U) && (u.slots_needed == 0U));
   tape.clear_status();
   for (int k = 2; k < 10; ++k) {
-    static_cast<void>(tape.param(static_cast<double>(k)));
+    static_cast<void>(tape.param(static_cast<float>(k)));
   }
-  const bt::Value<double> d = a + b;
-  BT_CHECK(t, d.valid() && (tape.status() == bt::Status::kOk) && (d.value() == 3.0));
+  const bt::Value<float> d = a + b;
+  BT_CHECK(t, d.valid() && (tape.status() == bt::Status::kOk) && (d.value() == 3.0F));
 }
 
 const bt_test::TestCase kCases[] = {
