@@ -8,8 +8,10 @@
 #   P/lib/libburtorch_port_*.a        the port libraries this build made
 #   P/lib/cmake/burtorch/             burtorchConfig.cmake, ...Version.cmake,
 #                                     exported targets burtorch::burtorch,
-#                                     burtorch::port, burtorch::port_<name>
-#   P/lib/pkgconfig/burtorch.pc
+#                                     burtorch::port, burtorch::port_<name>;
+#                                     burtorchMpiTargets.cmake: the `mpi`
+#                                     component, burtorch::port_mpi
+#   P/lib/pkgconfig/burtorch.pc       (and burtorch-mpi.pc with port_mpi)
 #   P/share/burtorch/burtorch.mk      the archives' sources, include
 #                                     directories and flags, and rules, for a
 #                                     Makefile or an IDE (BurtorchMake.cmake)
@@ -30,9 +32,13 @@ set(CMAKE_INSTALL_LIBDIR lib)
 set(BURTORCH_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/burtorch)
 
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/burtorch DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-# port/mpi.hpp stays out: burtorch::port_mpi is built in the tree only.
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/port/include/burtorch DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
-        PATTERN "mpi.hpp" EXCLUDE)
+# port/mpi.hpp only with burtorch::port_mpi (the `mpi` component, below).
+if(TARGET burtorch_port_mpi)
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/port/include/burtorch DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+else()
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/port/include/burtorch DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+          PATTERN "mpi.hpp" EXCLUDE)
+endif()
 install(FILES ${BURTORCH_GENERATED_INCLUDE_DIR}/burtorch/build_config.hpp
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/burtorch)
 # Template definitions of Tape<T>, for tapes of a scalar type the archive does
@@ -50,6 +56,15 @@ install(TARGETS ${_burtorch_export_targets} EXPORT burtorchTargets
         OBJECTS DESTINATION ${CMAKE_INSTALL_LIBDIR}/burtorch/board
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(EXPORT burtorchTargets NAMESPACE burtorch:: DESTINATION ${BURTORCH_INSTALL_CMAKEDIR})
+# The `mpi` component: burtorch::port_mpi in an export set of its own, so
+# that only a project asking for it needs MPI (its archive links MPI::MPI_C).
+set(BURTORCH_PACKAGE_HAS_MPI OFF)
+if(TARGET burtorch_port_mpi)
+  set(BURTORCH_PACKAGE_HAS_MPI ON)
+  install(TARGETS burtorch_port_mpi EXPORT burtorchMpiTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+          INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+  install(EXPORT burtorchMpiTargets NAMESPACE burtorch:: DESTINATION ${BURTORCH_INSTALL_CMAKEDIR})
+endif()
 
 set(BURTORCH_PACKAGE_HAS_BOARD OFF)
 if(TARGET burtorch_board)
@@ -109,6 +124,13 @@ elseif(BURTORCH_PORT STREQUAL "cortex-m")
 endif()
 configure_file(${PROJECT_SOURCE_DIR}/cmake/burtorch.pc.in ${PROJECT_BINARY_DIR}/burtorch.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/burtorch.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+# burtorch-mpi.pc: the MPI port over burtorch.pc, with the MPI flags CMake
+# found (port/CMakeLists.txt: BURTORCH_PC_MPI_CFLAGS, BURTORCH_PC_MPI_LIBS)
+# so that no MPI module of pkg-config is assumed.
+if(TARGET burtorch_port_mpi)
+  configure_file(${PROJECT_SOURCE_DIR}/cmake/burtorch-mpi.pc.in ${PROJECT_BINARY_DIR}/burtorch-mpi.pc @ONLY)
+  install(FILES ${PROJECT_BINARY_DIR}/burtorch-mpi.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+endif()
 # The sources and a Make fragment for builds without CMake:
 # share/burtorch/burtorch.mk, share/burtorch/src/ (cmake/BurtorchMake.cmake).
 include(${PROJECT_SOURCE_DIR}/cmake/BurtorchMake.cmake)

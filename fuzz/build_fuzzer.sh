@@ -7,6 +7,8 @@
 # from the repository root with relative paths, the library's objects are
 # the same compile for every fuzzer (through ccache when tools/check
 # exports CCACHE_DIR and ccache is installed, so each is compiled once).
+# FUZZ_DEFINES (optional): more -D flags for every object of this fuzzer
+# (49-fuzz-frame: -DBURTORCH_FLEET_WORK_PROBE, the codec's work counter).
 set -euo pipefail
 source "$(dirname "$0")/../tools/usage.sh" "$0" "$@"  # --help: the comment above
 output=$1
@@ -29,6 +31,10 @@ fi
 flags=(-std=c++17 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
        -Wall -Wextra -Wpedantic -Wconversion -Wsign-conversion -Wshadow -Werror
        -fno-exceptions -fno-rtti -I"$include" -I"$lib")
+if [ -n "${FUZZ_DEFINES:-}" ]; then
+  read -r -a defines <<< "$FUZZ_DEFINES"
+  flags+=("${defines[@]}")
+fi
 objects_dir="$output.objects"
 rm -rf "$objects_dir"
 mkdir -p "$objects_dir"

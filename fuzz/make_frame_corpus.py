@@ -30,6 +30,18 @@ F32 = np.float32
 TINY = float(np.finfo(np.float32).tiny)  # FLT_MIN
 
 
+def largest_scale():
+    """The largest float32 s whose product s * 127 is finite in float32."""
+    with np.errstate(over="ignore"):
+        s = F32(np.finfo(np.float32).max) / F32(127.0)
+        while not np.isfinite(s * F32(127.0)):
+            s = np.nextafter(s, F32(0.0))
+    return F32(s)
+
+
+MAX_SCALE = largest_scale()
+
+
 def crc(data):
     return zlib.crc32(data) & 0xFFFFFFFF
 
@@ -104,6 +116,7 @@ def encode(codec, update, residual=None, kept=0, block=64, samples=0, rnd=0, cli
             part = c[first:first + block]
             top = max(abs(float(v)) for v in part)
             s = F32(F32(top) / F32(127.0))
+            s = min(s, MAX_SCALE)
             s = s if float(s) >= TINY else F32(0.0)
             payload += f32_bytes([s])
             for j, v in enumerate(part):
@@ -213,6 +226,10 @@ def damaged_with_valid_crc():
     cases.append(("int8 huge scale", patch(int8, 36, struct.pack("<f", 3e36))))
     cases.append(("int8 NaN scale", patch(int8, 36, struct.pack("<f", float("nan")))))
     cases.append(("trailing byte", raw + b"\0"))
+    # One ulp past the largest scale: fl(FLT_MAX / 127), whose q = 127 would decode to +inf.
+    past = np.nextafter(MAX_SCALE, F32(np.inf))
+    cases.append(("int8 scale one ulp past the limit", patch(patch(int8, 36, struct.pack("<f", float(past))), 40,
+                                                             b"\x7f")))
     for name, data in cases:
         assert len(data) >= 40, name
     return cases
@@ -330,6 +347,13 @@ def write_corpus(directory):
     files["valid_int8_block1"] = encode(INT8, u, block=1)[0]
     for i, (what, data) in enumerate(damaged_with_valid_crc()):
         files["damaged_%02d" % i] = data
+    # At the limits: an int8 block at the largest scale with q = +-127 (decodes
+    # to finite values), and frames claiming 2^32 - 1 values in 44 (randk) and
+    # 49 (topk) bytes, which a receiver of fewer values refuses from the header.
+    s = struct.pack("<f", float(MAX_SCALE))
+    files["valid_int8_maxscale"] = frame(INT8, 2, 2, 2, 1, 0, 0, 0, s + b"\x7f\x81")
+    files["hostile_randk_count"] = frame(RANDK, 0, 0xFFFFFFFF, 1, 1, 0, 0, 9, struct.pack("<f", 1.0))
+    files["hostile_topk_count"] = frame(TOPK, 0, 0xFFFFFFFF, 1, 1, 0, 0, 0, varint(0xFFFFFFFE) + struct.pack("<f", 1.0))
     raw = files["valid_raw"]
     files["bad_crc"] = raw[:-1] + bytes([raw[-1] ^ 1])
     files["truncated"] = raw[:-5]

@@ -4,7 +4,9 @@
 // The decoder never trusts a field: the frame's size must be the one its
 // header gives, the CRC must match, and every field, index and value is
 // checked in a first pass that writes nothing; only then does a second pass
-// hand the values out.
+// hand the values out. The first pass costs work bounded by the frame's
+// size (randk's values are checked without drawing their indices); the
+// second runs only for a frame whose count fits the receiver's capacity.
 #include "burtorch/fleet/codec.hpp"
 
 #include <cmath>
@@ -27,6 +29,7 @@ bool walk_raw(const std::uint8_t* p, const FrameHeader& h, Visit& visit) noexcep
     return false;
   }
   for (std::uint32_t i = 0U; i < h.count; ++i) {
+    wire::count_work();
     const float v = wire::get_f32(&p[4U * static_cast<std::size_t>(i)]);
     if (!wire::finite(v)) {
       return false;
@@ -36,10 +39,26 @@ bool walk_raw(const std::uint8_t* p, const FrameHeader& h, Visit& visit) noexcep
   return true;
 }
 
-template <class Visit>
-bool walk_randk(const std::uint8_t* p, const FrameHeader& h, Visit& visit) noexcept {
+// randk's fields and its k values, without drawing an index: the draw's
+// length is the count the sender wrote (selection sampling always selects
+// exactly k of n, so the draw cannot fail).
+inline bool check_randk(const std::uint8_t* p, const FrameHeader& h) noexcept {
   const std::uint64_t k = h.kept;
   if ((k == 0U) || (k > h.count) || (h.block != 0U) || (h.payload_bytes != (4U * k))) {
+    return false;
+  }
+  for (std::size_t j = 0U; j < h.kept; ++j) {
+    wire::count_work();
+    if (!wire::finite(wire::get_f32(&p[4U * j]))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+template <class Visit>
+bool walk_randk(const std::uint8_t* p, const FrameHeader& h, Visit& visit) noexcept {
+  if (!check_randk(p, h)) {
     return false;
   }
   wire::RandkDraw draw(h.count, h.kept, h.seed);
@@ -59,7 +78,8 @@ bool walk_randk(const std::uint8_t* p, const FrameHeader& h, Visit& visit) noexc
 }
 
 // An int8 block's scale at p: +0 (a block sent as zeros) or a normal float
-// of at most kMaxScale (the encoder writes nothing else); false otherwise.
+// of at most kMaxScale, so that s * q is finite for every q (the encoder
+// writes nothing else); false otherwise.
 inline bool read_scale(const std::uint8_t* p, float* s) noexcept {
   const bool zero = wire::get_u32(p) == 0U;
   *s = wire::get_f32(p);
@@ -79,6 +99,7 @@ bool walk_int8(const std::uint8_t* p, const FrameHeader& h, Visit& visit) noexce
   std::size_t at = 0U;
   float s = 0.0F;
   for (std::uint32_t i = 0U; i < h.count; ++i) {
+    wire::count_work();
     if ((i % h.block) == 0U) {
       if (!read_scale(&p[at], &s)) {
         return false;
@@ -102,6 +123,7 @@ inline bool check_topk_indices(const std::uint8_t* p, const FrameHeader& h, std:
   std::size_t at = 0U;
   std::uint64_t index = 0U;
   for (std::uint64_t j = 0U; j < h.kept; ++j) {
+    wire::count_work();
     std::uint32_t gap = 0U;
     if (!wire::get_varint(p, size, &at, &gap)) {
       return false;
@@ -125,6 +147,7 @@ bool walk_topk(const std::uint8_t* p, const FrameHeader& h, Visit& visit) noexce
   std::size_t at = 0U;
   std::uint64_t index = 0U;
   for (std::uint64_t j = 0U; j < k; ++j) {
+    wire::count_work();
     std::uint32_t gap = 0U;
     static_cast<void>(wire::get_varint(p, h.payload_bytes, &at, &gap));
     index = (j == 0U) ? gap : (index + 1U + gap);
@@ -158,6 +181,13 @@ bool walk(const std::uint8_t* frame, const FrameHeader& h, Visit& visit) noexcep
 struct Ignore {
   void operator()(std::uint32_t /*index*/, float /*value*/) const noexcept {}
 };
+
+// The first pass: every field, index and value, in work bounded by the
+// payload (randk: its values, not its draw).
+bool check_payload(const std::uint8_t* frame, const FrameHeader& h) noexcept {
+  Ignore ignore;
+  return (h.codec == Codec::kRandK) ? check_randk(&frame[kFrameHeaderBytes], h) : walk(frame, h, ignore);
+}
 
 // Checks size, magic, version, CRC and fields; fills *h.
 Status read_frame(const std::uint8_t* frame, std::size_t bytes, FrameHeader* h) noexcept {
@@ -198,8 +228,7 @@ Status read_frame(const std::uint8_t* frame, std::size_t bytes, FrameHeader* h) 
   if (h->count == 0U) {
     return Status::kBadFormat;
   }
-  Ignore ignore;
-  return walk(frame, *h, ignore) ? Status::kOk : Status::kBadFormat;
+  return check_payload(frame, *h) ? Status::kOk : Status::kBadFormat;
 }
 
 struct Store {
@@ -241,6 +270,7 @@ Status decode(const std::uint8_t* frame, std::size_t bytes, float* out, std::siz
     return Status::kCapacityExceeded;
   }
   for (std::size_t i = 0U; i < h.count; ++i) {
+    wire::count_work();
     out[i] = 0.0F;
   }
   Store store{out};

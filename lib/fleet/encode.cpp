@@ -241,7 +241,10 @@ Status encode(const float* update, std::size_t n, float* residual, const EncodeO
   const std::size_t k = sparse ? o.kept : n;
   std::size_t payload = max_frame_bytes(n, o) - (kFrameHeaderBytes + kFrameCrcBytes);
   if (o.codec == Codec::kTopK) {
-    if ((scratch == nullptr) || (scratch_count < k)) {
+    if (scratch == nullptr) {
+      return Status::kInvalidArgument;
+    }
+    if (scratch_count < k) {
       return Status::kCapacityExceeded;
     }
     select_topk(c, n, scratch, k);

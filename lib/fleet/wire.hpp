@@ -18,8 +18,23 @@ namespace fleet {
 namespace wire {
 
 constexpr std::uint8_t kMagic[4] = {0x42U, 0x54U, 0x46U, 0x55U};  // "BTFU"
-// Largest int8 scale: s * 127 stays finite.
-constexpr float kMaxScale = FLT_MAX / 127.0F;
+// Largest int8 scale: the largest FP32 s whose product s * 127 is finite
+// in FP32 (bits 0x7C010203). fl(FLT_MAX / 127) is one ulp above it: its
+// product with 127 rounds past FLT_MAX to +inf.
+constexpr float kMaxScale = 0x1.020406p+121F;
+
+// --- work --------------------------------------------------------------------
+// One step of a loop whose length comes from a frame. Nothing in a release
+// build; the frame fuzzer (fuzz/fuzz_frame.cpp) compiles the codec with
+// BURTORCH_FLEET_WORK_PROBE and counts the steps, to assert that what a
+// receiver does for a frame is bounded by the frame's size and the
+// receiver's capacity, never by a count the sender wrote.
+#if defined(BURTORCH_FLEET_WORK_PROBE)
+void work_probe() noexcept;
+inline void count_work() noexcept { work_probe(); }
+#else
+inline void count_work() noexcept {}
+#endif
 
 // --- little-endian fields --------------------------------------------------
 inline void put_u16(std::uint8_t* out, std::uint16_t v) noexcept {
@@ -65,6 +80,7 @@ class RandkDraw {
       : state_(seed), remaining_(n), needed_(k) {}
   // Whether the next index (in increasing order) is selected.
   bool next() noexcept {
+    count_work();
     state_ += 0x9E3779B97F4A7C15ULL;
     std::uint64_t z = state_;
     z = (z ^ (z >> 30U)) * 0xBF58476D1CE4E5B9ULL;
@@ -121,10 +137,13 @@ inline bool get_varint(const std::uint8_t* in, std::size_t end, std::size_t* at,
 }
 
 // --- int8 --------------------------------------------------------------------
-// The scale of a block whose largest magnitude is `top`: top / 127, or 0 if
-// that is not a normal float (the block is sent as zeros).
+// The scale of a block whose largest magnitude is `top`: top / 127, at most
+// kMaxScale (so that every s * q is finite: a block holding +-FLT_MAX is
+// sent with q = +-127 and leaves a small finite residual), or 0 if that is
+// not a normal float (the block is sent as zeros).
 inline float block_scale(float top) noexcept {
-  const float s = top / 127.0F;
+  const float quotient = top / 127.0F;
+  const float s = (quotient > kMaxScale) ? kMaxScale : quotient;
   return (s >= FLT_MIN) ? s : 0.0F;
 }
 // round(x / s) half away from zero, in [-127, 127]; 0 for s == 0.

@@ -8,6 +8,8 @@
 // the library's codec (fleet::encode, error feedback per client) and sends
 // the frame; the server checks and adds each frame weighted by the client's
 // sample count (fleet::FedAvg) and adds the mean update to the global model.
+// With --round-deadline the server closes a round at its deadline with the
+// frames that arrived (a client that never sends is counted, not waited for).
 // --centralised trains the same model in one process on all the clients'
 // data, K * B samples per step, for the same rounds * E steps: the baseline.
 #include <algorithm>
@@ -57,8 +59,13 @@ constexpr const char* kUsage =
     "  --centralised      the baseline: no MPI, one process\n"
     "  --clients K        --centralised: the K of the federated run (default 3)\n"
     "  --damage R:C       client C damages one byte of its frame in round R (a test)\n"
+    "  --round-deadline S the server closes each round S seconds after its broadcast with\n"
+    "                     the frames that arrived, counting each client that sent none\n"
+    "                     (default 0: wait for every client)\n"
+    "  --silent R:C       client C sends no frame in round R (a test of the deadline)\n"
     "  --decode-frame HEX a device's frame (hex): checked, decoded, added to a FedAvg round;\n"
-    "                     prints the decoded FP32 bits (no MPI, no training)\n"
+    "                     prints the decoded FP32 bits (no MPI, no training; frames of at\n"
+    "                     most 2^24 values)\n"
     "  --help             this text\n";
 
 constexpr std::size_t kContext = 16U;
@@ -85,6 +92,9 @@ struct Flags {
   long clients = 3;
   long damage_round = -1;
   long damage_client = -1;
+  double round_deadline = 0.0;  // 0: wait for every client
+  long silent_round = -1;
+  long silent_client = -1;
   std::string frame_hex;
 };
 
@@ -215,6 +225,19 @@ Flags parse(int argc, char** argv) {
       f.frame_hex = v;
     } else if (flag == "--clients") {
       f.clients = trainer::parse_long(kProgram, "--clients", v, 1, 4096L);
+    } else if (flag == "--round-deadline") {
+      f.round_deadline = trainer::parse_double(kProgram, "--round-deadline", v);
+      if (!(f.round_deadline >= 0.0) || !(f.round_deadline <= 86400.0)) {
+        trainer::fail(kProgram, std::string("bad value for --round-deadline: '") + v + "' (want seconds, 0 to 86400)");
+      }
+    } else if (flag == "--silent") {
+      const std::string d = v;
+      const std::size_t colon = d.find(':');
+      if (colon == std::string::npos) {
+        trainer::fail(kProgram, "bad value for --silent: '" + d + "' (want ROUND:CLIENT)");
+      }
+      f.silent_round = trainer::parse_long(kProgram, "--silent", d.substr(0U, colon).c_str(), 1, 100000L);
+      f.silent_client = trainer::parse_long(kProgram, "--silent", d.substr(colon + 1U).c_str(), 1, 4096L);
     } else if (flag == "--damage") {
       const std::string d = v;
       const std::size_t colon = d.find(':');
@@ -429,6 +452,9 @@ int run(const Flags& f, int rank, int ranks) {
       if ((r == f.damage_round) && (rank == f.damage_client)) {
         frame[written / 2U] = static_cast<std::uint8_t>(frame[written / 2U] ^ 0x10U);  // damaged in transit
       }
+      if ((r == f.silent_round) && (rank == f.silent_client)) {
+        continue;  // this round's frame never leaves the client
+      }
       if (bt::port::mpi::send_bytes(frame.data(), written, 0) != bt::Status::kOk) {
         trainer::fail(kProgram, "sending the update failed");
       }
@@ -436,9 +462,27 @@ int run(const Flags& f, int rank, int ranks) {
     }
     static_cast<void>(avg.begin(n, static_cast<std::uint32_t>(r)));
     std::size_t bytes = 0U;
+    const bool timed = f.round_deadline > 0.0;
+    const double deadline = timed ? (bt::port::mpi::seconds() + f.round_deadline) : 0.0;
     for (int c = 1; c < ranks; ++c) {
       std::size_t got = 0U;
-      bt::Status s = bt::port::mpi::receive_bytes(frame.data(), frame.size(), c, &got);
+      bool arrived = true;
+      bt::Status s = bt::Status::kOk;
+      for (;;) {  // frames of earlier rounds that arrive late are dropped
+        s = timed ? bt::port::mpi::receive_bytes_until(frame.data(), frame.size(), c, deadline, &got, &arrived)
+                  : bt::port::mpi::receive_bytes(frame.data(), frame.size(), c, &got);
+        fl::FrameHeader h;
+        if ((s != bt::Status::kOk) || !arrived || (fl::check_frame(frame.data(), got, &h) != bt::Status::kOk) ||
+            (h.round >= static_cast<std::uint32_t>(r))) {
+          break;
+        }
+        std::printf("round %ld: dropped a late frame of client %d (round %u)\n", r, c, h.round);
+      }
+      if ((s == bt::Status::kOk) && !arrived) {
+        avg.miss();
+        std::printf("round %ld: client %d sent no frame before the deadline\n", r, c);
+        continue;
+      }
       if (s == bt::Status::kOk) {
         bytes += got;
         s = avg.add(frame.data(), got);
@@ -456,8 +500,12 @@ int run(const Flags& f, int rank, int ranks) {
     std::copy(global.begin(), global.end(), w);
     const double val = validation(model, tape, world.val, n_eval);
     const double per_client = static_cast<double>(bytes) / static_cast<double>(ranks - 1);
-    std::printf("round %ld val %.9g bytes %.0f accepted %zu refused %zu\n", r, val, per_client, avg.accepted(),
+    std::printf("round %ld val %.9g bytes %.0f accepted %zu refused %zu", r, val, per_client, avg.accepted(),
                 avg.refused());
+    if (timed) {
+      std::printf(" missing %zu", avg.missing());
+    }
+    std::printf("\n");
     csv.row(r, val, per_client);
     trainer::check_stdout(kProgram);
   }
@@ -469,25 +517,48 @@ int run(const Flags& f, int rank, int ranks) {
 #endif
 }
 
+// The value of one hex digit, or -1 (only 0-9, a-f, A-F: no sign, no
+// space, no "0x", which strtoul would take).
+int hex_digit(char c) {
+  if ((c >= '0') && (c <= '9')) {
+    return c - '0';
+  }
+  if ((c >= 'a') && (c <= 'f')) {
+    return c - 'a' + 10;
+  }
+  if ((c >= 'A') && (c <= 'F')) {
+    return c - 'A' + 10;
+  }
+  return -1;
+}
+
+// The most values --decode-frame decodes (a device's model; 2^24 values is
+// 64 MiB of FP32): a frame claiming more is refused from its header, before
+// anything is allocated for it.
+constexpr std::uint32_t kMaxDecodeValues = 1U << 24U;
+
 // --decode-frame: the host's side of a device's frame.
 int decode_frame(const std::string& hex) {
-  std::vector<std::uint8_t> bytes;
-  for (std::size_t i = 0U; (i + 1U) < hex.size(); i += 2U) {
-    const std::string pair = hex.substr(i, 2U);
-    char* end = nullptr;
-    const unsigned long v = std::strtoul(pair.c_str(), &end, 16);
-    if ((end == nullptr) || (*end != '\0')) {
-      trainer::fail(kProgram, "--decode-frame: '" + pair + "' is not a hex byte");
-    }
-    bytes.push_back(static_cast<std::uint8_t>(v));
-  }
   if ((hex.size() % 2U) != 0U) {
     trainer::fail(kProgram, "--decode-frame: an odd number of hex digits");
+  }
+  std::vector<std::uint8_t> bytes;
+  for (std::size_t i = 0U; (i + 1U) < hex.size(); i += 2U) {
+    const int high = hex_digit(hex[i]);
+    const int low = hex_digit(hex[i + 1U]);
+    if ((high < 0) || (low < 0)) {
+      trainer::fail(kProgram, "--decode-frame: '" + hex.substr(i, 2U) + "' is not a hex byte");
+    }
+    bytes.push_back(static_cast<std::uint8_t>((high * 16) + low));
   }
   fl::FrameHeader h;
   bt::Status s = fl::check_frame(bytes.data(), bytes.size(), &h);
   if (s != bt::Status::kOk) {
     trainer::fail(kProgram, std::string("--decode-frame: the frame is refused: ") + bt::status_name(s));
+  }
+  if (h.count > kMaxDecodeValues) {
+    trainer::fail(kProgram, "--decode-frame: the frame claims " + std::to_string(h.count) + " values, more than the " +
+                                std::to_string(kMaxDecodeValues) + " this tool decodes");
   }
   std::vector<float> out(h.count);
   s = fl::decode(bytes.data(), bytes.size(), out.data(), out.size(), nullptr);
@@ -521,7 +592,11 @@ int decode_frame(const std::string& hex) {
 int main(int argc, char** argv) {
   const Flags f = parse(argc, argv);
   if (!f.frame_hex.empty()) {
-    return decode_frame(f.frame_hex);
+    try {
+      return decode_frame(f.frame_hex);
+    } catch (const std::bad_alloc&) {
+      trainer::fail(kProgram, "--decode-frame: out of memory");
+    }
   }
   int rank = 0;
   int ranks = 1;

@@ -369,14 +369,16 @@ inline void flush_stdout() {
 }
 
 // Standard output (the step lines, the summary, samples) must reach its
-// file: a failed write or flush is an error like any other output's.
+// file: a failed write or flush is an error like any other output's, ended
+// as fail() ends one (with --distributed: the rank prefix, and every rank
+// stops; none is left waiting for this one).
 inline void check_stdout(const char* program) {
   flush_stdout();
   if (std::ferror(stdout) != 0) {
     const int error = stdout_error;
-    std::fprintf(stderr, "%s: cannot write standard output: %s\n", program,
-                 (error != 0) ? std::strerror(error) : "write error");
-    std::exit(2);
+    std::clearerr(stdout);  // fail() flushes again: let it not fail on the old error
+    fail(program, std::string("cannot write standard output: ") +
+                      ((error != 0) ? std::strerror(error) : "write error"));
   }
 }
 
@@ -1258,7 +1260,7 @@ class Session {
 #if BURTORCH_TRAINER_MPI
     if (reduce_.empty()) {
       reduce_.assign(n_ + 1U, T(0));
-      scratch_.assign((o_.rank == 0) ? (n_ + 1U) * static_cast<std::size_t>(o_.ranks) : (n_ + 1U), T(0));
+      scratch_.assign(bt::port::mpi::average_scratch(n_ + 1U, o_.ranks), T(0));
     }
     T* g = tape_.grads() + first_;
     std::copy(g, g + n_, reduce_.begin());
@@ -1331,13 +1333,15 @@ class Session {
         (seconds > 0.0) ? static_cast<double>(trained) * static_cast<double>(o_.batch) / seconds : 0.0;
 #if BURTORCH_TRAINER_MPI
     if (o_.distributed && (trained > 0)) {
-      // Rank 0 sends the result to each other rank; each other rank sends
-      // its array once: (n + 1) values per message.
+      // Rank 0's measured bytes; the others send what average_bytes() says
+      // (the chunks differ by at most one value): 2 (N - 1) / N of the array.
       const std::uint64_t sent = bt::port::mpi::bytes_sent() / static_cast<std::uint64_t>(trained);
       std::printf("distributed: %d ranks, %ld samples per rank per step, %.3f ms per step; bytes sent per step: "
-                  "rank 0 %llu, each other rank %zu\n",
+                  "rank 0 %llu, each other rank %llu\n",
                   o_.ranks, o_.batch / o_.ranks, 1000.0 * seconds / static_cast<double>(trained),
-                  static_cast<unsigned long long>(sent), (o_.ranks > 1) ? (n_ + 1U) * sizeof(T) : std::size_t{0});
+                  static_cast<unsigned long long>(sent),
+                  static_cast<unsigned long long>(
+                      (o_.ranks > 1) ? bt::port::mpi::average_bytes(n_ + 1U, sizeof(T), o_.ranks, 1) : 0U));
     }
 #endif
     if (o_.resume.empty()) {

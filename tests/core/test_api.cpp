@@ -365,11 +365,13 @@ void parameter_region(bt_test::Context& t) {
   with_region.reset();
   without.reset();
   BT_CHECK(t, with_region.usage().params == 4U);
-  // An interior node inside the region is refused (no metadata room).
+  // An interior node inside the region is refused (no metadata room): a
+  // misuse, not a full tape.
   auto p0 = with_region.param(0.5);
   auto too_early = p0 * 2.0;
   BT_CHECK(t, !too_early.valid());
-  BT_CHECK(t, with_region.status() == bt::Status::kCapacityExceeded);
+  BT_CHECK(t, with_region.status() == bt::Status::kInvalidArgument);
+  BT_CHECK(t, with_region.usage().nodes_needed == 0U);
   BT_CHECK(t, with_region.usage().slots == 0U);
   with_region.reset();
 

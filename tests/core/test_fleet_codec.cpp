@@ -12,6 +12,7 @@
 #include <burtorch/fleet/codec.hpp>
 #include <burtorch/fleet/fedavg.hpp>
 
+#include <cfloat>
 #include <cmath>
 #include <cstring>
 
@@ -433,7 +434,151 @@ void test_fedavg_weighted_average(bt_test::Context& t) {
   BT_CHECK(t, empty.begin(g::kN + 1U, 0U) == bt::Status::kInvalidArgument);
 }
 
+// --- hostile frames: fields at their limits behind a valid CRC -------------
+void put32(std::uint8_t* at, std::uint32_t v) {
+  for (std::size_t i = 0U; i < 4U; ++i) {
+    at[i] = static_cast<std::uint8_t>((v >> (8U * i)) & 0xFFU);
+  }
+}
+// A frame of the layout in codec.hpp, written field by field here.
+std::size_t hand_frame(std::uint8_t* f, std::uint8_t codec, std::uint16_t block, std::uint32_t count,
+                       std::uint32_t kept, std::uint32_t seed, const std::uint8_t* payload, std::size_t bytes) {
+  const std::uint8_t head[6] = {0x42U, 0x54U, 0x46U, 0x55U, 1U, codec};
+  std::memcpy(f, head, sizeof(head));
+  f[6] = static_cast<std::uint8_t>(block & 0xFFU);
+  f[7] = static_cast<std::uint8_t>(block >> 8U);
+  put32(&f[8], count);
+  put32(&f[12], kept);
+  put32(&f[16], 5U);  // samples
+  put32(&f[20], 1U);  // round
+  put32(&f[24], 2U);  // client
+  put32(&f[28], seed);
+  put32(&f[32], static_cast<std::uint32_t>(bytes));
+  std::memcpy(&f[36], payload, bytes);
+  put32(&f[36U + bytes], bt::crc32(0U, f, 36U + bytes));
+  return 40U + bytes;
+}
+
+// An int8 scale s with s * 127 past FLT_MAX in FP32 is refused: the largest
+// the old check allowed, fl(FLT_MAX / 127), decodes q = 127 to +inf. The
+// float just below it decodes q = +-127 to finite values.
+void test_int8_scale_limit(bt_test::Context& t) {
+  const float over = FLT_MAX / 127.0F;
+  BT_CHECK(t, !std::isfinite(over * 127.0F));  // the premise: fl(FLT_MAX / 127) * 127 overflows
+  const float under = std::nextafter(over, 0.0F);
+  BT_CHECK(t, std::isfinite(under * 127.0F));
+  static std::uint8_t frame[64];
+  std::uint8_t payload[6] = {};
+  float out[2] = {7.0F, 7.0F};
+  double sum[2] = {};
+  fl::FedAvg<double> avg(sum, 2U);
+  fl::FrameHeader h;
+  for (const float s : {over, under}) {
+    std::memcpy(payload, &s, sizeof(s));  // little-endian host and targets
+    payload[4] = 127U;
+    payload[5] = static_cast<std::uint8_t>(-127);
+    const std::size_t bytes = hand_frame(frame, 3U, 2U, 2U, 2U, 0U, payload, sizeof(payload));
+    const bool accept = (s == under);
+    const bt::Status want = accept ? bt::Status::kOk : bt::Status::kBadFormat;
+    BT_CHECK(t, fl::check_frame(frame, bytes, &h) == want);
+    BT_CHECK(t, fl::decode(frame, bytes, out, 2U, nullptr) == want);
+    BT_CHECK(t, avg.begin(2U, 1U) == bt::Status::kOk);
+    BT_CHECK(t, avg.add(frame, bytes) == want);
+    if (accept) {
+      // s * 127 in double is exact (8 + 7 significant bits); rounded to FP32.
+      const float top = static_cast<float>(static_cast<double>(s) * 127.0);
+      BT_CHECK(t, std::isfinite(out[0]) && (out[0] == top) && (out[1] == -top));
+      BT_CHECK(t, std::isfinite(sum[0]) && std::isfinite(sum[1]));
+    } else {
+      BT_CHECK(t, (out[0] == 7.0F) && (out[1] == 7.0F));
+    }
+  }
+}
+
+// Encoding +-FLT_MAX with int8 and error feedback: the frame is accepted and
+// decodes to finite values, the residual stays finite (it is what the frame
+// did not carry), and the next encode with that residual works.
+void test_int8_flt_max_keeps_feedback(bt_test::Context& t) {
+  float update[4] = {FLT_MAX, -FLT_MAX, 1.0F, 0.0F};
+  float residual[4] = {};
+  static std::uint8_t frame[64];
+  std::size_t written = 0U;
+  fl::EncodeOptions o;
+  o.codec = fl::Codec::kInt8;
+  o.block = 4U;
+  for (int round = 0; round < 2; ++round) {
+    BT_CHECK(t, fl::encode(update, 4U, residual, o, frame, sizeof(frame), &written, nullptr, 0U) == bt::Status::kOk);
+    float out[4] = {};
+    BT_CHECK(t, fl::decode(frame, written, out, 4U, nullptr) == bt::Status::kOk);
+    bool finite = true;
+    for (std::size_t i = 0U; i < 4U; ++i) {
+      finite = finite && std::isfinite(out[i]) && std::isfinite(residual[i]);
+    }
+    BT_CHECK(t, finite);
+    if (round == 0) {  // +-FLT_MAX arrive within a step of the largest scale
+      BT_CHECK(t, (out[0] > 0.99F * FLT_MAX) && (out[1] < -0.99F * FLT_MAX));
+    }
+    update[0] = 0.0F;  // the next round: only the residual of the first
+    update[1] = 0.0F;
+  }
+}
+
+// Counts the sender writes do not decide the receiver's work: a 44-byte
+// randk frame and a 49-byte topk frame claiming 2^32 - 1 values are refused
+// by a receiver of 40 values (kCapacityExceeded; FedAvg: kBadFormat, another
+// length) after reading their header, not after drawing 2^32 indices (ctest
+// gives this test a time limit that 2^32 draws per call exceed). TopK with a
+// null scratch is a null pointer: kInvalidArgument.
+void test_hostile_counts(bt_test::Context& t) {
+  static std::uint8_t randk[64];
+  static std::uint8_t topk[64];
+  const float one = 1.0F;
+  std::uint8_t payload[9] = {};
+  std::memcpy(payload, &one, sizeof(one));
+  const std::size_t randk_bytes = hand_frame(randk, 2U, 0U, 0xFFFFFFFFU, 1U, 9U, payload, 4U);
+  BT_CHECK(t, randk_bytes == 44U);
+  // topk: one gap 0xFFFFFFFE (5 varint bytes), then the value.
+  const std::uint8_t gap[5] = {0xFEU, 0xFFU, 0xFFU, 0xFFU, 0x0FU};
+  std::memcpy(payload, gap, sizeof(gap));
+  std::memcpy(&payload[5], &one, sizeof(one));
+  const std::size_t topk_bytes = hand_frame(topk, 1U, 0U, 0xFFFFFFFFU, 1U, 0U, payload, 9U);
+  BT_CHECK(t, topk_bytes == 49U);
+  static float out[g::kN];
+  static double sum[g::kN];
+  fl::FedAvg<double> avg(sum, g::kN);
+  fl::FrameHeader h;
+  for (const std::uint8_t* f : {static_cast<const std::uint8_t*>(randk), static_cast<const std::uint8_t*>(topk)}) {
+    const std::size_t bytes = (f == randk) ? randk_bytes : topk_bytes;
+    BT_CHECK(t, fl::check_frame(f, bytes, &h) == bt::Status::kOk);
+    BT_CHECK(t, h.count == 0xFFFFFFFFU);
+    BT_CHECK(t, fl::decode(f, bytes, out, g::kN, nullptr) == bt::Status::kCapacityExceeded);
+    BT_CHECK(t, fl::accumulate<double>(f, bytes, 1.0, sum, g::kN, nullptr) == bt::Status::kCapacityExceeded);
+    BT_CHECK(t, avg.begin(g::kN, 1U) == bt::Status::kOk);
+    BT_CHECK(t, avg.add(f, bytes) == bt::Status::kBadFormat);
+    BT_CHECK(t, (avg.refused() == 1U) && (avg.samples() == 0U));
+  }
+  // The randk frame with a NaN for its one value: refused, also from its size alone.
+  const float nan = std::nanf("");
+  std::memcpy(payload, &nan, sizeof(nan));
+  const std::size_t bad_bytes = hand_frame(randk, 2U, 0U, 0xFFFFFFFFU, 1U, 9U, payload, 4U);
+  BT_CHECK(t, fl::check_frame(randk, bad_bytes, &h) == bt::Status::kBadFormat);
+  // TopK with no scratch.
+  static float update[g::kN];
+  load(g::kUpdate, update, g::kN);
+  static std::uint8_t frame[128];  // refused before a byte is written
+  std::size_t written = 77U;
+  fl::EncodeOptions o;
+  o.codec = fl::Codec::kTopK;
+  o.kept = 7U;
+  BT_CHECK(t, fl::encode(update, g::kN, nullptr, o, frame, sizeof(frame), &written, nullptr, g::kN) ==
+                  bt::Status::kInvalidArgument);
+  BT_CHECK(t, written == 77U);
+}
+
 const bt_test::TestCase kCases[] = {
+    {"int8_scale_limit", test_int8_scale_limit},
+    {"int8_flt_max_keeps_feedback", test_int8_flt_max_keeps_feedback},
+    {"hostile_counts", test_hostile_counts},
     {"crc_check_value", test_crc_check_value},
     {"frames_match_reference_encoder", test_frames_match_reference_encoder},
     {"randk_indices_match_reference", test_randk_indices_match_reference},

@@ -817,7 +817,31 @@ void optimizer_binds_its_parameters(bt_test::Context& t) {
   BT_CHECK(t, nn::params_view(tape, p, 0U).count == 0U);
 }
 
+// An interior op recorded while the parameter region is not yet filled
+// (fewer leaves than the region holds) is a misuse, not a full tape: it is
+// refused with kInvalidArgument and reports no node count, on a tape with
+// room to spare; the tape goes on once the status is cleared and the
+// region is filled.
+void interior_op_inside_parameter_region(bt_test::Context& t) {
+  static bt::FixedTape<float, 24, 4, 10> tape;  // small: the suite runs on 16 KB boards
+  tape.reset();
+  const bt::Value<float> a = tape.param(1.0F);
+  const bt::Value<float> b = tape.param(2.0F);
+  const bt::Value<float> c = a + b;
+  const bt::TapeUsage u = tape.usage();
+  BT_CHECK(t, !c.valid());
+  BT_CHECK(t, tape.status() == bt::Status::kInvalidArgument);
+  BT_CHECK(t, (u.nodes == 2U) && (u.nodes_needed == 0U) && (u.slots_needed == 0U));
+  tape.clear_status();
+  for (int k = 2; k < 10; ++k) {
+    static_cast<void>(tape.param(static_cast<float>(k)));
+  }
+  const bt::Value<float> d = a + b;
+  BT_CHECK(t, d.valid() && (tape.status() == bt::Status::kOk) && (d.value() == 3.0F));
+}
+
 const bt_test::TestCase kCases[] = {
+    {"interior_op_inside_parameter_region", interior_op_inside_parameter_region},
     {"capacity_reports_what_was_needed", capacity_reports_what_was_needed},
     {"refused_record_view_records_nothing", refused_record_view_records_nothing},
     {"optimizer_binds_its_parameters", optimizer_binds_its_parameters},

@@ -209,7 +209,50 @@ void optimizer_binding(bt_test::Context& t) {
   BT_CHECK(t, (u.node_capacity == kOddMomentum32.nodes) && (u.slot_capacity == kOddMomentum32.slots));
 }
 
+// A layer wider than the plan's parameter region: create() refuses it
+// (kCapacityExceeded, no parameter made past the region) instead of taking
+// the nodes a sample needs and failing at the first sample. The plan of a
+// 4-8-1 MLP (49 parameters; small enough for a 16 KB board); a hidden
+// layer of 10 (50 parameters) does not fit the region, though it fits the
+// tape's nodes: only the region tells.
+constexpr nn::LinearOptions kHidden8{4U, 8U, nn::Activation::kTanh};
+constexpr nn::LinearOptions kHidden10{4U, 10U, nn::Activation::kTanh};  // one parameter past the region
+constexpr nn::LinearOptions kOut8{8U, 1U, nn::Activation::kSigmoid};
+constexpr nn::MemoryPlan kMlp481 = nn::make_plan<float>(
+    nn::Linear<float>::parameters(kHidden8) + nn::Linear<float>::parameters(kOut8),
+    4U + nn::Linear<float>::nodes(kHidden8) + nn::Linear<float>::nodes(kOut8) + 2U,
+    nn::Linear<float>::view_slots(kHidden8) + nn::Linear<float>::view_slots(kOut8), nn::OptimizerKind::kSgd);
+static_assert(nn::Linear<float>::parameters(kHidden10) < kMlp481.nodes, "the wide layer fits the tape's nodes");
+nn::TrainingMemory<float, kMlp481> g_mlp_memory;
+
+void wider_than_plan_refused(bt_test::Context& t) {
+  nn::Rng rng(7U);
+  nn::Linear<float> wide;
+  g_mlp_memory.tape.reset();
+  BT_CHECK(t, !wide.create(g_mlp_memory.tape, kHidden10, rng));
+  BT_CHECK(t, g_mlp_memory.tape.status() == bt::Status::kCapacityExceeded);
+  BT_CHECK(t, g_mlp_memory.tape.size() == 0U);
+  BT_CHECK(t, wide.params().count == 0U);
+  // With initial values given: the same.
+  static float values[(4U * 10U) + 10U] = {};
+  g_mlp_memory.tape.reset();
+  BT_CHECK(t, !wide.create(g_mlp_memory.tape, kHidden10, values));
+  BT_CHECK(t, g_mlp_memory.tape.status() == bt::Status::kCapacityExceeded);
+  // The planned model fits, and its parameters fill the region exactly.
+  g_mlp_memory.tape.reset();
+  nn::Linear<float> hidden;
+  nn::Linear<float> out;
+  BT_CHECK(t, hidden.create(g_mlp_memory.tape, kHidden8, rng) && out.create(g_mlp_memory.tape, kOut8, rng));
+  BT_CHECK(t, (g_mlp_memory.tape.status() == bt::Status::kOk) && (g_mlp_memory.tape.size() == kMlp481.parameters));
+  // A second output layer past the region: refused as well.
+  nn::Linear<float> extra;
+  BT_CHECK(t, !extra.create(g_mlp_memory.tape, kOut8, rng));
+  BT_CHECK(t, g_mlp_memory.tape.status() == bt::Status::kCapacityExceeded);
+  BT_CHECK(t, g_mlp_memory.tape.size() == kMlp481.parameters);
+}
+
 const bt_test::TestCase kCases[] = {
+    {"wider_than_plan_refused", wider_than_plan_refused},
     {"trainers_models", trainers_models}, {"lane_plans", lane_plans},      {"firmware_plans", firmware_plans},
     {"examples", examples},               {"padding", padding},            {"optimizer_binding", optimizer_binding},
 };

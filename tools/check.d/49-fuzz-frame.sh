@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Fuzzes the update-frame decoder (fuzz/fuzz_frame.cpp: check_frame, decode,
-# accumulate, FedAvg::add) with libFuzzer for a bounded time:
+# accumulate, FedAvg::add; each input also resealed with a matching CRC;
+# each call's work counted and bounded by the frame's size and the
+# receiver's capacity) with libFuzzer for a bounded time:
 # BURTORCH_FUZZ_SECONDS (default 30) plus about 10 s to build; inputs up to
 # 1024 bytes. First checks that the committed seed corpus is what the
 # independent Python encoder (fuzz/make_frame_corpus.py) makes. Fails on any
@@ -26,8 +28,9 @@ diff -r "$out/seeds/corpus-frame" fuzz/corpus-frame
 echo "seed corpus: $(ls fuzz/corpus-frame | wc -l) files, identical to fuzz/make_frame_corpus.py output"
 
 # 2. Build with clang: libFuzzer + ASan + UBSan, the project's warnings, and
-# the codec's sources (its CRC-32 is the checkpoints', lib/checkpoint.cpp).
-bash fuzz/build_fuzzer.sh "$out/fuzz_frame" fuzz/fuzz_frame.cpp include lib \
+# the codec's sources (its CRC-32 is the checkpoints', lib/checkpoint.cpp),
+# with the codec's work probe, which the fuzzer counts.
+FUZZ_DEFINES=-DBURTORCH_FLEET_WORK_PROBE bash fuzz/build_fuzzer.sh "$out/fuzz_frame" fuzz/fuzz_frame.cpp include lib \
   lib/fleet/encode.cpp lib/fleet/decode.cpp lib/checkpoint.cpp
 
 # 3. Fuzz. New inputs go to the build corpus; the committed seeds are read only.

@@ -99,7 +99,10 @@ class Tape {
   /// more; see the constructor). Use it to static_assert a RAM budget.
   /// The first `params` nodes form a parameter region: they can only be
   /// leaves, so they store value, gradient (and name) but no op code or
-  /// operands, 9 bytes less per parameter.
+  /// operands, 9 bytes less per parameter. Any other node recorded while
+  /// the region is not yet filled (fewer leaves than `params`) is a misuse,
+  /// refused with kInvalidArgument (not kCapacityExceeded: the tape is not
+  /// full, and TapeUsage::nodes_needed stays 0).
   /// Every step is checked: a count an Index cannot address (nodes or slots
   /// >= kNoIndex), params > nodes, or a total that does not fit in a size_t
   /// (32-bit targets) gives kTooLarge, never a wrapped small number; the
@@ -150,8 +153,8 @@ class Tape {
   /// skip the input side of their backward: a layer over the inputs of a
   /// sample computes the gradient of its weights alone. Ops that take an
   /// input as an operand one by one (x * w) may still add to its gradient
-  /// slot; nothing reads it. Refused (kCapacityExceeded, as any node but a
-  /// parameter) inside the parameter region.
+  /// slot; nothing reads it. Refused (kInvalidArgument, as any node but a
+  /// leaf) inside the parameter region.
   Value<T> input(T x) noexcept {
     const Index i = size_;
     const Index out = append(Op::kInput, x, kNoIndex, kNoIndex);

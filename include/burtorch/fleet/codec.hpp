@@ -14,6 +14,8 @@
 ///            (selection sampling; sender and receiver draw the same ones):
 ///            4 k bytes, no indices;
 ///  - kInt8   blocks of `block` values, each an FP32 scale s = max|x| / 127
+///            (at most the largest FP32 s with s * 127 finite, so a block
+///            holding +-FLT_MAX still decodes to finite values)
 ///            and one int8 q = round(x / s) per value (half away from zero):
 ///            |x - s q| <= s / 2 up to the rounding of the FP32 division and
 ///            product (a relative 2^-16 of s), n + 4 ceil(n / block) bytes.
@@ -40,8 +42,12 @@
 ///
 /// A receiver checks the whole frame (size, magic, version, codec, every
 /// field, the CRC, every index and every value: finite, int8 q in [-127,
-/// 127], scales finite and at most FLT_MAX / 127) before it writes anything:
-/// a damaged frame is refused with a status and changes nothing.
+/// 127], scales s with s * 127 finite in FP32) before it writes anything:
+/// a damaged frame is refused with a status and changes nothing. An
+/// accepted frame decodes to finite values. What a receiver does for a
+/// frame, accepted or refused, costs work bounded by the frame's size and
+/// the receiver's capacity, never by a count the sender wrote: a frame
+/// claiming more values than the receiver holds is refused from its header.
 #ifndef BURTORCH_FLEET_CODEC_HPP
 #define BURTORCH_FLEET_CODEC_HPP
 
@@ -140,10 +146,11 @@ constexpr std::size_t max_frame_bytes(std::size_t n, const EncodeOptions& o) noe
 /// `scratch`, at least o.kept entries (the selection); the others take
 /// nullptr. Ties in magnitude go to the lower index. Errors, with nothing
 /// written (frame, residual and *written untouched): kInvalidArgument for
-/// null pointers, n == 0 or above 2^32 - 1, a non-finite update or residual
-/// value, or options not valid for n (kept 0 or above n for topk and randk,
-/// block 0 for int8, an unknown codec); kCapacityExceeded if the frame does
-/// not fit in `capacity` or topk's scratch is smaller than o.kept.
+/// null pointers (topk's scratch included), n == 0 or above 2^32 - 1, a
+/// non-finite update or residual value, or options not valid for n (kept 0
+/// or above n for topk and randk, block 0 for int8, an unknown codec);
+/// kCapacityExceeded if the frame does not fit in `capacity` or topk's
+/// scratch is smaller than o.kept.
 Status encode(const float* update, std::size_t n, float* residual, const EncodeOptions& o, std::uint8_t* frame,
               std::size_t capacity, std::size_t* written, std::uint32_t* scratch, std::size_t scratch_count) noexcept;
 
@@ -152,12 +159,15 @@ Status encode(const float* update, std::size_t n, float* residual, const EncodeO
 /// is shorter than the header and CRC or than the size the header gives;
 /// kBadFormat for a wrong magic, version, codec, field, index or value or
 /// bytes after the frame; kChecksumMismatch for a wrong CRC;
-/// kInvalidArgument for null pointers. *header untouched on error.
+/// kInvalidArgument for null pointers. *header untouched on error. Its work
+/// is bounded by `bytes` (randk's values are checked without drawing their
+/// indices).
 Status check_frame(const std::uint8_t* frame, std::size_t bytes, FrameHeader* header) noexcept;
 
 /// check_frame(), then the dense update: out[0, n) (zero where a sparse
-/// frame carries nothing). kCapacityExceeded if n > capacity. On any error
-/// nothing is written (out and *header untouched). header may be nullptr.
+/// frame carries nothing). kCapacityExceeded if n > capacity, decided
+/// before any index is drawn. On any error nothing is written (out and
+/// *header untouched). header may be nullptr.
 Status decode(const std::uint8_t* frame, std::size_t bytes, float* out, std::size_t capacity,
               FrameHeader* header) noexcept;
 

@@ -10,6 +10,7 @@
 ///     fleet::FedAvg<double> avg(sum, P);
 ///     avg.begin(P, round);
 ///     for each frame: avg.add(frame, bytes);   // refused frames change nothing
+///     for each client that sent none in time: avg.miss();
 ///     avg.average(mean);                       // mean[i] = sum[i] / samples()
 #ifndef BURTORCH_FLEET_FEDAVG_HPP
 #define BURTORCH_FLEET_FEDAVG_HPP
@@ -45,6 +46,7 @@ class FedAvg {
     samples_ = 0U;
     accepted_ = 0U;
     refused_ = 0U;
+    missing_ = 0U;
     return Status::kOk;
   }
 
@@ -70,6 +72,10 @@ class FedAvg {
     return s;
   }
 
+  /// Counts a client that sent no frame this round (its deadline passed):
+  /// the round closes with the frames that arrived.
+  void miss() noexcept { ++missing_; }
+
   /// out[i] = sum[i] / samples() for i < n: the weighted mean of the
   /// accepted updates. kInvalidArgument (nothing written) if no sample was
   /// accepted or out is null.
@@ -87,6 +93,7 @@ class FedAvg {
   std::uint64_t samples() const noexcept { return samples_; }  ///< accepted clients' samples
   std::size_t accepted() const noexcept { return accepted_; }  ///< frames added this round
   std::size_t refused() const noexcept { return refused_; }    ///< frames refused this round
+  std::size_t missing() const noexcept { return missing_; }    ///< clients counted by miss() this round
   std::size_t size() const noexcept { return n_; }             ///< n of begin()
 
  private:
@@ -97,6 +104,7 @@ class FedAvg {
   std::uint64_t samples_ = 0U;
   std::size_t accepted_ = 0U;
   std::size_t refused_ = 0U;
+  std::size_t missing_ = 0U;
 };
 
 }  // namespace fleet

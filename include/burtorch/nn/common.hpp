@@ -58,13 +58,33 @@ inline bool gather(Tape<T>& tape, View v, Value<T>* out, std::size_t capacity) n
   return true;
 }
 
+/// Whether `count` parameters made next lie inside the tape's parameter
+/// region, when it has one (the tape of a plan: TrainingMemory, PlanTape,
+/// a Tape given make_plan's parameters). A layer wider than its plan is
+/// refused here, kCapacityExceeded with nothing recorded, not at the first
+/// sample whose nodes its parameters would have taken. True on a tape
+/// without a region.
+template <class T>
+inline bool fits_param_region(Tape<T>& tape, std::size_t count) noexcept {
+  const TapeUsage u = tape.usage();
+  const bool fits = (u.params == 0U) || ((u.nodes <= u.params) && (count <= (u.params - u.nodes)));
+  if (!fits) {
+    static_cast<void>(tape.report(Status::kCapacityExceeded));
+  }
+  return fits;
+}
+
 /// Appends `count` parameters drawn from `init` (rows of `fan_in` inputs).
-/// Returns the first index, or kNoIndex if the tape is full or failed.
+/// Returns the first index, or kNoIndex if the tape is full or failed, or
+/// the parameters do not fit its parameter region (fits_param_region).
 template <class T>
 inline Index make_params(Tape<T>& tape, std::size_t count, const Init& init, std::size_t fan_in, Rng& rng,
                          const char* name) noexcept {
   if (count >= kNoIndex) {
     static_cast<void>(tape.report(Status::kInvalidArgument));
+    return kNoIndex;
+  }
+  if (!fits_param_region(tape, count)) {
     return kNoIndex;
   }
   const View made = burtorch::record_view(tape, static_cast<Index>(count), [&](Index /*k*/) noexcept {

@@ -89,12 +89,16 @@ struct Linear {
 
   /// Appends the layer's parameters to the tape: in * out weights drawn from
   /// o.weight_init, then (if o.bias) out biases from o.bias_init. False if
-  /// the tape is full or failed; the layer then has no parameters (params()
-  /// is kNoView).
+  /// the tape is full or failed, or (kCapacityExceeded) the parameters do
+  /// not fit the tape's parameter region (a layer wider than the plan the
+  /// tape was made for: fits_param_region); the layer then has no
+  /// parameters (params() is kNoView).
   bool create(Tape<T>& tape, const LinearOptions& o, Rng& rng) noexcept {
     in = o.in;
     out = o.out;
     act = o.act;
+    // The whole layer or none of it: weights and biases checked together.
+    static_cast<void>(fits_param_region(tape, parameters(o)));
     const Index w = make_params(tape, static_cast<std::size_t>(o.in) * o.out, o.weight_init, o.in, rng, o.weight_name);
     const Index b = o.bias ? make_params(tape, o.out, o.bias_init, o.in, rng, o.bias_name) : kNoIndex;
     const bool ok = (tape.status() == Status::kOk) && (w != kNoIndex);
@@ -117,6 +121,7 @@ struct Linear {
     if ((values == nullptr) || (count >= kNoIndex)) {
       static_cast<void>(tape.report(Status::kInvalidArgument));
     }
+    static_cast<void>(fits_param_region(tape, count));
     const View made = (tape.status() == Status::kOk)
                           ? burtorch::record_view(tape, static_cast<Index>(count), [&](Index k) noexcept {
                               return tape.param(values[k], (k < (o.in * o.out)) ? o.weight_name : o.bias_name);

@@ -9,11 +9,13 @@
 #  4. a rank that fails (rank 0 cannot write --save) stops every rank: one
 #     line per rank, exit status 2, no hang;
 #  5. a rank killed with SIGKILL mid-run: mpirun ends the job, the other rank
-#     prints one line and exits, nothing is left running.
+#     prints one line and exits, nothing is left running;
+#  6. rank 0's standard output on /dev/full: rank 0 says so with its rank
+#     prefix and the job stops (exit status 2), no hang.
 # usage: distributed_check.sh PROGRAM WORKDIR "ARGS" TOL
 set -u
 case "${1:-}" in
-  -h|--help) sed -n '3,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h|--help) sed -n '3,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   -*) echo "distributed_check.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
 esac
 [ $# = 4 ] || { echo "usage: distributed_check.sh PROGRAM WORKDIR \"ARGS\" TOL" >&2; exit 2; }
@@ -102,5 +104,17 @@ else
   left=$(pgrep -f -- "$program .*--steps 1000000" || true)
   [ -z "$left" ] || fail "kill: processes left: $left"
 fi
+
+# 6. rank 0 cannot write its standard output (rank 1 waits for it in the
+# first average).
+start=$(date +%s)
+# shellcheck disable=SC2086,SC2016
+timeout 60 "${mpirun[@]}" -np 1 bash -c 'exec "$@" > /dev/full' bash "$program" $args --distributed --samples 0 \
+  --csv none : -np 1 "$program" $args --distributed --samples 0 --csv none > full.txt 2> full.err
+status=$?
+[ "$status" = 2 ] || fail "stdout on /dev/full: mpirun exit status $status, want 2 (124: a hang)"
+grep -q "rank 0 of 2: cannot write standard output" full.err || fail "stdout on /dev/full: no line from rank 0"
+echo "stdout on /dev/full: exit $status after $(($(date +%s) - start)) s:"; cat full.err
+
 [ $failures = 0 ] && echo "distributed_check: all passed" && exit 0
 exit 1

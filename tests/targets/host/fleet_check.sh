@@ -11,11 +11,19 @@
 #     validation loss over the rounds;
 #  4. DP-SGD with a clip no gradient reaches and no noise trains as plain SGD
 #     (to 1e-9 relative: it divides the sum where SGD multiplies by 1/B), and
-#     with noise it trains differently.
+#     with noise it trains differently;
+#  5. --decode-frame refuses what is not a frame of a model it can hold:
+#     hex that strtoul would take (" 1", "-1", "+1"), a CRC-valid 49-byte
+#     topk frame claiming 2^32 - 1 values (exit 2, one line, no abort);
+#  6. the server's standard output on /dev/full: one line with the rank
+#     prefix, the job stops (exit status 2), no hang;
+#  7. a client that sends nothing in round 2, with a round deadline: the
+#     round closes with the other client's frame, the missing client is
+#     counted, and the next rounds take both clients' frames again.
 # usage: fleet_check.sh PROGRAM WORKDIR
 set -u
 case "${1:-}" in
-  -h|--help) sed -n '3,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h|--help) sed -n '3,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   -*) echo "fleet_check.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
 esac
 [ $# = 2 ] || { echo "usage: fleet_check.sh PROGRAM WORKDIR" >&2; exit 2; }
@@ -85,5 +93,50 @@ on = max(abs(x - y) / abs(x) for x, y in zip(a, c))
 print("DP-SGD, clip 1e6 no noise vs SGD: %.2e relative; clip 1 noise 1 vs SGD: %.2e" % (off, on))
 sys.exit(0 if len(a) == len(b) == len(c) == 4 and off <= 1e-9 and on > 1e-6 else 1)
 PY
+
+# 5. --decode-frame on input that is not a frame it can decode.
+frame_hex() {  # codec count kept payload-hex: a CRC-valid frame, as hex
+  python3 - "$@" <<'PY'
+import struct, sys, zlib
+codec, count, kept, payload = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), bytes.fromhex(sys.argv[4])
+body = b"BTFU" + struct.pack("<BBHIIIIIII", 1, codec, 0, count, kept, 5, 1, 2, 0, len(payload)) + payload
+print((body + struct.pack("<I", zlib.crc32(body) & 0xFFFFFFFF)).hex())
+PY
+}
+good=$(frame_hex 0 1 1 0000803f)  # one raw value, 1.0
+"$program" --decode-frame "$good" > good.txt 2>&1 || fail "--decode-frame: a valid frame: $(cat good.txt)"
+for spoil in " 1" "-1" "+1" "0x"; do
+  bad="${spoil}${good:2}"
+  "$program" --decode-frame "$bad" > spoiled.txt 2>&1
+  status=$?
+  [ "$status" = 2 ] || fail "--decode-frame '${spoil}...': exit status $status, want 2"
+  grep -q "is not a hex byte" spoiled.txt || fail "--decode-frame '${spoil}...': $(cat spoiled.txt)"
+done
+huge=$(frame_hex 1 4294967295 1 feffffff0f0000803f)  # topk, one value at index 2^32 - 2
+[ "${#huge}" = 98 ] || fail "the hostile topk frame is not 49 bytes"
+"$program" --decode-frame "$huge" > huge.txt 2>&1
+status=$?
+[ "$status" = 2 ] || fail "--decode-frame, 2^32 - 1 values: exit status $status, want 2: $(cat huge.txt)"
+grep -q "burtorch-fleet: --decode-frame: .*4294967295 values" huge.txt || fail "--decode-frame, 2^32 - 1 values: $(cat huge.txt)"
+[ "$(grep -c '^' huge.txt)" = 1 ] || fail "--decode-frame, 2^32 - 1 values: more than one line"
+cat huge.txt
+
+# 6. The server cannot write its standard output.
+# shellcheck disable=SC2016
+"${mpirun[@]}" -np 1 bash -c 'exec "$@" > /dev/full' bash "$program" "${common[@]}" : -np 2 "$program" "${common[@]}" \
+  > full.txt 2> full.err
+status=$?
+[ "$status" = 2 ] || fail "stdout on /dev/full: mpirun exit status $status, want 2 (124: a hang)"
+grep -q "burtorch-fleet: rank 0 of 3: cannot write standard output" full.err || fail "stdout on /dev/full: $(cat full.err)"
+cat full.err
+
+# 7. Client 2 sends nothing in round 2; the server's deadline closes it.
+"${mpirun[@]}" -np 3 "$program" --codec raw --round-deadline 15 --silent 2:2 "${common[@]}" > silent.txt 2>&1 ||
+  fail "silent client run: $(tail -1 silent.txt)"
+grep -q "^round 2: client 2 sent no frame before the deadline$" silent.txt || fail "the silent client was not reported"
+grep -q "^round 2 val .* accepted 1 refused 0 missing 1$" silent.txt || fail "round 2 did not close with one frame"
+[ "$(grep -c 'accepted 2 refused 0 missing 0$' silent.txt)" = 3 ] || fail "the other rounds did not take both frames"
+grep "missing 1" silent.txt
+
 [ $failures = 0 ] && echo "fleet_check: all passed" && exit 0
 exit 1

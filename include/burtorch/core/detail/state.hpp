@@ -69,6 +69,11 @@ Value<T> Tape<T>::fail(Status status) noexcept {
 
 template <class T>
 Value<T> Tape<T>::fail_capacity(Index nodes, Index slots) noexcept {
+  if (size_ < param_region_) {
+    // An interior node inside the parameter region (fewer leaves than the
+    // region holds): a misuse, not a full tape; no node count to report.
+    return fail(Status::kInvalidArgument);
+  }
   if (status_ == Status::kOk) {
     // 64-bit sums: what no Index can count reads as the largest one.
     const std::uint64_t n = static_cast<std::uint64_t>(size_) + nodes;
