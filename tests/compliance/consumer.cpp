@@ -270,7 +270,8 @@ bool more_layers(bt::Tape<T>& tp) {
   static constexpr std::array<float, 2U> kB = {0.0F, 0.25F};
   const bt::nn::FrozenLinear<T> frozen{{bt::frozen_f32(kW.data()), 2U, 2U}, {bt::frozen_f32(kB.data()), 2U},
                                        bt::nn::Activation::kTanh};
-  const bt::View f = frozen.forward(tp, hs[1U]);
+  ok = ok && (frozen.forward(tp, hs[0U]).count == 2U);
+  const bt::View f = frozen.template forward<bt::nn::Activation::kTanh>(tp, hs[1U]);
   const std::array<T, 4U> target = {T(0), T(1), T(0.5), T(0.25)};
   const bt::Value<T> loss = bt::nn::mse(tp, max1, target.data()) + bt::nn::huber(tp, avg1, target.data(), T(0.5)) +
                             bt::nn::l1(tp, max2, target.data()) +
