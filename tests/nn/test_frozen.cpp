@@ -682,8 +682,10 @@ void frozen_linear_compile_time_activation(bt_test::Context& t) {
   BT_CHECK(t, tape.backward(loss) == bt::Status::kOk);
   BT_CHECK(t, (tape.grad(x.first) == 0.25) && (tape.grad(x.first + 1U) == -0.5) && (tape.grad(x.first + 2U) == 0.75));  // BT-DEV-004
   const std::size_t nodes = tape.size();
+  const std::size_t slots = tape.usage().slots;
   BT_CHECK(t, kFlashLayer.forward<nn::Activation::kTanh>(tape, x).count == 0U);
-  BT_CHECK(t, (tape.status() == bt::Status::kInvalidArgument) && (tape.size() == nodes));
+  BT_CHECK(t, (tape.status() == bt::Status::kInvalidArgument) && (tape.size() == nodes) &&
+                  (tape.usage().slots == slots));
   // The same weights with tanh: the rows 2 and -0.75 (as above), through std::tanh.
   tape.reset();
   const nn::FrozenLinear<double> tanh_layer{kFlashLayer.weight, kFlashLayer.bias, nn::Activation::kTanh};

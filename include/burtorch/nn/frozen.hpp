@@ -104,6 +104,10 @@ struct FrozenLinear {
   /// @copydoc forward(Tape<T>&, ViewList) const
   template <Activation A>
   View forward(Tape<T>& tape, View x) const noexcept {
+    if (act != A) {  // before the view list is recorded: a refusal leaves nothing
+      static_cast<void>(tape.report(Status::kInvalidArgument));
+      return kNoView;
+    }
     return forward<A>(tape, burtorch::view_list(tape, &x, 1U));
   }
 };
