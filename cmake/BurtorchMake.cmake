@@ -141,6 +141,7 @@ foreach(t IN LISTS _burtorch_mk_port_targets ITEMS burtorch)
   string(APPEND BURTORCH_MK_ARCHIVES " $(BURTORCH_PREFIX)/${CMAKE_INSTALL_LIBDIR}/lib${name}.a")
 endforeach()
 string(STRIP "${BURTORCH_MK_ARCHIVES}" BURTORCH_MK_ARCHIVES)
+set(BURTORCH_MK_LIBDIR "${CMAKE_INSTALL_LIBDIR}")
 
 foreach(v SOURCES PORT_SOURCES BOARD_SOURCES)
   list(JOIN BURTORCH_MK_${v} " \\\n  " BURTORCH_MK_${v})

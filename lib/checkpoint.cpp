@@ -114,13 +114,17 @@ void make_entry(std::uint8_t* out, std::uint32_t tag, std::size_t bytes) noexcep
 
 // A section as the writer sees it: read-only.
 struct ConstSection {
-  // Both are read through the template parameter S below, which cppcheck 2.10 does not follow.
-  // cppcheck-suppress unusedStructMember
   const void* data;
-  // cppcheck-suppress unusedStructMember
   std::size_t bytes;
   std::uint32_t tag;
 };
+
+// The first byte and the length of either kind of section, for the templates
+// below (which read both kinds through these, not through the members).
+const void* section_data(const Section& s) noexcept { return s.data; }
+const void* section_data(const ConstSection& s) noexcept { return s.data; }
+std::size_t section_bytes(const Section& s) noexcept { return s.bytes; }
+std::size_t section_bytes(const ConstSection& s) noexcept { return s.bytes; }
 
 // Arguments shared by save and load. Sets *payload to the sum of bytes.
 template <class S>
@@ -132,8 +136,8 @@ Status check_layout(ScalarKind kind, const S* sections, std::size_t count, std::
   }
   std::size_t total = 0U;
   for (std::size_t i = 0U; i < count; ++i) {
-    const std::size_t bytes = sections[i].bytes;
-    if (((sections[i].data == nullptr) && (bytes != 0U)) || (bytes > (kSizeMax - total))) {
+    const std::size_t bytes = section_bytes(sections[i]);
+    if (((section_data(sections[i]) == nullptr) && (bytes != 0U)) || (bytes > (kSizeMax - total))) {
       return Status::kInvalidArgument;
     }
     total += bytes;
@@ -177,11 +181,11 @@ Status write_checkpoint(ByteSink sink, ScalarKind kind, const S* sections, std::
   make_header(field, kind, count);
   out.put(field, kCheckpointHeaderBytes);
   for (std::size_t i = 0U; i < count; ++i) {
-    make_entry(field, sections[i].tag, sections[i].bytes);
+    make_entry(field, sections[i].tag, section_bytes(sections[i]));
     out.put(field, kCheckpointEntryBytes);
   }
   for (std::size_t i = 0U; i < count; ++i) {
-    out.put(sections[i].data, sections[i].bytes);
+    out.put(section_data(sections[i]), section_bytes(sections[i]));
   }
   if (out.status() != Status::kOk) {
     return out.status();

@@ -8,6 +8,7 @@
 #include <burtorch/nn/nn.hpp>
 #include <burtorch/port/port.hpp>
 
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -33,10 +34,16 @@ constexpr nn::MemoryPlan kPlan = nn::make_plan<float>(kParameters, kSampleNodes,
 
 // Everything the plan counts -- the tape with its buffer and the optimizer
 // state (none for SGD) -- is this one object, and the budget holds for it.
+// It lives for the whole program, as a static inside the one function that
+// hands it out (not a global variable: nothing else can reach it).
 constexpr std::size_t kModelBudget = 2048U;
 static_assert(kPlan.bytes <= kModelBudget, "the model does not fit its share of RAM");
-nn::TrainingMemory<float, kPlan> g_memory;
-static_assert(sizeof(g_memory) == kPlan.bytes, "the plan counts every byte");
+using Memory = nn::TrainingMemory<float, kPlan>;
+static_assert(sizeof(Memory) == kPlan.bytes, "the plan counts every byte");
+Memory& training_memory() {
+  static Memory g_memory;
+  return g_memory;
+}
 
 struct Model {
   nn::Linear<float> hidden;
@@ -53,27 +60,27 @@ struct Model {
   // The network on one sample: its inputs become input nodes, recorded one
   // after another, so they are one view that the first layer reads; each
   // layer returns its outputs as a view for the next.
-  bt::View forward(bt::Tape<float>& tape, const float* x) const {
+  bt::View forward(bt::Tape<float>& tape, const std::array<float, 2U>& x) const {
     const bt::View in = bt::record_view(tape, 2U, [&](bt::Index k) { return tape.input(x[k]); });
     const bt::View h = hidden.forward<nn::Activation::kTanh>(tape, in);
     return output.forward<nn::Activation::kIdentity>(tape, h);
   }
 
   // One sample's loss: the mean squared error of its output.
-  bt::Value<float> loss(bt::Tape<float>& tape, const float* x, float target) const {
+  bt::Value<float> loss(bt::Tape<float>& tape, const std::array<float, 2U>& x, float target) const {
     return nn::mse(tape, forward(tape, x), &target);
   }
 };
 
 // XOR: the four inputs and their targets.
-constexpr float kX[4][2] = {{0.0F, 0.0F}, {0.0F, 1.0F}, {1.0F, 0.0F}, {1.0F, 1.0F}};
-constexpr float kY[4] = {0.0F, 1.0F, 1.0F, 0.0F};
+constexpr std::array<std::array<float, 2U>, 4U> kX = {{{0.0F, 0.0F}, {0.0F, 1.0F}, {1.0F, 0.0F}, {1.0F, 1.0F}}};
+constexpr std::array<float, 4U> kY = {0.0F, 1.0F, 1.0F, 0.0F};
 
 // Writes a label and a number on the console (6 significant digits).
 void print(const char* label, double value) {
-  char text[32];
+  std::array<char, 32U> text{};
   bt::port::write(label);
-  bt::port::write(text, bt::format_double(value, text, sizeof(text), 6));
+  bt::port::write(text.data(), bt::format_double(value, text.data(), text.size(), 6));
 }
 
 }  // namespace
@@ -81,27 +88,28 @@ void print(const char* label, double value) {
 int main() {
   print("memory plan: ", static_cast<double>(kPlan.bytes));
   bt::port::write(" bytes of tape and optimizer state\n");
+  Memory& memory = training_memory();
   nn::Rng rng(1U);
   Model model;
-  if (!model.create(g_memory.tape, rng)) {
+  if (!model.create(memory.tape, rng)) {
     bt::port::write("the model does not fit its tape\n");
     return 1;
   }
   nn::OptimizerOptions<float> sgd;
   sgd.kind = nn::OptimizerKind::kSgd;
   sgd.lr = 0.2F;
-  nn::Optimizer<float> opt = g_memory.optimizer(sgd);
+  nn::Optimizer<float> opt = memory.optimizer(sgd);
 
   float loss = 0.0F;
   for (int epoch = 1; epoch <= 400; ++epoch) {
     // The four cases as one batch: forward, backward and rewind per case,
     // then one SGD step on the mean gradient.
     loss = nn::serial_batch<nn::OptimizerKind::kSgd>(
-        g_memory.tape, model.params, 4U,
+        memory.tape, model.params, 4U,
         [&](bt::Tape<float>& tape, std::size_t i) { return model.loss(tape, kX[i], kY[i]); }, opt);
     if (std::isnan(loss)) {
       bt::port::write("training failed: ");
-      bt::port::write(bt::status_name(g_memory.tape.status()));
+      bt::port::write(bt::status_name(memory.tape.status()));
       bt::port::write("\n");
       return 1;
     }
@@ -114,13 +122,13 @@ int main() {
 
   // What the trained model says, one forward pass per case.
   for (std::size_t i = 0U; i < 4U; ++i) {
-    const bt::Mark before = g_memory.tape.mark();
-    const bt::View y = model.forward(g_memory.tape, kX[i]);
+    const bt::Mark before = memory.tape.mark();
+    const bt::View y = model.forward(memory.tape, kX[i]);
     print("xor ", static_cast<double>(kX[i][0]));
     print(" ", static_cast<double>(kX[i][1]));
-    print(" -> ", static_cast<double>(g_memory.tape.value(y.first)));
+    print(" -> ", static_cast<double>(memory.tape.value(y.first)));
     bt::port::write("\n");
-    static_cast<void>(g_memory.tape.rewind(before));
+    static_cast<void>(memory.tape.rewind(before));
   }
   return (loss < 0.01F) ? 0 : 1;
 }

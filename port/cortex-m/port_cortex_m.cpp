@@ -60,12 +60,12 @@ constexpr std::uint32_t kDwtCtrlNoCycleCount = 1U << 25U;
 // The port's only state: which counter, and the high bits that widen it.
 // ticks() is meant for thread mode; SysTick_Handler is its one writer in
 // handler mode.
-cm::TickSource g_source = cm::TickSource::kNone;
+cm::TickSource g_source = cm::TickSource::kNone;  // BT-DEV-024: the clock's state
 #if BURTORCH_PORT_HAS_DWT
-std::uint32_t g_dwt_last = 0U;
-std::uint32_t g_dwt_high = 0U;
+std::uint32_t g_dwt_last = 0U;  // BT-DEV-024: the clock's state
+std::uint32_t g_dwt_high = 0U;  // BT-DEV-024: the clock's state
 #endif
-volatile std::uint32_t g_systick_wraps = 0U;
+volatile std::uint32_t g_systick_wraps = 0U;  // BT-DEV-024: written by SysTick_Handler
 
 #if BURTORCH_PORT_HAS_DWT
 bool start_cycle_counter() noexcept {

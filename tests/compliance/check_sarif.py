@@ -6,7 +6,11 @@
       structure; no unsuppressed result; every suppression names a deviation
       of the record and sits in a file of ours; our headers were analysed
       (results suppressed by at least two deviations, in include/burtorch/
-      and in lib/)
+      only: a program does not compile lib/)
+  check_sarif.py clean-sources FILE DEVIATIONS_JSON
+      the same for a build that compiles the library's sources too (a
+      Makefile over an install's share/burtorch/src): suppressions in
+      include/burtorch/, lib/, port/ and targets/
   check_sarif.py planted FILE PLANTED_CPP
       structure; every rule listed after a `PLANTED:` marker in PLANTED_CPP is
       reported, unsuppressed, at that line (aliases of one clang-tidy check,
@@ -96,7 +100,7 @@ def load(path: str) -> list[dict]:
             if base not in bases or uri.startswith(("/", "file:")) or not isinstance(line, int) or line < 1:
                 fail(f"{r['ruleId']}: location not relative to a base of originalUriBaseIds: {base} {uri}:{line}")
             origin = r.get("properties", {}).get("origin")
-            if (origin == "ours") != base.startswith("BURTORCH") or (origin == "user") != (base == "SRCROOT"):
+            if (origin == "ours") != base.startswith("BURTORCH") or (origin == "user") != (base in ("SRCROOT", "ROOT")):
                 fail(f"{r['ruleId']}: {origin} result located under {base}")
             checks = r.get("properties", {}).get("checks")
             if not checks or checks[0] != r["ruleId"]:
@@ -122,7 +126,11 @@ def load(path: str) -> list[dict]:
     return results
 
 
-def check_clean(sarif: str, record: str) -> None:
+def check_clean(sarif: str, record: str, sources: bool = False) -> None:
+    """Nothing unsuppressed, every suppression one of ours. sources: the
+    build compiled the library's sources too (a Makefile over an install's
+    share/burtorch/src), so suppressions must be found in lib/, port/ and
+    targets/ as well as in the headers."""
     results = load(sarif)
     ids = {d["id"] for d in json.loads(Path(record).read_text())["deviations"]}
     open_ = [r for r in results if not r.get("suppressions")]
@@ -144,7 +152,8 @@ def check_clean(sarif: str, record: str) -> None:
     # definitions (include/burtorch/core/detail/); lib/ is the library's
     # private directory, not on a program's include path.
     detail = any(r["properties"]["burtorchPath"].startswith("include/burtorch/core/detail/") for r in results)
-    if len(used) < 2 or where != {"include"} or not detail:
+    want = {"include", "lib", "port", "targets"} if sources else {"include"}
+    if len(used) < 2 or where != want or not detail:
         fail(f"our headers do not look analysed: suppressions {sorted(used)} in {sorted(where)}"
              f" (in include/burtorch/core/detail/: {detail})")
     print(f"check_sarif: {sarif}: {len(results)} results, all suppressed by "
@@ -178,11 +187,11 @@ def check_planted(sarif: str, planted: str) -> None:
 
 
 def main() -> int:
-    if len(sys.argv) != 4 or sys.argv[1] not in ("clean", "planted"):
+    if len(sys.argv) != 4 or sys.argv[1] not in ("clean", "clean-sources", "planted"):
         print(__doc__)
         return 2
-    if sys.argv[1] == "clean":
-        check_clean(sys.argv[2], sys.argv[3])
+    if sys.argv[1] in ("clean", "clean-sources"):
+        check_clean(sys.argv[2], sys.argv[3], sources=sys.argv[1] == "clean-sources")
     else:
         check_planted(sys.argv[2], sys.argv[3])
     return 0

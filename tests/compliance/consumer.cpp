@@ -2,7 +2,9 @@
 // A user's translation unit, as a compliance kit sees one: it instantiates
 // every public template of libburtorch for float and double (every op in its
 // two-operand, range, list and view-list forms, Tape and FixedTape, every
-// layer, loss, model and optimizer, checkpoints, the Graphviz export) and a
+// layer (dense, normalization, attention, embedding, convolutions, pooling,
+// GRU, frozen), loss, model and optimizer, checkpoints, the Graphviz
+// export) and a
 // tape of lanes, so static analysis of this file covers the template code a
 // product compiles from our headers. tools/check.d/40-compliance-kit.sh runs
 // tools/burtorch-compliance on it; it must report no unsuppressed finding.
@@ -215,6 +217,71 @@ bool build_models() {
          (mlp.params().count == kMlpParams);
 }
 
+// The other layers and every loss, as a product calls them: 1-D and 2-D
+// convolutions, average and max pooling, a GRU, a frozen layer over FP32
+// weights in flash, and mse, huber, l1, binary and softmax cross-entropy on
+// their outputs, then one backward pass. A header finding that appears only
+// when one of them is instantiated is found here.
+template <class T>
+bool more_layers(bt::Tape<T>& tp) {
+  bt::nn::Rng rng(11U);
+  bt::nn::Conv1dOptions c1;
+  c1.in_channels = 2U;
+  c1.out_channels = 2U;
+  c1.kernel = 2U;
+  c1.act = bt::nn::Activation::kRelu;
+  bt::nn::Conv2dOptions c2;
+  c2.in_channels = 1U;
+  c2.out_channels = 2U;
+  c2.kernel_h = 2U;
+  c2.kernel_w = 2U;
+  c2.act = bt::nn::Activation::kSigmoid;
+  bt::nn::GruOptions g;
+  g.input = 2U;
+  g.hidden = 2U;
+  bt::nn::Conv1d<T> conv1;
+  bt::nn::Conv2d<T> conv2;
+  bt::nn::Gru<T> gru;
+  bool ok = conv1.create(tp, c1, rng) && conv2.create(tp, c2, rng) && gru.create(tp, g, rng);
+  // 4 positions of 2 channels, and a 3 x 3 image of one channel.
+  const std::array<T, 9U> in = {T(0.5), T(-0.25), T(1), T(0.75), T(-1), T(0.125), T(0.25), T(-0.5), T(2)};
+  const bt::View x1 = bt::record_view(tp, 8U, [&](bt::Index k) { return tp.input(in[k]); });
+  const bt::View x2 = bt::record_view(tp, 9U, [&](bt::Index k) { return tp.input(in[k]); });
+  const bt::View y1 = conv1.forward(tp, x1, 4U);  // 3 positions x 2 channels
+  const bt::View y2 = conv2.forward(tp, x2, bt::nn::Size2d{3U, 3U});  // 2 x 2 x 2 channels
+  bt::nn::Pool1dOptions p1;
+  p1.channels = 2U;
+  p1.kernel = 2U;
+  p1.stride = 1U;
+  bt::nn::Pool2dOptions p2;
+  p2.channels = 2U;
+  p2.kernel_h = 2U;
+  p2.kernel_w = 2U;
+  const bt::View avg1 = bt::nn::AvgPool1d<T>{p1}.forward(tp, y1, 3U);  // 2 x 2
+  const bt::View max1 = bt::nn::MaxPool1d<T>{p1}.forward(tp, y1, 3U);
+  const bt::View avg2 = bt::nn::AvgPool2d<T>{p2}.forward(tp, y2, bt::nn::Size2d{2U, 2U});  // 1 x 1 x 2
+  const bt::View max2 = bt::nn::MaxPool2d<T>{p2}.forward(tp, y2, bt::nn::Size2d{2U, 2U});
+  // The GRU over the two pooled positions, from a zero state.
+  const std::array<bt::View, 2U> steps = {bt::View{avg1.first, 2U}, bt::View{avg1.first + 2U, 2U}};
+  std::array<bt::View, 2U> hs = {bt::kNoView, bt::kNoView};
+  const bt::View h0 = bt::record_view(tp, 2U, [&](bt::Index) { return tp.input(T(0)); });
+  ok = ok && gru.forward(tp, steps.data(), 2U, h0, hs.data());
+  static constexpr std::array<float, 4U> kW = {0.5F, -0.25F, 0.125F, 1.0F};
+  static constexpr std::array<float, 2U> kB = {0.0F, 0.25F};
+  const bt::nn::FrozenLinear<T> frozen{{bt::frozen_f32(kW.data()), 2U, 2U}, {bt::frozen_f32(kB.data()), 2U},
+                                       bt::nn::Activation::kTanh};
+  ok = ok && (frozen.forward(tp, hs[0U]).count == 2U);
+  const bt::View f = frozen.template forward<bt::nn::Activation::kTanh>(tp, hs[1U]);
+  const std::array<T, 4U> target = {T(0), T(1), T(0.5), T(0.25)};
+  const bt::Value<T> loss = bt::nn::mse(tp, max1, target.data()) + bt::nn::huber(tp, avg1, target.data(), T(0.5)) +
+                            bt::nn::l1(tp, max2, target.data()) +
+                            bt::nn::binary_cross_entropy_with_logits(tp, f, target.data()) +
+                            bt::nn::cross_entropy(tp, avg2, 1U);
+  tp.zero_grad();
+  ok = ok && loss.valid() && (tp.backward(loss) == bt::Status::kOk) && bt::all_finite(tp);
+  return ok && (tp.status() == bt::Status::kOk);
+}
+
 // Checkpoint of a tape's nodes, and the Graphviz export.
 template <class T>
 bool save_and_export(bt::Tape<T>& tp) {
@@ -254,6 +321,8 @@ bool exercise() {
   ok = save_and_export<T>(tp) && ok;
   tp.reset();
   ok = train_layers<T>(tp) && ok;
+  tp.reset();
+  ok = more_layers<T>(tp) && ok;
   return build_models<T>() && ok;
 }
 

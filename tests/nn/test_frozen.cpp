@@ -668,6 +668,34 @@ void frozen_linear_from_flash(bt_test::Context& t) {
   BT_CHECK(t, (tape.status() == bt::Status::kInvalidArgument) && (tape.size() == nodes));
 }
 
+// forward<A>: the activation chosen at compile time records what forward()
+// records (the same values and gradients); a layer whose act is not A is
+// refused with nothing recorded; tanh rows are std::tanh of the rows.
+void frozen_linear_compile_time_activation(bt_test::Context& t) {
+  bt::Tape<double>& tape = g_tape64;
+  tape.reset();
+  const bt::View x = bt::record_view(tape, 3U, [&](bt::Index k) noexcept { return tape.leaf(static_cast<double>(k) + 1.0); });
+  const bt::View y = kFlashLayer.forward<nn::Activation::kRelu>(tape, x);
+  BT_CHECK(t, (y.count == 2U) && (tape.status() == bt::Status::kOk));
+  BT_CHECK(t, (tape.value(y.first) == 2.0) && (tape.value(y.first + 1U) == 0.0));  // BT-DEV-004
+  const bt::Value<double> loss = bt::Value<double>(&tape, y.first) + bt::Value<double>(&tape, y.first + 1U);
+  BT_CHECK(t, tape.backward(loss) == bt::Status::kOk);
+  BT_CHECK(t, (tape.grad(x.first) == 0.25) && (tape.grad(x.first + 1U) == -0.5) && (tape.grad(x.first + 2U) == 0.75));  // BT-DEV-004
+  const std::size_t nodes = tape.size();
+  const std::size_t slots = tape.usage().slots;
+  BT_CHECK(t, kFlashLayer.forward<nn::Activation::kTanh>(tape, x).count == 0U);
+  BT_CHECK(t, (tape.status() == bt::Status::kInvalidArgument) && (tape.size() == nodes) &&
+                  (tape.usage().slots == slots));
+  // The same weights with tanh: the rows 2 and -0.75 (as above), through std::tanh.
+  tape.reset();
+  const nn::FrozenLinear<double> tanh_layer{kFlashLayer.weight, kFlashLayer.bias, nn::Activation::kTanh};
+  const bt::View x2 = bt::record_view(tape, 3U, [&](bt::Index k) noexcept { return tape.leaf(static_cast<double>(k) + 1.0); });
+  const bt::View h = tanh_layer.forward<nn::Activation::kTanh>(tape, x2);
+  BT_CHECK(t, (h.count == 2U) && (tape.status() == bt::Status::kOk));
+  BT_CHECK(t, (std::fabs(tape.value(h.first) - std::tanh(2.0)) < 1e-15) &&
+                  (std::fabs(tape.value(h.first + 1U) - std::tanh(-0.75)) < 1e-15));
+}
+
 // The Graphviz export draws the rows with edges from the input only.
 void matvec_frozen_graphviz(bt_test::Context& t) {
   static const std::int8_t q[2] = {3, -1};
@@ -854,6 +882,7 @@ const bt_test::TestCase kCases[] = {
     {"matvec_frozen_misuse", matvec_frozen_misuse},
     {"matvec_frozen_capacity", matvec_frozen_capacity},
     {"frozen_linear_from_flash", frozen_linear_from_flash},
+    {"frozen_linear_compile_time_activation", frozen_linear_compile_time_activation},
     {"matvec_frozen_graphviz", matvec_frozen_graphviz},
     {"stop_gradient_sweeps_the_head_only", stop_gradient_sweeps_the_head_only},
     {"stop_gradient_lifted_by_rewind_and_reset", stop_gradient_lifted_by_rewind_and_reset},

@@ -14,9 +14,16 @@
 #    two firmware images (objcopy -O binary) are identical, and that both
 #    print the same lines under QEMU, ending in a loss below 0.01, and that
 #    the training memory's size in the ELF is the plan's bytes it prints;
+#  - runs the installed compliance kit on the Make firmware through bear's
+#    database (the library's sources from share/burtorch/src are the
+#    library's: 0 findings there, none in the user's main.cpp, exit 0), on
+#    the same database with tests/compliance/planted.cpp added (each planted
+#    violation reported as the user's, exit 1), and on the same firmware
+#    linked against the installed archives (exit 0);
 #  - compiles docs/training.md's memory-plan block (its static_asserts of
 #    plan.bytes == sizeof) for the host (64-bit) and the Cortex-M4.
-# ~2 minutes on 2 cores.
+# ~5 minutes on 2 cores, most of it the kit's cold run over the 17 units of
+# the Make build (the library's sources included).
 # suite: compliance
 # jobs: 1
 # after: 23-cortex-m4
@@ -76,6 +83,8 @@ make -C "$example" BURTORCH_PREFIX="$prefix" BUILD="$work/make" -j2 > "$work/mak
 make -C "$example" BURTORCH_PREFIX="$prefix" BUILD="$work/make" run > "$work/make.out" 2>&1 ||
   { cat "$work/make.out"; fail "the Make firmware failed"; }
 
+if grep -n "^qemu-system-arm:" "$work/make.out" "$work/cmake.ctest"; then fail "a stray line from QEMU"; fi
+
 echo "== the fragment's objects are the installed archives' members"
 objects=0
 for pair in "libburtorch.a:$work/make/burtorch/libburtorch.a" \
@@ -114,11 +123,77 @@ assert losses and losses[-1] < 0.01, f"FAIL: final loss {losses[-1:]}"
 print(f"  {len(losses)} loss lines, the last {losses[-1]:.3g}")
 PY
 plan=$(sed -n 's/^memory plan: \([0-9]*\) bytes.*/\1/p' "$work/make.lines")
-size=$(arm-none-eabi-nm -C -S "$work/make/start.elf" | awk '/g_memory$/ { print $2 }')
+size=$(arm-none-eabi-nm -C -S "$work/make/start.elf" | awk '/::g_memory$/ && !/guard variable/ { print $2 }')
 size=$((16#${size:-x}))
 [ -n "$plan" ] && [ "$plan" = "$size" ] || fail "g_memory is ${size:-?} bytes, the plan printed ${plan:-?}"
 echo "  g_memory: $size bytes in the ELF, the plan's bytes"
 arm-none-eabi-size "$work/make/start.elf"
+
+echo "== the installed kit on the Make firmware (bear; the library compiled from share/burtorch/src)"
+. "$root/tools/check.d/lib/compliance.sh"
+kit="$prefix/bin/burtorch-compliance"
+cache="$work/kit-cache"
+mkdir -p "$work/bear"
+(cd "$work/bear" && bear -- make -C "$example" BURTORCH_PREFIX="$prefix" BUILD="$work/bear/build" -j2) \
+  > "$work/bear.log" 2>&1 || { cat "$work/bear.log"; fail "bear -- make failed"; }
+cd "$root"
+expect_rc 0 "$work/bear.kit" "$kit" -p "$work/bear" -j 2 --cache-dir "$cache" --srcroot "$root" --sarif "$work/bear.sarif"
+grep -q "unsuppressed findings: 0 (0 in your code, 0 in libburtorch)" "$work/bear.kit" ||
+  { cat "$work/bear.kit"; fail "findings on the Make firmware"; }
+for f in lib/checkpoint.cpp port/cortex-m/port_cortex_m.cpp targets/boards/cortex-m/board.cpp; do
+  grep -q "^  $f (libburtorch): 0 finding(s)" "$work/bear.kit" || { cat "$work/bear.kit"; fail "$f: not analysed as the library's"; }
+done
+python3 tests/compliance/check_sarif.py clean-sources "$work/bear.sarif" docs/misra/deviations.json
+validate_sarif "$work/bear.sarif"
+grep "burtorch-compliance:" "$work/bear.kit" | head -n 1
+
+echo "== the same database with planted violations: reported in the user's code, exit 1"
+python3 - "$work/bear/compile_commands.json" "$root/tests/compliance/planted.cpp" "$work/planted/compile_commands.json" <<'PY'
+import json, os, sys
+db = json.load(open(sys.argv[1]))
+main = next(e for e in db if e["file"].endswith("main.cpp"))
+planted = dict(main, file=sys.argv[2], output=os.path.dirname(sys.argv[3]) + "/planted.o")
+key = "arguments" if "arguments" in main else "command"
+if key == "arguments":
+    planted["arguments"] = [sys.argv[2] if a.endswith("main.cpp") else planted["output"] if a.endswith("main.o") else a
+                            for a in main["arguments"]]
+else:
+    planted["command"] = main["command"].replace("main.cpp", sys.argv[2]).replace("main.o", planted["output"])
+os.makedirs(os.path.dirname(sys.argv[3]), exist_ok=True)
+json.dump(db + [planted], open(sys.argv[3], "w"), indent=1)
+PY
+expect_rc 1 "$work/planted.kit" "$kit" -p "$work/planted" -j 2 --cache-dir "$cache" --srcroot "$root" --sarif "$work/planted.sarif"
+grep -q "unsuppressed findings: [1-9][0-9]* ([1-9][0-9]* in your code, 0 in libburtorch)" "$work/planted.kit" ||
+  { cat "$work/planted.kit"; fail "the planted violations are not all the user's"; }
+python3 tests/compliance/check_sarif.py planted "$work/planted.sarif" tests/compliance/planted.cpp
+validate_sarif "$work/planted.sarif"
+
+echo "== the same firmware linked against the installed archives"
+mkdir -p "$work/archives"
+cat > "$work/archives/Makefile" <<MK
+# The firmware of examples/firmware-start, linked against the install's archives.
+BURTORCH_PREFIX := $prefix
+include \$(BURTORCH_PREFIX)/share/burtorch/burtorch.mk
+start.elf: main.o
+	\$(BURTORCH_CXX) \$(BURTORCH_LDFLAGS) \$(BURTORCH_LINK) -Wl,--defsym=__burtorch_ram_budget=24576 \\
+	  main.o \$(BURTORCH_BOARD_PREBUILT_OBJECTS) \$(BURTORCH_ARCHIVES) -o \$@
+main.o: $example/main.cpp
+	\$(BURTORCH_CXX) \$(BURTORCH_CPPFLAGS) \$(BURTORCH_CXXFLAGS) -c \$< -o \$@
+run: start.elf
+	\$(BURTORCH_QEMU_RUN) start.elf
+MK
+(cd "$work/archives" && bear -- make -j2) > "$work/archives.log" 2>&1 || { cat "$work/archives.log"; fail "the archive build failed"; }
+[ "$(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))))' "$work/archives/compile_commands.json")" = 1 ] ||
+  fail "the archive build compiled more than main.cpp"
+make -s -C "$work/archives" run > "$work/archives.out" 2>&1 ||
+  { cat "$work/archives.out"; fail "the archive-linked firmware failed"; }
+grep -E '^(memory plan|epoch|xor)' "$work/archives.out" | diff "$work/make.lines" - || fail "the archive-linked firmware prints other lines"
+if grep -n "^qemu-system-arm:" "$work/archives.out"; then fail "a stray line from QEMU"; fi
+expect_rc 0 "$work/archives.kit" "$kit" -p "$work/archives" -j 2 --cache-dir "$cache" --srcroot "$root" --sarif "$work/archives.sarif"
+grep -q "unsuppressed findings: 0 (0 in your code, 0 in libburtorch)" "$work/archives.kit" ||
+  { cat "$work/archives.kit"; fail "findings on the archive-linked firmware"; }
+validate_sarif "$work/archives.sarif"
+grep "burtorch-compliance:" "$work/archives.kit" | head -n 1
 
 echo "== docs/training.md's memory-plan block compiles (host, cortex-m4)"
 python3 - "$root/docs/training.md" "$work/plan_snippet.cpp" <<'PY'

@@ -113,6 +113,27 @@ inline View activate(Tape<T>& tape, View x, Activation act) noexcept {
   });
 }
 
+/// activate() with the activation known at compile time: only A's op is
+/// compiled in (a ReLU firmware links no tanhf or expf for it).
+template <Activation A, class T>
+inline View activate(Tape<T>& tape, View x) noexcept {
+  if constexpr (A == Activation::kIdentity) {
+    return x;
+  } else {
+    return burtorch::record_view(tape, x.count, [&](Index i) noexcept {
+      const Value<T> v = node(tape, x.first + i);
+      if constexpr (A == Activation::kTanh) {
+        return tanh(v);
+      } else if constexpr (A == Activation::kRelu) {
+        return relu(v);
+      } else {
+        static_assert(A == Activation::kSigmoid, "an Activation");
+        return sigmoid(v);
+      }
+    });
+  }
+}
+
 /// Element-wise x + y of two views of one width (residual connections).
 template <class T>
 inline View add(Tape<T>& tape, View x, View y) noexcept {

@@ -87,6 +87,29 @@ struct FrozenLinear {
   }
   /// The same for an input that is one run of nodes.
   View forward(Tape<T>& tape, View x) const noexcept { return forward(tape, burtorch::view_list(tape, &x, 1U)); }
+
+  /// forward() with the activation chosen at compile time, as for Linear
+  /// (A must be the layer's act, else kInvalidArgument and nothing
+  /// recorded): only A's code is compiled in, so a firmware whose frozen
+  /// layers use ReLU links no tanhf or expf for them.
+  template <Activation A>
+  View forward(Tape<T>& tape, ViewList x) const noexcept {
+    if (act != A) {
+      static_cast<void>(tape.report(Status::kInvalidArgument));
+      return kNoView;
+    }
+    const View y = burtorch::matvec_frozen(tape, weight, x, (bias.size != 0U) ? &bias : nullptr);
+    return (y.count != 0U) ? activate<A>(tape, y) : kNoView;
+  }
+  /// @copydoc forward(Tape<T>&, ViewList) const
+  template <Activation A>
+  View forward(Tape<T>& tape, View x) const noexcept {
+    if (act != A) {  // before the view list is recorded: a refusal leaves nothing
+      static_cast<void>(tape.report(Status::kInvalidArgument));
+      return kNoView;
+    }
+    return forward<A>(tape, burtorch::view_list(tape, &x, 1U));
+  }
 };
 
 namespace detail {
