@@ -332,6 +332,42 @@ void embedding(bt_test::Context& t) {
   }
 }
 
+// A frozen layer (weights in caller memory, no lane form): the View forms,
+// run-time and compile-time activation, refuse a short input and a view
+// not on the tape before their view list.
+constexpr float kFrozenW[2 * 3] = {0.5F, -0.25F, 0.125F, 1.0F, 0.75F, -0.5F};
+constexpr float kFrozenB[2] = {0.1F, -0.2F};
+void frozen_linear(bt_test::Context& t) {
+  const nn::FrozenLinear<double> f{{bt::frozen_f32(kFrozenW), 2U, 3U}, {bt::frozen_f32(kFrozenB), 2U},
+                                   nn::Activation::kTanh};
+  const auto run_time = [&](bt::Tape<double>& tape, bt::View x) { return produced(f.forward(tape, x)); };
+  const auto compile_time = [&](bt::Tape<double>& tape, bt::View x) {
+    return produced(f.forward<nn::Activation::kTanh>(tape, x));
+  };
+  for (int form = 0; form < 2; ++form) {
+    const auto call = [&](bt::Tape<double>& tape, bt::View x) {
+      return (form == 0) ? run_time(tape, x) : compile_time(tape, x);
+    };
+    {
+      bt::Tape<double> tape = scalar_tape();
+      const bt::View x = inputs(tape, 3U);
+      records(t, tape, [&] { return call(tape, x); });
+    }
+    {
+      bt::Tape<double> tape = scalar_tape();
+      const bt::View x = inputs(tape, 3U);
+      refuses(t, "frozen, short input", tape, bt::Status::kInvalidArgument,
+              [&] { return call(tape, bt::View{x.first, 2U}); });
+    }
+    {
+      bt::Tape<double> tape = scalar_tape();
+      const bt::View x = inputs(tape, 3U);
+      refuses(t, "frozen, input past the tape", tape, bt::Status::kInvalidHandle,
+              [&] { return call(tape, bt::View{static_cast<bt::Index>(x.first + (kNodes / 2U)), 3U}); });
+    }
+  }
+}
+
 // --- the models -----------------------------------------------------------------
 // A model's lane loss: a good call, then each kind of bad shared parameters
 // and bad data (`bad(tape, p)` is the loss with a token, target or label
@@ -461,7 +497,8 @@ void gpt(bt_test::Context& t) {
 
 const bt_test::TestCase kCases[] = {
     {"linear", linear},   {"layer_norm", layer_norm}, {"conv1d", conv1d},       {"conv2d", conv2d},
-    {"gru", gru},         {"attention", attention},   {"embedding", embedding}, {"mlp", mlp},
+    {"gru", gru},         {"attention", attention},   {"embedding", embedding}, {"frozen_linear", frozen_linear},
+    {"mlp", mlp},
     {"cnn", cnn},         {"char_gru", char_gru},     {"gpt", gpt},
 };
 

@@ -85,8 +85,19 @@ struct FrozenLinear {
     const View y = burtorch::matvec_frozen(tape, weight, x, (bias.size != 0U) ? &bias : nullptr);
     return (y.count != 0U) ? activate(tape, y, act) : kNoView;
   }
-  /// The same for an input that is one run of nodes.
-  View forward(Tape<T>& tape, View x) const noexcept { return forward(tape, burtorch::view_list(tape, &x, 1U)); }
+  /// The same for an input that is one run of nodes: checked (accepts())
+  /// before its view list is recorded.
+  View forward(Tape<T>& tape, View x) const noexcept {
+    return accepts(tape, x) ? forward(tape, burtorch::view_list(tape, &x, 1U)) : kNoView;
+  }
+  /// True if x can be this layer's input: in() nodes wide (else
+  /// kInvalidArgument on the tape) and recorded on it (else kInvalidHandle).
+  bool accepts(Tape<T>& tape, View x) const noexcept {
+    const Status error =
+        (x.count != in()) ? Status::kInvalidArgument : (is_recorded(tape, x) ? Status::kOk : Status::kInvalidHandle);
+    static_cast<void>(tape.report(error));
+    return error == Status::kOk;
+  }
 
   /// forward() with the activation chosen at compile time, as for Linear
   /// (A must be the layer's act, else kInvalidArgument and nothing
@@ -108,7 +119,7 @@ struct FrozenLinear {
       static_cast<void>(tape.report(Status::kInvalidArgument));
       return kNoView;
     }
-    return forward<A>(tape, burtorch::view_list(tape, &x, 1U));
+    return accepts(tape, x) ? forward<A>(tape, burtorch::view_list(tape, &x, 1U)) : kNoView;
   }
 };
 
