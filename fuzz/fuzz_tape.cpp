@@ -1097,8 +1097,12 @@ struct Driver {
   }
   void capacity(Outcome* o, int s, Index nodes, std::size_t slots) {
     const Side& sd = side[s];
-    if ((sd.size < sd.params) || ((sd.nodes - sd.size) < nodes) || ((sd.slots - sd.slots_used) < slots)) {
+    if (sd.size < sd.params) {
+      o->must(kInvArg);  // an interior node inside the parameter region: a misuse, not a full tape
+    } else if (((sd.nodes - sd.size) < nodes) || ((sd.slots - sd.slots_used) < slots)) {
       o->must(kCap);
+    } else {
+      // room for the node
     }
   }
   bool recorded(int s, std::uint64_t first, std::uint64_t n) const {
