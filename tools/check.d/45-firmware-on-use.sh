@@ -11,7 +11,10 @@
 # and the tape's RAM (the FixedTape object: tape, parameters, gradients;
 # SGD keeps no state), and fails past the ceilings below: RAM 1 KiB; flash
 # what it measured when they were set plus a little (Cortex-M4 10,488 B,
-# Cortex-M0 15,132 B; the goals, 10 KiB and 14 KiB, are not met yet). On
+# Cortex-M0 15,132 B; then 10,712 B and 15,396 B with the checks that
+# refuse a layer wider than the tape's parameter region and an input of
+# another width before anything is recorded, about 160 B of text; the
+# goals, 10 KiB and 14 KiB, are not met yet). On
 # the presets' installs (build/prefix/, made by stages 22-26): ~10 s per
 # preset.
 # suite: compliance
@@ -26,7 +29,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 . "$root/tools/check.d/lib/trees.sh"
 
 # preset:board:flash ceiling (B)
-for target in cortex-m0:microbit:15300 cortex-m4:mps2-an386:10600 cortex-m7:mps2-an500:0 \
+for target in cortex-m0:microbit:15450 cortex-m4:mps2-an386:10760 cortex-m7:mps2-an500:0 \
               cortex-m33:mps2-an505:0 cortex-m55:mps3-an547:0; do
   IFS=: read -r cpu board ceiling <<< "$target"
   prefix=$(preset_prefix "$cpu") || fail "$cpu: no install"
