@@ -104,74 +104,58 @@ bool produced(bt::View v) { return v.count != 0U; }
 //   scalar(tape, x, e)       the scalar form on input x and extra inputs e
 //   lanes(tape, p, x, e)     the lane form
 // and layer_refuses runs the same cases on all of them.
+// The input a case gives a layer: the recorded one, one node short, or a
+// view past what the tape recorded; and what the layer must then do.
+enum class Input { kGood, kShort, kPast };
+bt::View case_input(bt::View x, Input k) {
+  if (k == Input::kShort) {
+    return bt::View{x.first, x.count - 1U};
+  }
+  if (k == Input::kPast) {
+    return bt::View{static_cast<bt::Index>(x.first + (kNodes / 2U)), x.count};
+  }
+  return x;
+}
+template <class U, class Call>
+void expect(bt_test::Context& t, const char* what, bt::Tape<U>& tape, Input k, Call&& call) {
+  if (k == Input::kGood) {
+    records(t, tape, call);
+  } else {
+    refuses(t, what, tape, (k == Input::kShort) ? bt::Status::kInvalidArgument : bt::Status::kInvalidHandle, call);
+  }
+}
+constexpr Input kInputs[3] = {Input::kGood, Input::kShort, Input::kPast};
+
 template <class Layer>
 void layer_refuses(bt_test::Context& t) {
   // Scalar: a good call, an input of the wrong width, an input not recorded.
-  {
+  for (const Input k : kInputs) {
     bt::Tape<double> tape = scalar_tape();
     Layer layer;
     nn::Rng rng(7U);
     BT_CHECK(t, layer.create(tape, rng));
-    const bt::View x = inputs(tape, layer.width());
+    const bt::View x = case_input(inputs(tape, layer.width()), k);
     const bt::View e = layer.extra(tape);
-    records(t, tape, [&] { return layer.scalar(tape, x, e); });
+    expect(t, "scalar input", tape, k, [&] { return layer.scalar(tape, x, e); });
   }
-  {
-    bt::Tape<double> tape = scalar_tape();
-    Layer layer;
-    nn::Rng rng(7U);
-    BT_CHECK(t, layer.create(tape, rng));
-    const bt::View x = inputs(tape, layer.width());
-    const bt::View e = layer.extra(tape);
-    refuses(t, "scalar, short input", tape, bt::Status::kInvalidArgument,
-            [&] { return layer.scalar(tape, bt::View{x.first, layer.width() - 1U}, e); });
-  }
-  {
-    bt::Tape<double> tape = scalar_tape();
-    Layer layer;
-    nn::Rng rng(7U);
-    BT_CHECK(t, layer.create(tape, rng));
-    const bt::View x = inputs(tape, layer.width());
-    const bt::View e = layer.extra(tape);
-    refuses(t, "scalar, input past the tape", tape, bt::Status::kInvalidHandle, [&] {
-      return layer.scalar(tape, bt::View{static_cast<bt::Index>(x.first + (kNodes / 2U)), layer.width()}, e);
-    });
-  }
-  // Lanes: a good call, then each kind of bad shared parameters, a wrong
-  // width and an input not recorded.
+  // Lanes: the same, then each kind of bad shared parameters.
   bt::Tape<double> params = param_tape();
   Layer layer;
   nn::Rng rng(7U);
   BT_CHECK(t, layer.create(params, rng));
-  {
+  for (const Input k : kInputs) {
     bt::Tape<L> tape = lane_tape();
-    const bt::View x = inputs(tape, layer.width());
+    const bt::View x = case_input(inputs(tape, layer.width()), k);
     const bt::View e = layer.extra(tape);
-    records(t, tape, [&] { return layer.lanes(tape, nn::lane_params(params), x, e); });
+    expect(t, "lane input", tape, k, [&] { return layer.lanes(tape, nn::lane_params(params), x, e); });
   }
-  for (int k = 0; k < static_cast<int>(BadParams::kCount); ++k) {
+  for (int b = 0; b < static_cast<int>(BadParams::kCount); ++b) {
     bt::Tape<L> tape = lane_tape();
     const bt::View x = inputs(tape, layer.width());
     const bt::View e = layer.extra(tape);
-    const bt::LaneParams<double> p = bad_params(params, static_cast<BadParams>(k));
+    const bt::LaneParams<double> p = bad_params(params, static_cast<BadParams>(b));
     refuses(t, "lanes, bad shared parameters", tape, bt::Status::kInvalidArgument,
             [&] { return layer.lanes(tape, p, x, e); });
-  }
-  {
-    bt::Tape<L> tape = lane_tape();
-    const bt::View x = inputs(tape, layer.width());
-    const bt::View e = layer.extra(tape);
-    refuses(t, "lanes, short input", tape, bt::Status::kInvalidArgument,
-            [&] { return layer.lanes(tape, nn::lane_params(params), bt::View{x.first, layer.width() - 1U}, e); });
-  }
-  {
-    bt::Tape<L> tape = lane_tape();
-    const bt::View x = inputs(tape, layer.width());
-    const bt::View e = layer.extra(tape);
-    refuses(t, "lanes, input past the tape", tape, bt::Status::kInvalidHandle, [&] {
-      return layer.lanes(tape, nn::lane_params(params),
-                         bt::View{static_cast<bt::Index>(x.first + (kNodes / 2U)), layer.width()}, e);
-    });
   }
 }
 
@@ -345,25 +329,10 @@ void frozen_linear(bt_test::Context& t) {
     return produced(f.forward<nn::Activation::kTanh>(tape, x));
   };
   for (int form = 0; form < 2; ++form) {
-    const auto call = [&](bt::Tape<double>& tape, bt::View x) {
-      return (form == 0) ? run_time(tape, x) : compile_time(tape, x);
-    };
-    {
+    for (const Input k : kInputs) {
       bt::Tape<double> tape = scalar_tape();
-      const bt::View x = inputs(tape, 3U);
-      records(t, tape, [&] { return call(tape, x); });
-    }
-    {
-      bt::Tape<double> tape = scalar_tape();
-      const bt::View x = inputs(tape, 3U);
-      refuses(t, "frozen, short input", tape, bt::Status::kInvalidArgument,
-              [&] { return call(tape, bt::View{x.first, 2U}); });
-    }
-    {
-      bt::Tape<double> tape = scalar_tape();
-      const bt::View x = inputs(tape, 3U);
-      refuses(t, "frozen, input past the tape", tape, bt::Status::kInvalidHandle,
-              [&] { return call(tape, bt::View{static_cast<bt::Index>(x.first + (kNodes / 2U)), 3U}); });
+      const bt::View x = case_input(inputs(tape, 3U), k);
+      expect(t, "frozen input", tape, k, [&] { return (form == 0) ? run_time(tape, x) : compile_time(tape, x); });
     }
   }
 }
