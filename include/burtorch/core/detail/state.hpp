@@ -69,9 +69,10 @@ Value<T> Tape<T>::fail(Status status) noexcept {
 
 template <class T>
 Value<T> Tape<T>::fail_capacity(Index nodes, Index slots) noexcept {
-  if (size_ < param_region_) {
+  if ((nodes != 0U) && (size_ < param_region_)) {
     // An interior node inside the parameter region (fewer leaves than the
     // region holds): a misuse, not a full tape; no node count to report.
+    // Slots alone (a view list) fill up as they do past the region.
     return fail(Status::kInvalidArgument);
   }
   if (status_ == Status::kOk) {
