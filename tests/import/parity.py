@@ -10,6 +10,7 @@ largest gradient of that tensor), frozen int8/FP16/BF16 weights within
 their quantisation bound, the memory plan exact. Usage:
 parity.py IMPORTER PREFIX WORKDIR; prints one line per case and
 "parity: N passed, N failed"."""
+import argparse
 import os
 import subprocess
 import sys
@@ -18,9 +19,14 @@ import numpy as np
 import torch
 import torch.nn as nn
 
+ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+ap.add_argument("importer", help="burtorch-import (the installed one)")
+ap.add_argument("prefix", help="the installed library")
+ap.add_argument("work", help="a directory for the models and results")
+cli = ap.parse_args()
+importer, prefix, work = cli.importer, cli.prefix, cli.work
 torch.manual_seed(0)
 torch.set_num_threads(1)
-importer, prefix, work = sys.argv[1:4]
 os.makedirs(work, exist_ok=True)
 
 
