@@ -18,9 +18,16 @@
 #   the build    burtorch_import_model() in a CMake project against the
 #                install (the header regenerated when the model changes),
 #                and the same model from a Makefile with $(BURTORCH_IMPORT)
+#   the example  examples/import_finetune: train_and_export.py's Conv1d
+#                fine-tuned on the host (all of it), and on a Cortex-M4 and a
+#                Cortex-M0 in 16 KB of RAM under QEMU (the convolution frozen
+#                in flash as int8, the head trained): accuracy on the
+#                device's shifted data from below 0.5 to at least 0.9; the
+#                compliance kit on the M4 firmware (the generated header is
+#                the user's code): exit 0, no finding
 # suite: import
 # jobs: 1
-# after: 10-host
+# after: 10-host 22-cortex-m0 23-cortex-m4
 # trees: import
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -63,4 +70,29 @@ make -s -C tests/import/consumer -f Makefile BURTORCH_PREFIX="$prefix" OUT="$wor
   >"$work/make.log" 2>&1 || { cat "$work/make.log"; fail "the Make consumer"; }
 "$work/make/import_consumer" | grep -q "^imported: 16 inputs, 4 outputs, trained 132 of 676 parameters" \
   || fail "the Make consumer's output"
-echo "ok: parity, conformance, refusals, CMake and Make"
+echo "== examples/import_finetune: host, Cortex-M4, Cortex-M0"
+/usr/bin/python3 examples/import_finetune/train_and_export.py "$work/kws.onnx" 2>&1 | grep -v "Warning\|warnings.warn"
+finetune() {  # finetune NAME PREFIX [cmake args]: builds and runs it, checks its accuracy line
+  local name=$1 pre=$2
+  shift 2
+  cmake -S examples/import_finetune -B "$work/$name" -DMODEL="$work/kws.onnx" -DCMAKE_PREFIX_PATH="$pre" "$@" \
+    >"$work/$name.log" 2>&1 || { cat "$work/$name.log"; fail "$name: configure"; }
+  cmake --build "$work/$name" >>"$work/$name.log" 2>&1 || { cat "$work/$name.log"; fail "$name: build"; }
+  ctest --test-dir "$work/$name" -V >"$work/$name.out" 2>&1 || { cat "$work/$name.out"; fail "$name: the fine-tuning"; }
+  local line
+  line=$(grep -o 'accuracy before [0-9.]* after [0-9.]*' "$work/$name.out") || fail "$name: no accuracy line"
+  echo "$name: $line; $(grep -o 'plan .*' "$work/$name.out")"
+  echo "$line" | awk '{ if (!($3 < 0.5 && $5 >= 0.9)) exit 1 }' || fail "$name: $line"
+}
+finetune host "$prefix"
+for cpu in cortex-m4 cortex-m0; do
+  pre=$(preset_prefix "$cpu") || fail "no $cpu install"
+  finetune "$cpu" "$pre" -DCMAKE_TOOLCHAIN_FILE="$pre/share/burtorch/toolchains/$cpu.cmake" \
+    -DCMAKE_BUILD_TYPE=MinSizeRel -DCMAKE_EXPORT_COMPILE_COMMANDS=ON
+  arm-none-eabi-size "$work/$cpu/import_finetune.elf" | tail -n 1 | awk -v c="$cpu" '{ print c ": flash " $1 + $2 " B, RAM " $2 + $3 " B" }'
+  grep -q "frozen_i8" "$work/$cpu/kws_model.hpp" || fail "$cpu: the convolution is not frozen as int8"
+done
+(cd "$work/cortex-m4" && "$(preset_prefix cortex-m4)/bin/burtorch-compliance" -p . -j 1 --sarif kit.sarif) \
+  >"$work/kit.log" 2>&1 || { tail -n 30 "$work/kit.log"; fail "the compliance kit on the imported firmware"; }
+grep -q "unsuppressed findings: 0 " "$work/kit.log" || fail "the kit reported findings"
+echo "ok: parity, conformance, refusals, CMake and Make, the example on the host, M4 and M0, the kit"
