@@ -130,6 +130,40 @@ def erf(x):
     return np.vectorize(math.erf)(x)
 
 
+def gru(inputs, a):
+    """ONNX GRU, one direction, activations sigmoid and tanh (the spec's
+    equations, gate rows z, r, h)."""
+    if a.get("direction", "forward") != "forward" or "clip" in a:
+        raise RefError("GRU direction/clip")
+    X, W, R = inputs[0], inputs[1][0], inputs[2][0]
+    if a.get("layout", 0):
+        X = np.swapaxes(X, 0, 1)
+    hsize = R.shape[-1]
+    B = inputs[3][0] if len(inputs) > 3 and inputs[3] is not None else np.zeros(6 * hsize)
+    h = inputs[5][0] if len(inputs) > 5 and inputs[5] is not None else np.zeros((X.shape[1], hsize))
+    sig = lambda v: 1.0 / (1.0 + np.exp(-v))
+    Wz, Wr, Wh = W[:hsize], W[hsize:2 * hsize], W[2 * hsize:]
+    Rz, Rr, Rh = R[:hsize], R[hsize:2 * hsize], R[2 * hsize:]
+    wbz, wbr, wbh, rbz, rbr, rbh = (B[k * hsize:(k + 1) * hsize] for k in range(6))
+    ys = []
+    for t in range(X.shape[0]):
+        x = X[t]
+        z = sig(x @ Wz.T + h @ Rz.T + wbz + rbz)
+        r = sig(x @ Wr.T + h @ Rr.T + wbr + rbr)
+        if a.get("linear_before_reset", 0):
+            n = np.tanh(x @ Wh.T + r * (h @ Rh.T + rbh) + wbh)
+        else:
+            n = np.tanh(x @ Wh.T + (r * h) @ Rh.T + rbh + wbh)
+        h = (1.0 - z) * n + z * h
+        ys.append(h)
+    Y = np.stack(ys)[:, None]  # T, 1, N, H
+    Yh = h[None]
+    if a.get("layout", 0):
+        Y = np.transpose(Y, (2, 0, 1, 3))
+        Yh = np.swapaxes(Yh, 0, 1)
+    return [Y, Yh]
+
+
 def run_node(op, inputs, a):
     """The node's outputs (a list) for numpy inputs (None for an absent one)."""
     x = inputs[0] if inputs else None
@@ -168,6 +202,8 @@ def run_node(op, inputs, a):
         return [f(inputs[0], inputs[1])]
     if op == "Sqrt":
         return [np.sqrt(x)]
+    if op == "GRU":
+        return gru(inputs, a)
     if op == "Conv":
         return [conv(inputs[0], inputs[1], inputs[2] if len(inputs) > 2 else None, a)]
     if op == "MaxPool":
@@ -208,6 +244,10 @@ def run_node(op, inputs, a):
             if k in a:
                 return [np.array(a[k])]
         raise RefError("Constant without a value")
+    if op == "ConstantOfShape":
+        value = a.get("value")
+        fill = np.asarray(value).reshape(-1)[0] if value is not None else np.float32(0)
+        return [np.full([int(v) for v in x], fill, dtype=np.asarray(fill).dtype)]
     if op == "Unsqueeze":
         axes = _axes(a, inputs, 1)
         y = x

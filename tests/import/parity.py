@@ -79,6 +79,33 @@ class Regressor(nn.Module):
         return self.body(x)
 
 
+class GruHead(nn.Module):
+    """A sequence classifier as PyTorch users write one: batch_first GRU, the
+    last step's output through a Linear."""
+
+    def __init__(self):
+        super().__init__()
+        self.gru = nn.GRU(3, 8, batch_first=True)
+        self.fc = nn.Linear(8, 4)
+
+    def forward(self, x):
+        y, _ = self.gru(x)
+        return self.fc(y[:, -1])
+
+
+class GruState(nn.Module):
+    """The same from the final hidden state h_n."""
+
+    def __init__(self):
+        super().__init__()
+        self.gru = nn.GRU(2, 5, batch_first=True)
+        self.fc = nn.Linear(5, 3)
+
+    def forward(self, x):
+        _, h = self.gru(x)
+        return torch.log_softmax(self.fc(h[-1]), 1)
+
+
 def randomise_bn(m):
     for mod in m.modules():
         if isinstance(mod, nn.BatchNorm2d):
@@ -96,6 +123,9 @@ CASES = [
     ("cnn2d-bn-folded", Cnn2dBn(), (1, 6, 8), "ce", {}, [], None),
     ("cnn2d-bn-node", Cnn2dBn(), (1, 6, 8), "ce", {"training": torch.onnx.TrainingMode.PRESERVE}, [], None),
     ("regressor", Regressor(), (6,), "mse", {}, [], None),
+    ("gru-last-step", GruHead(), (7, 3), "ce", {}, [], None),
+    ("gru-h-n", GruState(), (5, 2), "ce", {}, [], None),
+    ("gru-head-only", GruHead(), (7, 3), "ce", {}, ["--train", "fc"], {}),
     ("mlp-head-int8", Mlp(), (16,), "ce", {}, ["--train", "last:1", "--weights", "int8"], {"fc1": "int8"}),
     ("kws1d-head-fp16", Kws1d(), (3, 16), "ce", {}, ["--train", "head", "--weights", "fp16"],
      {"conv1": "fp16", "conv2": "fp16"}),
@@ -168,7 +198,7 @@ for name, model, shape, loss_kind, export_opts, flags, frozen in CASES:
     y = model(x)
     if loss_kind == "ce":
         logits = y
-        if isinstance(model, Kws1d):  # ends in log_softmax: cross-entropy of its input logits = nll of it
+        if isinstance(model, (Kws1d, GruState)):  # ends in log_softmax: cross-entropy of its input logits = nll of it
             loss = nn.functional.nll_loss(y, target)
         else:
             loss = nn.functional.cross_entropy(logits, target)
@@ -180,18 +210,33 @@ for name, model, shape, loss_kind, export_opts, flags, frozen in CASES:
     check(name, err <= tol * (1 + np.abs(ref_out).max()), "outputs: max error %.2e against PyTorch" % err)
     lerr = abs(float(got["loss"]) - loss.item())
     check(name, lerr <= 1e-5 * (1 + abs(loss.item())), "loss %.6f, PyTorch %.6f" % (float(got["loss"]), loss.item()))
-    params = dict(model.named_parameters())
+    # PyTorch's gradient of every tensor the export wrote, by its ONNX name.
+    expected = {k: v.grad.double().numpy() for k, v in model.named_parameters()}
     grads = [k[5:] for k in got.files if k.startswith("grad/")]
+    gru = getattr(model, "gru", None)
+    if gru is not None:
+        # The exporter writes the GRU's tensors as W, R, B in ONNX's gate
+        # order (z, r, h) under onnx:: names: PyTorch's (r, z, n) reordered.
+        hs = gru.hidden_size
+        zr = lambda t: np.concatenate([t[hs:2 * hs], t[:hs], t[2 * hs:]])
+        g = lambda t: t.grad.double().numpy()
+        by_shape = {(1, 3 * hs, gru.input_size): zr(g(gru.weight_ih_l0))[None],
+                    (1, 3 * hs, hs): zr(g(gru.weight_hh_l0))[None],
+                    (1, 6 * hs): np.concatenate([zr(g(gru.bias_ih_l0)), zr(g(gru.bias_hh_l0))])[None]}
+        for k in grads:
+            if k.startswith("onnx::GRU") and tuple(got["grad/" + k].shape) in by_shape:
+                expected[k] = by_shape[tuple(got["grad/" + k].shape)]
+                for old in ("gru.weight_ih_l0", "gru.weight_hh_l0", "gru.bias_ih_l0", "gru.bias_hh_l0"):
+                    expected.pop(old, None)
     if trained_all and not export_opts:
-        missing = [k for k in params if k not in grads and not k.startswith("bn.") and not k.startswith("conv.")]
+        missing = [k for k in expected if k not in grads and not k.startswith("bn.") and not k.startswith("conv.")]
         check(name, not missing and grads, "gradients reported for %s" % ", ".join(sorted(grads)))
     worst = 0.0
     compared = 0
     for k in grads:
-        if k not in params:
+        if k not in expected:
             continue  # a folded tensor PyTorch's export renamed (onnx::Conv_*)
-        g = params[k].grad.double().numpy()
-        e = np.abs(got["grad/" + k] - g).max() / max(np.abs(g).max(), 1e-12)
+        e = np.abs(got["grad/" + k] - expected[k]).max() / max(np.abs(expected[k]).max(), 1e-12)
         worst = max(worst, e)
         compared += 1
     if compared:

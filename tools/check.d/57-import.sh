@@ -4,7 +4,8 @@
 #   parity       models written here in PyTorch and exported with
 #                torch.onnx.export (an MLP, a Conv1d keyword spotter, a
 #                Conv2d with BatchNorm folded by the export and kept as a
-#                node, an MSE regressor, frozen int8/FP16/BF16 backbones),
+#                node, an MSE regressor, GRU sequence classifiers, frozen
+#                int8/FP16/BF16 backbones),
 #                imported and run by `burtorch-import validate`: outputs,
 #                loss and the trainable parameters' gradients against
 #                PyTorch's autograd (tests/import/parity.py)
