@@ -115,6 +115,30 @@ onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), wor
 PY
 expect 1 "" -- "$importer" validate "$work/quantised.onnx" --train none --weights int8 --tolerance 0
 expect 0 "" -- "$importer" validate "$work/quantised.onnx" --train none --weights int8
+# the way back: a damaged or foreign checkpoint, the wrong count, neither or both inputs
+/usr/bin/python3 - "$work" <<'PY'
+import struct, sys, zlib
+import numpy as np
+work = sys.argv[1]
+def checkpoint(values, tag=b"VALU"):
+    payload = np.asarray(values, dtype="<f4").tobytes()
+    body = b"BTCK" + bytes([1, 1, 4, 1]) + struct.pack("<I", 1) + struct.pack("<IQ", struct.unpack("<I", tag)[0], len(payload)) + payload
+    return body + struct.pack("<I", zlib.crc32(body) & 0xFFFFFFFF)
+good = checkpoint(np.arange(12))
+open(work + "/good.btck", "wb").write(good)
+open(work + "/damaged.btck", "wb").write(good[:20] + bytes([good[20] ^ 1]) + good[21:])
+open(work + "/short.btck", "wb").write(checkpoint(np.arange(5)))
+open(work + "/grad.btck", "wb").write(checkpoint(np.arange(12), b"GRAD"))
+np.savez(work + "/params.npz", params=np.arange(12.0))
+PY
+expect 0 "" -- "$importer" export "$work/good.onnx" --checkpoint "$work/good.btck" -o "$work/back.onnx"
+expect 2 "CRC-32 does not match" -- "$importer" export "$work/good.onnx" --checkpoint "$work/damaged.btck" -o "$work/x.onnx"
+expect 2 "5 values, the trainable layers hold 12" -- "$importer" export "$work/good.onnx" --checkpoint "$work/short.btck" -o "$work/x.onnx"
+expect 2 "no VALU section" -- "$importer" export "$work/good.onnx" --checkpoint "$work/grad.btck" -o "$work/x.onnx"
+expect 2 "not a libburtorch checkpoint" -- "$importer" export "$work/good.onnx" --checkpoint "$work/garbage.onnx" -o "$work/x.onnx"
+expect 2 "one of --params" -- "$importer" export "$work/good.onnx" -o "$work/x.onnx"
+expect 2 "one of --params" -- "$importer" export "$work/good.onnx" --params "$work/params.npz" --checkpoint "$work/good.btck" -o "$work/x.onnx"
+[ -e "$work/x.onnx" ] && { echo "FAIL: x.onnx was written by a refused export"; failures=$((failures + 1)); }
 [ -e "$work/x.hpp" ] && { echo "FAIL: x.hpp was written by a refused run"; failures=$((failures + 1)); }
 echo "refusals: $failures failed"
 [ "$failures" -eq 0 ]

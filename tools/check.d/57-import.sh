@@ -60,16 +60,42 @@ cp "$work/parity/mlp.onnx" "$work/model.onnx"
 cmake -S tests/import/consumer -B "$work/cmake" -DCMAKE_PREFIX_PATH="$prefix" -DMODEL="$work/model.onnx" \
   >"$work/cmake.log" || { cat "$work/cmake.log"; fail "configure the CMake consumer"; }
 cmake --build "$work/cmake" >"$work/build.log" 2>&1 || { cat "$work/build.log"; fail "build the CMake consumer"; }
-"$work/cmake/import_consumer" | tee "$work/cmake.out"
+(cd "$work/cmake" && ./import_consumer) | tee "$work/cmake.out"
 grep -q "^imported: 16 inputs, 4 outputs, trained 132 of 676 parameters" "$work/cmake.out" || fail "the CMake consumer's output"
 sleep 1
 cp "$work/parity/kws1d.onnx" "$work/model.onnx"  # a changed model: the header is made again
 cmake --build "$work/cmake" >"$work/build2.log" 2>&1 || { cat "$work/build2.log"; fail "rebuild after the model changed"; }
-"$work/cmake/import_consumer" | grep -q "^imported: 48 inputs, 5 outputs" || fail "the header was not regenerated"
+(cd "$work/cmake" && ./import_consumer) >"$work/cmake2.out" || { cat "$work/cmake2.out"; fail "the consumer on kws1d"; }
+grep -q "^imported: 48 inputs, 5 outputs" "$work/cmake2.out" || fail "the header was not regenerated"
+echo "== the way back: the trained head from the consumer's checkpoint into the ONNX file"
+"$importer" export "$work/model.onnx" --train last:1 --checkpoint "$work/cmake/trained.btck" -o "$work/tuned.onnx" \
+  --npz "$work/tuned.npz" || fail "export"
+"$importer" "$work/tuned.onnx" -o "$work/tuned.hpp" --train last:1 --namespace tuned || fail "import the tuned model"
+/usr/bin/python3 - "$work" <<'PY' || fail "the round trip checkpoint -> ONNX -> header"
+import re, sys
+import numpy as np
+import onnx
+from onnx import numpy_helper
+work = sys.argv[1]
+data = open(work + "/cmake/trained.btck", "rb").read()
+trained = np.frombuffer(data[12 + 12:-4], dtype="<f4")  # one VALU section of float32
+text = open(work + "/tuned.hpp").read()
+body = text.split("k_head_init = {", 1)[1].split("};", 1)[0]
+header = np.array([float(v.rstrip("F")) for v in re.findall(r"[-0-9.eE+]+F", body)], dtype=np.float32)
+assert header.size == trained.size, (header.size, trained.size)
+assert np.array_equal(header, trained), "the re-imported head differs from the checkpoint"
+old = {t.name: numpy_helper.to_array(t) for t in onnx.load(work + "/model.onnx").graph.initializer}
+new = {t.name: numpy_helper.to_array(t) for t in onnx.load(work + "/tuned.onnx").graph.initializer}
+assert all(np.array_equal(old[k], new[k]) for k in old if not k.startswith("head.")), "a frozen tensor changed"
+assert not np.array_equal(old["head.weight"], new["head.weight"]), "the head did not change"
+sd = np.load(work + "/tuned.npz")
+assert sorted(sd.files) == ["head.bias", "head.weight"] and np.array_equal(sd["head.weight"], new["head.weight"])
+print("round trip: %d trained values, checkpoint -> ONNX (columns permuted back) -> header, bit for bit" % trained.size)
+PY
 cp "$work/parity/mlp.onnx" "$work/model.onnx"
 make -s -C tests/import/consumer -f Makefile BURTORCH_PREFIX="$prefix" OUT="$work/make" MODEL="$work/model.onnx" \
   >"$work/make.log" 2>&1 || { cat "$work/make.log"; fail "the Make consumer"; }
-"$work/make/import_consumer" | grep -q "^imported: 16 inputs, 4 outputs, trained 132 of 676 parameters" \
+(cd "$work/make" && ./import_consumer) | grep -q "^imported: 16 inputs, 4 outputs, trained 132 of 676 parameters" \
   || fail "the Make consumer's output"
 echo "== examples/import_finetune: host, Cortex-M4, Cortex-M0"
 /usr/bin/python3 examples/import_finetune/train_and_export.py "$work/kws.onnx" 2>&1 | grep -v "Warning\|warnings.warn"

@@ -2,7 +2,9 @@
 // Uses the imported model as a user would: its plan sizes the memory, the
 // head is fine-tuned by SGD on one sample until the sample is classified
 // as its target; prints the model's sizes and the loss before and after.
+#include <burtorch/port/file.hpp>
 #include <burtorch/port/port.hpp>
+#include <burtorch/tools/checkpoint.hpp>
 
 #include <cstddef>
 
@@ -59,5 +61,12 @@ int main() {
   print("loss ", static_cast<double>(first));
   print(" -> ", static_cast<double>(last));
   bt::port::write("\n");
-  return (last < first) ? 0 : 1;
+  // The trained head as a checkpoint, for burtorch-import export.
+  bt::port::FileWriter file;
+  const bt::View p = model.params();
+  const bool saved = (file.open("trained.btck", true) == bt::Status::kOk) &&
+                     (bt::save_nodes(tape, p.first, p.count, false, file.sink()) == bt::Status::kOk) &&
+                     (file.commit() == bt::Status::kOk);
+  bt::port::write(saved ? "saved trained.btck\n" : "could not save trained.btck\n");
+  return ((last < first) && saved) ? 0 : 1;
 }
