@@ -204,6 +204,16 @@ def run_node(op, inputs, a):
         return [np.sqrt(x)]
     if op == "GRU":
         return gru(inputs, a)
+    if op == "LayerNormalization":
+        axis = a.get("axis", -1)
+        axis = axis + x.ndim if axis < 0 else axis
+        axes = tuple(range(axis, x.ndim))
+        mean = x.mean(axis=axes, keepdims=True)
+        var = ((x - mean) ** 2).mean(axis=axes, keepdims=True)
+        y = (x - mean) / np.sqrt(var + a.get("epsilon", 1e-5)) * inputs[1]
+        if len(inputs) > 2 and inputs[2] is not None:
+            y = y + inputs[2]
+        return [y]
     if op == "Conv":
         return [conv(inputs[0], inputs[1], inputs[2] if len(inputs) > 2 else None, a)]
     if op == "MaxPool":

@@ -106,6 +106,19 @@ class GruState(nn.Module):
         return torch.log_softmax(self.fc(h[-1]), 1)
 
 
+class NormMlp(nn.Module):
+    """A Linear, a LayerNorm (exported as LayerNormalization at opset 17), a head."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(6, 10)
+        self.norm = nn.LayerNorm(10)
+        self.fc2 = nn.Linear(10, 3)
+
+    def forward(self, x):
+        return self.fc2(torch.tanh(self.norm(self.fc1(x))))
+
+
 def randomise_bn(m):
     for mod in m.modules():
         if isinstance(mod, nn.BatchNorm2d):
@@ -123,6 +136,7 @@ CASES = [
     ("cnn2d-bn-folded", Cnn2dBn(), (1, 6, 8), "ce", {}, [], None),
     ("cnn2d-bn-node", Cnn2dBn(), (1, 6, 8), "ce", {"training": torch.onnx.TrainingMode.PRESERVE}, [], None),
     ("regressor", Regressor(), (6,), "mse", {}, [], None),
+    ("layernorm", NormMlp(), (6,), "ce", {"opset_version": 17}, [], None),
     ("gru-last-step", GruHead(), (7, 3), "ce", {}, [], None),
     ("gru-h-n", GruState(), (5, 2), "ce", {}, [], None),
     ("gru-head-only", GruHead(), (7, 3), "ce", {}, ["--train", "fc"], {}),
@@ -168,8 +182,9 @@ for name, model, shape, loss_kind, export_opts, flags, frozen in CASES:
     batch = 5
     x = torch.randn((batch,) + shape)
     path = os.path.join(work, name + ".onnx")
-    torch.onnx.export(model, x, path, input_names=["x"], output_names=["y"], opset_version=13,
-                      dynamic_axes={"x": {0: "n"}, "y": {0: "n"}}, **export_opts)
+    opts = dict({"opset_version": 13}, **export_opts)
+    torch.onnx.export(model, x, path, input_names=["x"], output_names=["y"],
+                      dynamic_axes={"x": {0: "n"}, "y": {0: "n"}}, **opts)
     if frozen:  # PyTorch on the weights the frozen layers hold
         with torch.no_grad():
             for mod_name, fmt in frozen.items():
@@ -228,7 +243,7 @@ for name, model, shape, loss_kind, export_opts, flags, frozen in CASES:
                 expected[k] = by_shape[tuple(got["grad/" + k].shape)]
                 for old in ("gru.weight_ih_l0", "gru.weight_hh_l0", "gru.bias_ih_l0", "gru.bias_hh_l0"):
                     expected.pop(old, None)
-    if trained_all and not export_opts:
+    if trained_all and not export_opts.get("training"):
         missing = [k for k in expected if k not in grads and not k.startswith("bn.") and not k.startswith("conv.")]
         check(name, not missing and grads, "gradients reported for %s" % ", ".join(sorted(grads)))
     worst = 0.0
