@@ -109,11 +109,19 @@ for target in cortex-m0:microbit:footprint_tape_core,burtorch-finetune \
   done
   # The preset's own FP32 firmware: its trainers and the footprint probe
   # (built by its stage: a no-op then).
-  preset_targets "$cpu" $(echo "$trees" | tr ',' ' ') > "$work/trees-$cpu.log" 2>&1 || { cat "$work/trees-$cpu.log"; fail "$cpu: the training firmware does not build"; }
+  # Run alone, without the preset's tree, in a tree of this stage's own (a
+  # partly built build/PRESET would be taken for the preset's install).
+  tree="$root/build/$cpu"
+  if [ ! -f "$tree/CMakeCache.txt" ]; then
+    tree="$work/tree-$cpu"
+    [ -f "$tree/CMakeCache.txt" ] || (cd "$root" && cmake --preset "$cpu" -B "$tree") > "$work/trees-$cpu.log" 2>&1 ||
+      { cat "$work/trees-$cpu.log"; fail "$cpu: the preset does not configure"; }
+  fi
+  cmake --build "$tree" -j2 --target $(echo "$trees" | tr ',' ' ') >> "$work/trees-$cpu.log" 2>&1 ||
+    { cat "$work/trees-$cpu.log"; fail "$cpu: the training firmware does not build"; }
   for exe in $(echo "$trees" | tr ',' ' '); do
-    elf="$root/build/$cpu/targets/firmware/$exe.elf"
-    [ -f "$elf" ] || elf=$(find "$root/build/$cpu" -name "$exe.elf" | head -1)
-    [ -f "$elf" ] || fail "$cpu: no $exe.elf in build/$cpu"
+    elf="$tree/targets/firmware/$exe.elf"
+    [ -f "$elf" ] || fail "$cpu: no $exe.elf in $tree"
     bad=$(soft_double "$elf")
     case " $known_double " in
       *" $cpu/$exe "*)
