@@ -26,7 +26,7 @@
 # __*df3 fails the stage (but the fine-tuning firmware's, listed below
 # with why). Prints each one's flash. On the presets'
 # installs (build/prefix/, made by stages 22-26): ~30 s per preset (on
-# its own, building the presets' firmware as well: 164 s).
+# its own, configuring and building the presets' firmware as well: ~3 min).
 # suite: compliance
 # jobs: 1
 # after: 22-cortex-m0 23-cortex-m4 24-cortex-m7 25-cortex-m33 26-cortex-m55
