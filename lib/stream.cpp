@@ -59,4 +59,38 @@ Status write_text(ByteSink sink, const char* text) noexcept {
   return write_bytes(sink, text, length);
 }
 
+// format_double's float form past 9 digits: the float widened to double
+// by integer arithmetic on the encodings (no soft-double code), then
+// format_double's own digits.
+namespace detail {
+
+std::size_t format_widened_float(float value, char* out, std::size_t capacity, int significant) noexcept {
+  std::uint32_t bits = 0U;
+  std::memcpy(&bits, &value, sizeof(bits));  // BT-DEV-010
+  const std::uint64_t sign = static_cast<std::uint64_t>(bits >> 31U) << 63U;
+  int biased = static_cast<int>((bits >> 23U) & 0xFFU);
+  std::uint32_t m = bits & 0x7FFFFFU;
+  std::uint64_t widened = sign;  // +-0
+  if (biased == 0xFF) {
+    widened |= (std::uint64_t{0x7FFU} << 52U) | (static_cast<std::uint64_t>(m) << 29U);
+  } else if ((biased != 0) || (m != 0U)) {
+    if (biased == 0) {  // subnormal: normal in double once its leading 1 is the hidden bit
+      biased = 1;
+      while ((m & 0x800000U) == 0U) {
+        m <<= 1U;
+        --biased;
+      }
+      m &= 0x7FFFFFU;
+    }
+    widened |= (static_cast<std::uint64_t>(biased + 896) << 52U) | (static_cast<std::uint64_t>(m) << 29U);
+  } else {
+    // zero
+  }
+  double wide = 0.0;
+  std::memcpy(&wide, &widened, sizeof(wide));  // BT-DEV-010
+  return format_double(wide, out, capacity, significant);
+}
+
+}  // namespace detail
+
 }  // namespace burtorch

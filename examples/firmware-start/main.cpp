@@ -77,7 +77,7 @@ constexpr std::array<std::array<float, 2U>, 4U> kX = {{{0.0F, 0.0F}, {0.0F, 1.0F
 constexpr std::array<float, 4U> kY = {0.0F, 1.0F, 1.0F, 0.0F};
 
 // Writes a label and a number on the console (6 significant digits).
-void print(const char* label, double value) {
+void print(const char* label, float value) {
   std::array<char, 32U> text{};
   bt::port::write(label);
   bt::port::write(text.data(), bt::format_double(value, text.data(), text.size(), 6));
@@ -86,7 +86,7 @@ void print(const char* label, double value) {
 }  // namespace
 
 int main() {
-  print("memory plan: ", static_cast<double>(kPlan.bytes));
+  print("memory plan: ", static_cast<float>(kPlan.bytes));
   bt::port::write(" bytes of tape and optimizer state\n");
   Memory& memory = training_memory();
   nn::Rng rng(1U);
@@ -114,8 +114,8 @@ int main() {
       return 1;
     }
     if ((epoch % 50) == 0) {
-      print("epoch ", epoch);
-      print(" loss ", static_cast<double>(loss));
+      print("epoch ", static_cast<float>(epoch));
+      print(" loss ", loss);
       bt::port::write("\n");
     }
   }
@@ -124,9 +124,9 @@ int main() {
   for (std::size_t i = 0U; i < 4U; ++i) {
     const bt::Mark before = memory.tape.mark();
     const bt::View y = model.forward(memory.tape, kX[i]);
-    print("xor ", static_cast<double>(kX[i][0]));
-    print(" ", static_cast<double>(kX[i][1]));
-    print(" -> ", static_cast<double>(memory.tape.value(y.first)));
+    print("xor ", kX[i][0]);
+    print(" ", kX[i][1]);
+    print(" -> ", memory.tape.value(y.first));
     bt::port::write("\n");
     static_cast<void>(memory.tape.rewind(before));
   }

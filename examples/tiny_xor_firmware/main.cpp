@@ -6,9 +6,9 @@
 //
 // The tape, the parameters and their gradients live in one FixedTape sized
 // at compile time; SGD keeps no state. The initial weights come from a
-// 32-bit xorshift drawn in float arithmetic (nn::Linear's Init draws in
-// double: fine on a host, soft-double code on a Cortex-M4F or M0), given
-// to nn::Linear::create as values.
+// 32-bit xorshift drawn in float arithmetic, given to nn::Linear::create
+// as values: no Rng and no Init code linked (create(tape, options, rng)
+// draws in float too, and links the Rng and Init code).
 //
 // Prints "epoch <n> loss <x>" and "final loss <x>"; returns 0 (QEMU's exit
 // code) if the loss went below 0.01 without a tape error.

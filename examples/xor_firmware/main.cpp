@@ -3,7 +3,8 @@
 // sized at compile time by the model's memory plan (../common/xor_model.hpp); the
 // linker script holds the whole firmware to XOR_RAM_BUDGET bytes of RAM.
 // Output goes through the port's console (semihosting under QEMU) and
-// numbers through burtorch::format_double: no printf, no heap.
+// numbers through burtorch::format_double (given a float: no double
+// arithmetic, no soft-double code): no printf, no heap.
 //
 // Prints "epoch n loss x" every 100 epochs and "final loss x"; returns 0
 // (the exit code QEMU reports) if training ran without a tape error.
@@ -31,7 +32,7 @@ nn::TrainingMemory<Real, kPlan> g_memory;
 static_assert(sizeof(g_memory) == kPlan.bytes, "the plan counts every byte");
 bt::Tape<Real>& g_tape = g_memory.tape;
 
-void print(const char* label, double value) {
+void print(const char* label, float value) {
   char text[32];
   const std::size_t n = bt::format_double(value, text, sizeof(text), 6);
   bt::port::write(label);
@@ -41,7 +42,7 @@ void print(const char* label, double value) {
 }  // namespace
 
 int main() {
-  print("xor on the device: model ", static_cast<double>(kPlan.bytes));
+  print("xor on the device: model ", static_cast<float>(kPlan.bytes));
   bt::port::write(" bytes\n");
   nn::Rng rng(7U);
   XorNet<Real> net;
@@ -59,17 +60,17 @@ int main() {
   Real loss = 0.0F;
   for (int epoch = 1; epoch <= 1000; ++epoch) {
     loss = xor_example::train_epoch(g_tape, net, optimizer, &peak_nodes, &peak_slots);
-    if (std::isnan(static_cast<double>(loss))) {
+    if (std::isnan(loss)) {
       bt::port::write("training failed: the tape failed or the optimizer step was refused\n");
       return 1;
     }
     if ((epoch % 100) == 0) {
-      print("epoch ", static_cast<double>(epoch));
-      print(" loss ", static_cast<double>(loss));
+      print("epoch ", static_cast<float>(epoch));
+      print(" loss ", loss);
       bt::port::write("\n");
     }
   }
-  print("final loss ", static_cast<double>(loss));
+  print("final loss ", loss);
   bt::port::write("\n");
   return (g_tape.status() == bt::Status::kOk) ? 0 : 1;
 }

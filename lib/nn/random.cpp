@@ -4,6 +4,7 @@
 #include "burtorch/nn/random.hpp"
 
 #include <cmath>
+#include <cstring>
 
 namespace burtorch {
 namespace nn {
@@ -70,6 +71,52 @@ double Rng::normal() noexcept {
     s = (u * u) + (v * v);
   } while ((s >= 1.0) || (s <= 0.0));
   return u * std::sqrt((-2.0 * portable_log(s)) / s);
+}
+
+float Rng::normal_float() noexcept {
+  float u = 0.0F;
+  float s = 0.0F;
+  do {
+    u = uniform_float(-1.0F, 1.0F);
+    const float v = uniform_float(-1.0F, 1.0F);
+    s = (u * u) + (v * v);
+  } while ((s >= 1.0F) || (s <= 0.0F));
+  return u * std::sqrt((-2.0F * portable_logf(s)) / s);
+}
+
+float portable_logf(float x) noexcept {
+  if (!(x > 0.0F)) {
+    return -3e38F;
+  }
+  // x = m * 2^k with m in [sqrt(1/2), sqrt(2)), from the encoding (no
+  // frexpf: integer operations only; subnormals scaled up by 2^24 first).
+  constexpr float kLn2f = 0.693147180559945309F;
+  constexpr float kSqrtHalff = 0.707106781186547524F;
+  int k = 0;
+  float scaled = x;
+  if (scaled < 1.17549435e-38F) {  // FLT_MIN
+    scaled *= 16777216.0F;          // 2^24, exact
+    k = -24;
+  }
+  std::uint32_t bits = 0U;
+  std::memcpy(&bits, &scaled, sizeof(bits));  // BT-DEV-010
+  k += static_cast<int>((bits >> 23U) & 0xFFU) - 126;
+  bits = (bits & 0x807FFFFFU) | 0x3F000000U;  // m in [0.5, 1)
+  float m = 0.0F;
+  std::memcpy(&m, &bits, sizeof(m));  // BT-DEV-010
+  if (m < kSqrtHalff) {
+    m *= 2.0F;
+    --k;
+  }
+  // log(m) = 2 atanh(z), |z| < 0.1716: the odd series to z^11 reaches
+  // single precision.
+  const float z = (m - 1.0F) / (m + 1.0F);
+  const float z2 = z * z;
+  float sum = 0.0F;
+  for (int n = 11; n >= 3; n -= 2) {
+    sum = (sum + (1.0F / static_cast<float>(n))) * z2;
+  }
+  return (2.0F * z * (1.0F + sum)) + (static_cast<float>(k) * kLn2f);
 }
 
 double portable_log(double x) noexcept {

@@ -101,8 +101,8 @@ constexpr std::uint32_t kHeldOut = 200U;
 constexpr std::uint64_t kTrainStream = shapes_data::kSeed + 10U;
 constexpr std::uint64_t kHeldOutStream = shapes_data::kSeed + 11U;
 // ln 4 = 1.386 is the loss of a uniform guess over the four classes.
-constexpr double kLossThreshold = 0.3;
-constexpr double kAccuracyThreshold = 0.9;
+constexpr float kLossThreshold = 0.3F;
+constexpr float kAccuracyThreshold = 0.9F;
 
 // The tape (SGD: no optimizer state): one object of kPlan.bytes.
 nn::TrainingMemory<float, kPlan> g_memory;
@@ -139,7 +139,7 @@ bt::View logits(bt::Tape<float>& tape, const Backbone& bb, const float* x) {
 }
 
 // Accuracy over kHeldOut pictures of `style` from the held-out stream.
-double accuracy(const Backbone& bb, const shapes_data::Style& style) {
+float accuracy(const Backbone& bb, const shapes_data::Style& style) {
   std::uint32_t right = 0U;
   float x[kInputs];
   for (std::uint32_t n = 0U; n < kHeldOut; ++n) {
@@ -152,10 +152,10 @@ double accuracy(const Backbone& bb, const shapes_data::Style& style) {
     right += (firmware::argmax(g_tape, z) == label) ? 1U : 0U;
     static_cast<void>(g_tape.rewind(start));
   }
-  return static_cast<double>(right) / kHeldOut;
+  return static_cast<float>(right) / kHeldOut;
 }
 
-void print_accuracy(const char* what, double a) {
+void print_accuracy(const char* what, float a) {
   firmware::print("  ");
   firmware::print(what);
   firmware::print(" held-out accuracy ");
@@ -172,11 +172,11 @@ bool finetune(const Backbone& bb, std::uint64_t* ticks) {
   firmware::print(" backbone in flash:\n");
   load_head();
   print_accuracy("original pictures:", accuracy(bb, fm::kPretrain));
-  const double before = accuracy(bb, fm::kShifted);
+  const float before = accuracy(bb, fm::kShifted);
   print_accuracy("shifted pictures, before fine-tuning:", before);
   nn::Optimizer<float> opt(firmware::sgd(kLr));  // SGD: no optimizer state
-  double since = 0.0;
-  double last = 1e9;
+  float since = 0.0F;
+  float last = 1e9F;
   std::uint64_t drawn = 0U;
   for (int step = 1; step <= kSteps; ++step) {
     for (int b = 0; b < kBatch; ++b) {
@@ -192,17 +192,17 @@ bool finetune(const Backbone& bb, std::uint64_t* ticks) {
     }
     firmware::step(opt, g_tape, g_head.params());
     *ticks += bt::port::ticks() - t0;
-    since += static_cast<double>(loss);
+    since += loss;
     if ((step % kPrintEvery) == 0) {
       last = since / kPrintEvery;
-      since = 0.0;
+      since = 0.0F;
       firmware::print_step("  ", static_cast<std::uint64_t>(step), last);
     }
   }
-  const double after = accuracy(bb, fm::kShifted);
+  const float after = accuracy(bb, fm::kShifted);
   print_accuracy("shifted pictures, after fine-tuning:", after);
   firmware::print("  board-timer ticks per training step of this backbone: ");
-  firmware::print_number(static_cast<double>(*ticks - ticks0) / kSteps);
+  firmware::print_number(firmware::per_step(*ticks - ticks0, static_cast<std::uint64_t>(kSteps)));
   firmware::print("\n");
   return (last < kLossThreshold) && (after >= kAccuracyThreshold);
 }
@@ -258,7 +258,7 @@ int main() {
   print("board-timer ticks per training step, both backbones (");
   firmware::print_unsigned(bt::port::ticks_per_second());
   print(" per second): ");
-  firmware::print_number(static_cast<double>(ticks) / (2.0 * kSteps));
+  firmware::print_number(firmware::per_step(ticks, 2U * static_cast<std::uint64_t>(kSteps)));
   print("\n");
   print(ok ? "PASS: " : "FAIL: ");
   print("with both backbones the loss fell below ");

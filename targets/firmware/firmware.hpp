@@ -19,7 +19,9 @@ namespace firmware {
 
 inline void print(const char* text) { burtorch::port::write(text); }
 
-inline void print_number(double v) {
+// A float, without converting it to double (format_double's float form):
+// the firmware are FP32 and link no soft-double code.
+inline void print_number(float v) {
   char buffer[32];
   const std::size_t n = burtorch::format_double(v, buffer, sizeof(buffer));
   burtorch::port::write(buffer, n);
@@ -31,8 +33,8 @@ inline void print_unsigned(std::uint64_t v) {
   burtorch::port::write(buffer, n);
 }
 
-inline double seconds() {
-  return static_cast<double>(burtorch::port::ticks()) / static_cast<double>(burtorch::port::ticks_per_second());
+inline float seconds() {
+  return static_cast<float>(burtorch::port::ticks()) / static_cast<float>(burtorch::port::ticks_per_second());
 }
 
 // "  memory plan: tape B bytes (N nodes: S per sample; K slots)"
@@ -93,8 +95,14 @@ void step(Optimizer& opt, Tape& tape, burtorch::View params) {
   }
 }
 
+// ticks / steps in float, exact to float's precision however large the
+// count (the whole part by integer division, then the remainder).
+inline float per_step(std::uint64_t ticks, std::uint64_t steps) {
+  return static_cast<float>(ticks / steps) + (static_cast<float>(ticks % steps) / static_cast<float>(steps));
+}
+
 // "<indent>step N loss X", the trainers' progress line.
-inline void print_step(const char* indent, std::uint64_t step, double loss) {
+inline void print_step(const char* indent, std::uint64_t step, float loss) {
   print(indent);
   print("step ");
   print_unsigned(step);
@@ -105,9 +113,9 @@ inline void print_step(const char* indent, std::uint64_t step, double loss) {
 
 // "steps per second (emulated core clock): R" for `steps` steps in
 // `elapsed` seconds of the board's clock.
-inline void print_rate(int steps, double elapsed) {
+inline void print_rate(int steps, float elapsed) {
   print("steps per second (emulated core clock): ");
-  print_number(static_cast<double>(steps) / elapsed);
+  print_number(static_cast<float>(steps) / elapsed);
   print("\n");
 }
 

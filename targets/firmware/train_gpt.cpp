@@ -69,8 +69,8 @@ int main() {
   firmware::create_model(g_model, g_tape, kConfig, rng);
   nn::Optimizer<float> opt(firmware::sgd(kLr));  // SGD: no state
   const bt::View params = g_model.params();
-  double losses[kSteps];
-  const double t0 = firmware::seconds();
+  float losses[kSteps];
+  const float t0 = firmware::seconds();
   for (int step = 0; step < kSteps; ++step) {
     std::uint8_t rows[kBatch][9];
     for (auto& row : rows) {
@@ -83,13 +83,13 @@ int main() {
       firmware::fail("training failed", g_tape);
     }
     firmware::step(opt, g_tape, params);
-    losses[step] = static_cast<double>(loss);
+    losses[step] = loss;
     firmware::print_step("", static_cast<std::uint64_t>(step + 1), losses[step]);
   }
-  const double elapsed = firmware::seconds() - t0;
+  const float elapsed = firmware::seconds() - t0;
   firmware::print_rate(kSteps, elapsed);
-  const double early = (losses[0] + losses[1] + losses[2]) / 3.0;
-  const double late = (losses[kSteps - 1] + losses[kSteps - 2] + losses[kSteps - 3]) / 3.0;
+  const float early = (losses[0] + losses[1] + losses[2]) / 3.0F;
+  const float late = (losses[kSteps - 1] + losses[kSteps - 2] + losses[kSteps - 3]) / 3.0F;
   const bool ok = late < early;
   print(ok ? "PASS: loss fell from " : "FAIL: loss did not fall from ");
   firmware::print_number(early);

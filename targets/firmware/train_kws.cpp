@@ -63,8 +63,8 @@ constexpr int kPrintEvery = 50;
 constexpr float kLr = 0.03F;
 constexpr std::uint32_t kHeldOut = 200U;
 // ln 4 = 1.386 is the loss of a uniform guess over the four classes.
-constexpr double kLossThreshold = 0.3;
-constexpr double kAccuracyThreshold = 0.9;
+constexpr float kLossThreshold = 0.3F;
+constexpr float kAccuracyThreshold = 0.9F;
 
 // The tape and Adam's state: one object of kPlan.bytes.
 nn::TrainingMemory<float, kPlan> g_memory;
@@ -87,10 +87,10 @@ std::uint32_t g_y[kBatch];
 // One input of class `label` into x[kInputs] (channels-last).
 void generate(nn::Rng& rng, std::uint32_t label, float* x) {
   for (bt::Index i = 0U; i < kInputs; ++i) {
-    x[i] = static_cast<float>(rng.normal(0.0, 0.15));
+    x[i] = 0.15F * rng.normal_float();
   }
   const std::uint32_t onset = rng.below(kTime - kWordFrames + 1U);
-  const double loudness = rng.uniform(0.6, 1.2);
+  const float loudness = rng.uniform_float(0.6F, 1.2F);
   // Pitch of the first frame: the whole word stays inside the bins.
   std::uint32_t start = 0U;
   if (label == 0U) {
@@ -113,7 +113,7 @@ void generate(nn::Rng& rng, std::uint32_t label, float* x) {
       bin = (k < half) ? (start + k) : (start + ((2U * half) - 1U - k));
     }
     float* frame = x + ((onset + k) * kBins);
-    const float a = static_cast<float>(loudness * rng.uniform(0.8, 1.2));
+    const float a = loudness * rng.uniform_float(0.8F, 1.2F);
     frame[bin] += a;
     // A tone leaks into its neighbouring bins.
     if (bin > 0U) {
@@ -148,8 +148,8 @@ bt::Value<float> sample_loss(bt::Tape<float>& tape, const float* x, std::uint32_
 }
 
 struct Score {
-  double loss = 0.0;
-  double accuracy = 0.0;
+  float loss = 0.0F;
+  float accuracy = 0.0F;
 };
 
 // Mean loss and accuracy over kHeldOut inputs drawn from a generator of
@@ -168,12 +168,12 @@ Score evaluate() {
     if (g_tape.status() != bt::Status::kOk) {
       fail("evaluation failed");
     }
-    s.loss += static_cast<double>(loss.value());
+    s.loss += loss.value();
     right += (firmware::argmax(g_tape, z) == label) ? 1U : 0U;
     static_cast<void>(g_tape.rewind(start));
   }
   s.loss /= kHeldOut;
-  s.accuracy = static_cast<double>(right) / kHeldOut;
+  s.accuracy = static_cast<float>(right) / kHeldOut;
   return s;
 }
 
@@ -227,9 +227,9 @@ int main() {
   oc.kind = nn::OptimizerKind::kAdam;
   oc.lr = kLr;
   nn::Optimizer<float> opt = g_memory.optimizer(oc);  // over the memory's Adam state
-  double since = 0.0;
-  double last = 1e9;
-  const double t0 = firmware::seconds();
+  float since = 0.0F;
+  float last = 1e9F;
+  const float t0 = firmware::seconds();
   // Board-timer ticks inside the training steps only (forward, backward and
   // Adam over a batch; not generating the batch): under QEMU with -icount
   // they count instructions at a fixed rate (docs/footprint.md).
@@ -248,19 +248,19 @@ int main() {
     }
     firmware::step(opt, g_tape, g_model.params);
     step_ticks += bt::port::ticks() - s0;
-    since += static_cast<double>(loss);
+    since += loss;
     if ((step % kPrintEvery) == 0) {
       last = since / kPrintEvery;
-      since = 0.0;
+      since = 0.0F;
       firmware::print_step("", static_cast<std::uint64_t>(step), last);
     }
   }
-  const double elapsed = firmware::seconds() - t0;
+  const float elapsed = firmware::seconds() - t0;
   firmware::print_rate(kSteps, elapsed);
   print("board-timer ticks per training step (");
   firmware::print_unsigned(bt::port::ticks_per_second());
   print(" per second): ");
-  firmware::print_number(static_cast<double>(step_ticks) / kSteps);
+  firmware::print_number(firmware::per_step(step_ticks, static_cast<std::uint64_t>(kSteps)));
   print("\n");
   const Score after = evaluate();
   print_score("after:", after);

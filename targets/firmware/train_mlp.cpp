@@ -32,7 +32,7 @@ constexpr int kPrintEvery = 100;
 constexpr float kLr = 0.3F;
 // ln(27) = 3.30 is the loss of a uniform guess; the generated names' letter
 // statistics alone give about 2.9: below 3.0 the model has learned them.
-constexpr double kThreshold = 3.0;
+constexpr float kThreshold = 3.0F;
 constexpr std::uint32_t kWords = 4000U;
 
 // The tape (SGD: no optimizer state): one object of kPlan.bytes.
@@ -61,9 +61,9 @@ int main() {
   firmware::create_model(g_model, g_tape, kConfig, rng);
   nn::Optimizer<float> opt(firmware::sgd(kLr));  // SGD: no state
   const bt::View params = g_model.params();
-  double since = 0.0;
-  double last = 1e9;
-  const double t0 = firmware::seconds();
+  float since = 0.0F;
+  float last = 1e9F;
+  const float t0 = firmware::seconds();
   for (int step = 1; step <= kSteps; ++step) {
     std::uint8_t ctx[kBatch][16];
     std::uint8_t y[kBatch];
@@ -77,14 +77,14 @@ int main() {
       firmware::fail("training failed", g_tape);
     }
     firmware::step(opt, g_tape, params);
-    since += static_cast<double>(loss);
+    since += loss;
     if ((step % kPrintEvery) == 0) {
       last = since / kPrintEvery;
-      since = 0.0;
+      since = 0.0F;
       firmware::print_step("", static_cast<std::uint64_t>(step), last);
     }
   }
-  const double elapsed = firmware::seconds() - t0;
+  const float elapsed = firmware::seconds() - t0;
   firmware::print_rate(kSteps, elapsed);
   const bool ok = last < kThreshold;
   print(ok ? "PASS: loss below " : "FAIL: loss not below ");

@@ -268,6 +268,106 @@ void portable_log_accuracy(bt_test::Context& t) {
   BT_CHECK(t, nn::portable_log(1.0) == 0.0);
 }
 
+// narrow_to_float (integer arithmetic) against the compiler's conversion,
+// bit for bit but for NaN payloads: random encodings (NaNs, infinities, subnormals of both), the
+// doubles halfway between two floats and their neighbours, float's range
+// ends.
+void narrow_to_float_matches_cast(bt_test::Context& t) {
+  const auto bits_of = [](float f) {
+    std::uint32_t b = 0U;
+    std::memcpy(&b, &f, sizeof(b));
+    return b;
+  };
+  // A NaN stays a NaN (its payload is the C library's choice: the soft-float
+  // conversion of a Cortex-M does not keep it).
+  const auto same = [&](double x) {
+    const float got = nn::narrow_to_float(x);
+    const float want = static_cast<float>(x);
+    return (std::isnan(want) && std::isnan(got)) || (bits_of(got) == bits_of(want));
+  };
+  long wrong = 0;
+  std::uint64_t z = 0x1234567ULL;
+  for (int i = 0; i < 200000; ++i) {
+    z = (z * 6364136223846793005ULL) + 1442695040888963407ULL;
+    double x = 0.0;
+    const std::uint64_t any = z ^ (z >> 29U);
+    std::memcpy(&x, &any, sizeof(x));
+    wrong += same(x) ? 0 : 1;
+    // an exponent near float's range: normal, subnormal and overflowing floats
+    const std::uint64_t near = (any & 0x800FFFFFFFFFFFFFULL) | (static_cast<std::uint64_t>(850U + ((z >> 40U) % 320U)) << 52U);
+    std::memcpy(&x, &near, sizeof(x));
+    wrong += same(x) ? 0 : 1;
+    // exactly halfway between two floats, and one double ulp either side
+    const std::uint64_t tie = (near & ~((std::uint64_t{1} << 29U) - 1U)) | (std::uint64_t{1} << 28U);
+    std::memcpy(&x, &tie, sizeof(x));
+    wrong += (same(x) && same(std::nextafter(x, 0.0)) && same(std::nextafter(x, 1e300))) ? 0 : 1;
+  }
+  const double edges[] = {0.0, -0.0, 1.0, 0.1, 3.4028235677973366e38, 3.4028235677973362e38, 3.40282357e38, 1e39,
+                          1.1754943508222875e-38, 1.401298464324817e-45, 7.006492321624085e-46, 7.0064923216240862e-46,
+                          1e-300, 4.9e-324, std::numeric_limits<double>::infinity(), std::numeric_limits<double>::quiet_NaN()};
+  for (const double x : edges) {
+    wrong += (same(x) && same(-x)) ? 0 : 1;
+  }
+  BT_CHECK(t, wrong == 0);
+}
+
+// A float model's draws (draw_float): Rng::uniform_float is uniform()'s top
+// 24 bits; portable_logf within a few float ulp of the double logarithm;
+// the moments and bounds as for double; a double model's draws (draw_as)
+// are draw()'s, bit for bit.
+void float_draws(bt_test::Context& t) {
+  nn::Rng a(5U);
+  nn::Rng b(5U);
+  bool truncated = true;
+  for (int i = 0; i < 1000; ++i) {
+    const double wide = a.uniform();
+    const float narrow = b.uniform_float();
+    truncated = truncated && (static_cast<double>(narrow) == (std::floor(wide * 16777216.0) / 16777216.0));
+  }
+  BT_CHECK(t, truncated);
+  nn::Rng r(3U);
+  double worst = 0.0;
+  for (int i = 0; i < 20000; ++i) {
+    const float x = static_cast<float>(std::ldexp(0.5 + r.uniform(), static_cast<int>(r.below(280U)) - 150));
+    const double exact = std::log(static_cast<double>(x));
+    const double err = std::fabs(static_cast<double>(nn::portable_logf(x)) - exact);
+    const double scale = (std::fabs(exact) > 1.0) ? std::fabs(exact) : 1.0;
+    worst = (err / scale > worst) ? (err / scale) : worst;
+  }
+  BT_CHECK(t, worst < 4.0 * 5.96e-8);
+  BT_CHECK(t, nn::portable_logf(1.0F) == 0.0F);
+  constexpr int kN = 20000;
+  const nn::Init init = nn::Init::fan_in_uniform(nn::kGainTanh);
+  const float bound = static_cast<float>(nn::kGainTanh * std::sqrt(3.0 / 64.0));
+  bool inside = true;
+  double s2 = 0.0;
+  for (int i = 0; i < kN; ++i) {
+    const float w = nn::draw_as<float>(init, 64U, r);
+    inside = inside && (std::fabs(w) <= bound * 1.0000002F);
+    s2 += static_cast<double>(w) * w;
+  }
+  BT_CHECK(t, inside);
+  BT_CHECK_NEAR(t, s2 / kN, (nn::kGainTanh * nn::kGainTanh) / 64.0, 0.05 * (nn::kGainTanh * nn::kGainTanh) / 64.0 * 20.0);
+  double s1 = 0.0;
+  s2 = 0.0;
+  for (int i = 0; i < kN; ++i) {
+    const double x = r.normal_float();
+    s1 += x;
+    s2 += x * x;
+  }
+  BT_CHECK(t, std::fabs(s1 / kN) < 5.0 / std::sqrt(double(kN)));
+  BT_CHECK(t, std::fabs((s2 / kN) - 1.0) < 5.0 * std::sqrt(2.0 / kN));
+  BT_CHECK(t, nn::draw_as<float>(nn::Init::constant(0.1), 3U, r) == 0.1F);
+  nn::Rng c(9U);
+  nn::Rng d(9U);
+  bool identical = true;
+  for (int i = 0; i < 1000; ++i) {
+    const nn::Init each = ((i % 2) == 0) ? nn::Init::fan_in_normal(nn::kGainRelu) : nn::Init::uniform(-0.3, 0.7);
+    identical = identical && (nn::draw_as<double>(each, 7U, c) == nn::draw(each, 7U, d));
+  }
+  BT_CHECK(t, identical);
+}
+
 // Moments of 20,000 draws against the closed forms (5 standard errors).
 void init_moments(bt_test::Context& t) {
   nn::Rng r(11U);
@@ -675,6 +775,8 @@ const bt_test::TestCase kCases[] = {
     {"rng_known_answers", rng_known_answers},
     {"portable_log_accuracy", portable_log_accuracy},
     {"init_moments", init_moments},
+    {"narrow_to_float_matches_cast", narrow_to_float_matches_cast},
+    {"float_draws", float_draws},
     {"view_list_errors", view_list_errors},
     {"matvec_rows", matvec_rows},
     {"range_ops", range_ops},

@@ -248,6 +248,46 @@ void precision_capacity_and_double(bt_test::Context& t) {
   BT_CHECK(t, mismatched == 0);
 }
 
+// format_double given a float (its float form: no conversion to double)
+// writes what format_double writes for the float widened by the compiler,
+// at every precision 1..17 (past 9 the widened float's exact digits), and
+// refuses the same capacities.
+void format_double_of_float(bt_test::Context& t) {
+  char a[32];
+  char b[32];
+  Random r{0x5EEDF004ULL};
+  long mismatched = 0;
+  long checked = 0;
+  const auto compare = [&](float v, int digits) {
+    const std::size_t na = bt::format_double(v, a, sizeof(a), digits);  // the float overload
+    const std::size_t nb = bt::format_double(static_cast<double>(v), b, sizeof(b), digits);
+    mismatched += ((na == nb) && (std::strcmp(a, b) == 0)) ? 0 : 1;
+    ++checked;
+  };
+  for (int i = 0; i < 200000; ++i) {
+    compare(from_bits(static_cast<std::uint32_t>(r.next())), 1 + (i % 17));
+  }
+  for (std::uint32_t m = 1U; m < 0x800000U; m = (m * 3U) + 1U) {  // subnormals
+    compare(from_bits(m), 17);
+    compare(from_bits(m | 0x80000000U), 9);
+  }
+  const float extremes[] = {0.0F, -0.0F, std::numeric_limits<float>::denorm_min(), std::numeric_limits<float>::min(),
+                            std::numeric_limits<float>::max(), std::numeric_limits<float>::infinity(),
+                            -std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN(), 0.1F};
+  for (const float v : extremes) {
+    for (int digits = 0; digits <= 18; ++digits) {
+      compare(v, digits);
+    }
+  }
+  BT_CHECK(t, mismatched == 0);
+  BT_CHECK(t, checked > 200000);
+  // format_double's minimum capacity, 26, for the float form as well.
+  BT_CHECK(t, bt::format_double(0.1F, a, 25U, 6) == 0U);
+  BT_CHECK(t, bt::format_double(0.1F, a, 26U, 6) == 3U);
+  // An integer argument still takes the double form.
+  BT_CHECK(t, (bt::format_double(7, a, sizeof(a), 6) == 1U) && (std::strcmp(a, "7") == 0));
+}
+
 const bt_test::TestCase kCases[] = {
     {"strided_bit_patterns", strided_bit_patterns},
     {"whole_binades", whole_binades},
@@ -256,6 +296,7 @@ const bt_test::TestCase kCases[] = {
     {"exact_binary_ties", exact_binary_ties},
     {"boundaries", boundaries},
     {"precision_capacity_and_double", precision_capacity_and_double},
+    {"format_double_of_float", format_double_of_float},
 };
 
 }  // namespace

@@ -8,6 +8,10 @@
 // nn::cross_entropy, nn::serial_batch with SGD), PEER_HANDWRITTEN=1 with
 // the plain loops of ../handwritten_mlp.hpp (the floor: no tape, no
 // checks). Both start from the same weights and see the same samples.
+// PEER_DEFAULTS=1 is the library's trainer written as the docs teach: the
+// layers made by create(tape, options, rng) with the options' default
+// initialisation, the losses printed with format_double (its samples are
+// the next draws of the same generator).
 //
 // Prints "peer steps <n> first <loss> last <loss>"; exits 0 if the loss
 // went down. With PEER_TICKS=1 it also prints the calibration lines of
@@ -30,6 +34,9 @@
 #endif
 #if PEER_TICKS
 #include "icount.hpp"
+#endif
+#ifndef PEER_DEFAULTS
+#define PEER_DEFAULTS 0
 #endif
 
 namespace bt = burtorch;
@@ -97,8 +104,13 @@ void make_data(Draw& draw) {
 std::size_t sample_index(unsigned step, std::size_t b) { return ((step * kBatch) + b) % kSamples; }
 
 void print_float(const char* label, float v) {
+#if PEER_DEFAULTS
+  char text[32];
+  const std::size_t n = bt::format_double(v, text, sizeof(text), 7);
+#else
   char text[24];
   const std::size_t n = bt::format_float(v, text, sizeof(text), 7);
+#endif
   bt::port::write(label);
   bt::port::write(text, n);
 }
@@ -123,7 +135,9 @@ constexpr nn::LinearOptions kL2 = layer(kHidden, kOut, nn::Activation::kIdentity
 constexpr std::size_t kNodes = kParams + kIn + kHidden + kOut + nn::kCrossEntropyNodes;
 constexpr std::size_t kSlots = nn::Linear<float>::view_slots(kL1) + nn::Linear<float>::view_slots(kL2);
 bt::FixedTape<float, kNodes, kSlots, kParams> g_tape;
+#if !PEER_DEFAULTS
 float g_initial[kParams];
+#endif
 #endif
 
 }  // namespace
@@ -132,7 +146,7 @@ int main() {
   Draw draw;
 #if PEER_HANDWRITTEN
   initial_weights(g_w, draw);
-#else
+#elif !PEER_DEFAULTS
   initial_weights(g_initial, draw);
 #endif
   make_data(draw);
@@ -148,9 +162,16 @@ int main() {
 #else
   nn::Linear<float> l1;
   nn::Linear<float> l2;
+#if PEER_DEFAULTS
+  nn::Rng rng(1U);
+  if (!l1.create(g_tape, kL1, rng) || !l2.create(g_tape, kL2, rng)) {
+    return 1;
+  }
+#else
   if (!l1.create(g_tape, kL1, g_initial) || !l2.create(g_tape, kL2, &g_initial[nn::Linear<float>::parameters(kL1)])) {
     return 1;
   }
+#endif
   nn::OptimizerOptions<float> sgd;
   sgd.lr = kLr;
   nn::Optimizer<float> opt(sgd);  // SGD: no state

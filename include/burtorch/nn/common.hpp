@@ -74,7 +74,8 @@ inline bool fits_param_region(Tape<T>& tape, std::size_t count) noexcept {
   return fits;
 }
 
-/// Appends `count` parameters drawn from `init` (rows of `fan_in` inputs).
+/// Appends `count` parameters drawn from `init` (rows of `fan_in` inputs),
+/// in T's precision (draw_as).
 /// Returns the first index, or kNoIndex if the tape is full or failed, or
 /// the parameters do not fit its parameter region (fits_param_region).
 template <class T>
@@ -88,7 +89,7 @@ inline Index make_params(Tape<T>& tape, std::size_t count, const Init& init, std
     return kNoIndex;
   }
   const View made = burtorch::record_view(tape, static_cast<Index>(count), [&](Index /*k*/) noexcept {
-    return tape.param(static_cast<T>(draw(init, fan_in, rng)), name);
+    return tape.param(draw_as<T>(init, fan_in, rng), name);
   });
   return made.first;
 }

@@ -1,14 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file
 /// Weight initialisation from the library's Rng: uniform, normal and
-/// fan-in-scaled (Kaiming) with a gain per activation. Draws are made in
-/// double and rounded to T, so float and double models start from the same
-/// numbers (up to rounding) on every target.
+/// fan-in-scaled (Kaiming) with a gain per activation. A double model's
+/// draws are made in double (draw()); a float model's in float
+/// (draw_float(): no double arithmetic, so a single-precision firmware
+/// links no soft-double code for its initialisation). Both use only
+/// integer operations and IEEE-754 +, -, *, / and sqrt: the same seed gives
+/// the same numbers on every target.
 #ifndef BURTORCH_NN_INIT_HPP
 #define BURTORCH_NN_INIT_HPP
 
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
 
 #include "burtorch/nn/random.hpp"
 
@@ -82,6 +88,89 @@ inline double draw(const Init& init, std::size_t fan_in, Rng& rng) noexcept {
       break;
   }
   return x;
+}
+
+/// A double rounded to the nearest float (ties to even; overflow to
+/// infinity, NaN kept), in integer arithmetic on the encodings: what
+/// static_cast<float>(x) gives, without soft-double code on a target
+/// whose FPU (or none) has no double precision.
+inline float narrow_to_float(double x) noexcept {
+  std::uint64_t d = 0U;
+  std::memcpy(&d, &x, sizeof(d));  // BT-DEV-010
+  const std::uint32_t sign = static_cast<std::uint32_t>(d >> 32U) & 0x80000000U;
+  const int biased = static_cast<int>((d >> 52U) & 0x7FFU);
+  std::uint64_t m = d & ((std::uint64_t{1} << 52U) - 1U);
+  std::uint32_t f = sign;  // zero, and what a double below float's range rounds to
+  if (biased == 0x7FF) {
+    f |= 0x7F800000U | ((m != 0U) ? (0x400000U | static_cast<std::uint32_t>(m >> 29U)) : 0U);
+  } else if (biased != 0) {
+    m |= std::uint64_t{1} << 52U;     // x = m * 2^(biased - 1075)
+    const int e = biased - 896;        // float's biased exponent
+    if (e >= 255) {
+      f |= 0x7F800000U;
+    } else {
+      // q = m / 2^shift rounded: 24 bits for a normal float, fewer below.
+      const int wanted = (e >= 1) ? 29 : (29 + 1 - e);
+      const unsigned shift = (wanted > 63) ? 63U : static_cast<unsigned>(wanted);
+      std::uint64_t q = m >> shift;
+      const std::uint64_t rest = m & ((std::uint64_t{1} << shift) - 1U);
+      const std::uint64_t half = std::uint64_t{1} << (shift - 1U);
+      if ((rest > half) || ((rest == half) && ((q & 1U) != 0U))) {
+        ++q;  // a carry into the exponent (up to infinity) is right as it is
+      }
+      f |= (e >= 1) ? ((static_cast<std::uint32_t>(e - 1) << 23U) + static_cast<std::uint32_t>(q))
+                    : static_cast<std::uint32_t>(q);
+    }
+  } else {
+    // a double subnormal: below half of float's smallest subnormal
+  }
+  float out = 0.0F;
+  std::memcpy(&out, &f, sizeof(out));  // BT-DEV-010
+  return out;
+}
+
+/// draw() in single precision, for a float model: the same distributions
+/// from the same Rng, computed in float (Init's parameters narrowed by
+/// narrow_to_float(), Rng::uniform_float(), Rng::normal_float()), so no
+/// double arithmetic is linked for it. Its values differ from
+/// static_cast<float>(draw(...)) in the last bits of float, and a normal
+/// draw may take another pair of uniforms.
+inline float draw_float(const Init& init, std::size_t fan_in, Rng& rng) noexcept {
+  const float fan = (fan_in == 0U) ? 1.0F : static_cast<float>(static_cast<std::uint32_t>(fan_in));
+  const float a = narrow_to_float(init.a);
+  const float b = narrow_to_float(init.b);
+  float x = a;
+  switch (init.kind) {
+    case InitKind::kUniform:
+      x = rng.uniform_float(a, b);
+      break;
+    case InitKind::kNormal:
+      x = a + (b * rng.normal_float());
+      break;
+    case InitKind::kFanInUniform: {
+      const float bound = a * std::sqrt(3.0F / fan);
+      x = rng.uniform_float(-bound, bound);
+      break;
+    }
+    case InitKind::kFanInNormal:
+      x = rng.normal_float() * (a / std::sqrt(fan));
+      break;
+    case InitKind::kConstant:
+    default:
+      break;
+  }
+  return x;
+}
+
+/// One draw for a parameter of type T: draw_float() for float, draw()
+/// (rounded to T) for any other type.
+template <class T>
+inline T draw_as(const Init& init, std::size_t fan_in, Rng& rng) noexcept {
+  if constexpr (std::is_same<T, float>::value) {
+    return draw_float(init, fan_in, rng);
+  } else {
+    return static_cast<T>(draw(init, fan_in, rng));
+  }
 }
 
 }  // namespace nn

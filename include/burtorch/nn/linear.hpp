@@ -111,7 +111,7 @@ struct Linear {
   /// out) are the weights (row-major [out][in]), then (if o.bias) the out
   /// biases; o.weight_init and o.bias_init are not used. No draws: a
   /// firmware that sets its own initial values this way links none of
-  /// Init's double-precision arithmetic. False (the tape's status tells
+  /// Init's code nor the Rng's. False (the tape's status tells
   /// why: kInvalidArgument for values == nullptr) as create() above.
   bool create(Tape<T>& tape, const LinearOptions& o, const T* values) noexcept {
     in = o.in;

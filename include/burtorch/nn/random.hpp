@@ -36,6 +36,18 @@ class Rng {
   double normal() noexcept;
   /// Normal with the given mean and standard deviation.
   double normal(double mean, double stddev) noexcept { return mean + (stddev * normal()); }
+  /// Uniform in [0, 1) in single precision: the top 24 bits of
+  /// next_u64() (uniform() truncated to float's precision). Single-precision
+  /// and integer arithmetic only: a float model's firmware links no
+  /// soft-double code for it.
+  float uniform_float() noexcept {
+    return static_cast<float>(static_cast<std::uint32_t>(next_u64() >> 40U)) * (1.0F / 16777216.0F);  // 2^-24
+  }
+  /// Uniform in [lo, hi), in single precision.
+  float uniform_float(float lo, float hi) noexcept { return lo + ((hi - lo) * uniform_float()); }
+  /// Standard normal in single precision (normal()'s polar method, with
+  /// uniform_float() and portable_logf()).
+  float normal_float() noexcept;
   /// Uniform integer in [0, n), unbiased; 0 when n == 0.
   std::uint32_t below(std::uint32_t n) noexcept;
 
@@ -52,6 +64,10 @@ class Rng {
 /// Natural logarithm from +, -, *, / only (bit-reproducible on every target);
 /// accurate to a few ulp for finite x > 0. Returns -1e308 for x <= 0.
 double portable_log(double x) noexcept;
+/// portable_log() in single precision (+, -, *, / and integer operations
+/// only); accurate to a few ulp of float for finite x > 0. Returns -3e38
+/// for x <= 0.
+float portable_logf(float x) noexcept;
 
 }  // namespace nn
 }  // namespace burtorch

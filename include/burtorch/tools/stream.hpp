@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "burtorch/status.hpp"
 
@@ -67,6 +68,29 @@ std::size_t format_double(double value, char* out, std::size_t capacity, int sig
 /// what format_double(double(x), out, n, d) writes. The default 9 digits
 /// read back as the same float. Returns the length (0 if capacity < 17).
 std::size_t format_float(float value, char* out, std::size_t capacity, int significant = 9) noexcept;
+namespace detail {
+/// format_double(double(value), ...) with the float widened to double in
+/// integer arithmetic (no soft-double code).
+std::size_t format_widened_float(float value, char* out, std::size_t capacity, int significant) noexcept;
+}  // namespace detail
+/// format_double() for a float argument: writes exactly what
+/// format_double(double(value), out, capacity, significant) writes
+/// (0 if capacity < 26), but converts no float to double: up to 9
+/// significant digits it is format_float(), past 9 the double digits of the
+/// float's exact value from integer arithmetic. A single-precision firmware
+/// that prints its float loss with format_double links no soft-double
+/// code (and with a constant `significant` <= 9, nothing but format_float).
+/// Chosen for float arguments only (F = float); an integer still goes to
+/// the double form.
+template <class F, typename std::enable_if<std::is_same<F, float>::value, int>::type = 0>
+inline std::size_t format_double(F value, char* out, std::size_t capacity, int significant = 17) noexcept {
+  constexpr std::size_t kNeeded = 26U;  // format_double's own minimum
+  if (capacity < kNeeded) {
+    return 0U;
+  }
+  return ((significant >= 1) && (significant <= 9)) ? format_float(value, out, capacity, significant)
+                                                     : detail::format_widened_float(value, out, capacity, significant);
+}
 /// Formats an unsigned integer in decimal into out[0..capacity); returns
 /// the length written (0 if it does not fit). No libc stdio.
 std::size_t format_unsigned(std::uint64_t value, char* out, std::size_t capacity) noexcept;
