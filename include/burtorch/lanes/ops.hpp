@@ -46,6 +46,11 @@ struct LaneParams {
   const S* values = nullptr;  ///< the parameters' values
   S* grads = nullptr;         ///< their gradients: backward adds to them
   Index count = 0U;           ///< how many there are
+  // As a layer's weight source (nn/source.hpp): what its layers record.
+  static constexpr bool kFusedRows = false;  ///< a Linear's activation: a node of its own per output
+  static constexpr std::size_t kMatvecHead = 1U;  ///< lane_matvec's head node
+  static constexpr std::size_t kMatvecSlots = detail::kMsSlots;      ///< lane_matvec's slots
+  static constexpr std::size_t kScaleShiftSlots = detail::kSsSlots;  ///< lane_scale_shift's slots
 };
 
 namespace rows {
@@ -423,6 +428,30 @@ inline View lane_gather(Tape<T>& tape, const LaneParams<typename LaneTraits<T>::
     }
   }
   return View{first, static_cast<Index>(nodes)};
+}
+
+/// LaneParams as a layer's weight source (nn/source.hpp): the layers' lane
+/// forms read their weights with lane_matvec, lane_scale_shift, lane_gather.
+template <class S>
+inline bool source_covers(const LaneParams<S>& p, View v) noexcept {
+  return detail::params_cover(p, v.first, v.count);
+}
+/// @copydoc source_covers
+template <class T, class S>
+inline View source_matvec(Tape<T>& tape, const LaneParams<S>& p, Index w, Index rows, ViewList x, Index bias) noexcept {
+  return lane_matvec(tape, p, w, rows, x, bias);
+}
+/// @copydoc source_covers
+template <class T, class S>
+inline View source_scale_shift(Tape<T>& tape, const LaneParams<S>& p, Index gain, Index x_first, Index bias,
+                               Index n) noexcept {
+  return lane_scale_shift(tape, p, gain, x_first, bias, n);
+}
+/// @copydoc source_covers
+template <class T, class S>
+inline View source_gather(Tape<T>& tape, const LaneParams<S>& p, Index table, Index rows, Index dim, const Index* ids,
+                          Index count) noexcept {
+  return lane_gather(tape, p, table, rows, dim, ids, count);
 }
 
 /// One node whose lane l is lane l of node x.first + at[l] (at: N

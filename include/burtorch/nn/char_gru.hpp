@@ -118,7 +118,7 @@ class CharGru {
     return static_cast<std::size_t>(c.hidden) +
            (static_cast<std::size_t>(c.steps) *
             (static_cast<std::size_t>(c.embed) + Gru<T>::lane_nodes(gru_options(c), 1U) +
-             Linear<T>::lane_nodes(head_options(c)) + kLaneCrossEntropyNodes)) +
+             Linear<T>::template nodes<LaneParams<T>>(head_options(c)) + kLaneCrossEntropyNodes)) +
            1U;
   }
   /// Argument slots of that sweep on a tape of N lanes.
@@ -126,7 +126,7 @@ class CharGru {
   static constexpr std::size_t lane_sample_slots(const CharGruOptions& c) noexcept {
     return (static_cast<std::size_t>(c.steps) *
             (burtorch::gather_slots(1U, N) + Gru<T>::lane_slots(gru_options(c), 1U) +
-             Linear<T>::lane_view_slots(head_options(c)) + burtorch::pick_slots(N))) +
+             Linear<T>::template view_slots<LaneParams<T>>(head_options(c)) + burtorch::pick_slots(N))) +
            mean_slots(c);
   }
   /// The memory plan of lane batches of N lanes.
