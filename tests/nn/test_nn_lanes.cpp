@@ -543,8 +543,8 @@ void gru_case(bt_test::Context& t, const GruCase& k) {
   const bt::Mark start = lanes.mark();
   gru_steps(lanes, gru, k, x, h0, hs, nn::lane_params(params));
   BT_CHECK(t, lanes.status() == bt::Status::kOk);
-  BT_CHECK(t, (lanes.size() - start.nodes) == nn::Gru<T>::lane_nodes(o, k.steps));
-  BT_CHECK(t, (lanes.usage().slots - start.slots) == nn::Gru<T>::lane_slots(o, k.steps));
+  BT_CHECK(t, (lanes.size() - start.nodes) == nn::Gru<T>::template nodes<bt::LaneParams<T>>(o, k.steps));
+  BT_CHECK(t, (lanes.usage().slots - start.slots) == nn::Gru<T>::template slots<bt::LaneParams<T>>(o, k.steps));
   BT_CHECK(t, lanes.backward(gru_root(lanes, k, hs, c) * lane0_mask<T>()) == bt::Status::kOk);
   for (bt::Index s = 0U; s < k.steps; ++s) {
     lane_of(lanes.values(), hs[s].first, k.hidden, 0U, g_lane0);

@@ -30,28 +30,11 @@
 #include "burtorch/lanes/gather.hpp"
 #include "burtorch/lanes/layer.hpp"
 #include "burtorch/lanes/layer_grad.hpp"
+#include "burtorch/lanes/source.hpp"
 #include "burtorch/core/record.hpp"
 #include "burtorch/core/tape.hpp"
 
 namespace burtorch {
-
-/// Parameters that a tape of Lanes reads as shared scalars: the values and
-/// gradients of the parameters of an ordinary tape (nn::lane_params makes
-/// one), addressed by their index there. The lane ops broadcast a
-/// parameter to every lane and their backward adds the lanes' gradients to
-/// it. The arrays must stay where they are while nodes that read them are
-/// recorded.
-template <class S>
-struct LaneParams {
-  const S* values = nullptr;  ///< the parameters' values
-  S* grads = nullptr;         ///< their gradients: backward adds to them
-  Index count = 0U;           ///< how many there are
-  // As a layer's weight source (nn/source.hpp): what its layers record.
-  static constexpr bool kFusedRows = false;  ///< a Linear's activation: a node of its own per output
-  static constexpr std::size_t kMatvecHead = 1U;  ///< lane_matvec's head node
-  static constexpr std::size_t kMatvecSlots = detail::kMsSlots;      ///< lane_matvec's slots
-  static constexpr std::size_t kScaleShiftSlots = detail::kSsSlots;  ///< lane_scale_shift's slots
-};
 
 namespace rows {
 /// @cond OP_ROWS
@@ -150,14 +133,6 @@ constexpr std::size_t gather_slots(std::size_t count, std::size_t lanes) noexcep
 constexpr Index pick_slots(std::size_t lanes) noexcept { return detail::kPkAt + static_cast<Index>(lanes); }
 
 namespace detail {
-/// True if p has both arrays and [first, first + count) lies inside it
-/// (64-bit: no wrap for any Index arguments).
-template <class S>
-inline bool params_cover(const LaneParams<S>& p, std::uint64_t first, std::uint64_t count) noexcept {
-  return (p.values != nullptr) && (p.grads != nullptr) && (count != 0U) && (count <= p.count) &&
-         (first <= (p.count - count));
-}
-
 /// The table row that the `count` nodes from `first` hold in every lane,
 /// if they are one row of a lane_gather whose lanes all read that row and
 /// still hold its values; else null (lane_matvec reads such a view as
@@ -428,30 +403,6 @@ inline View lane_gather(Tape<T>& tape, const LaneParams<typename LaneTraits<T>::
     }
   }
   return View{first, static_cast<Index>(nodes)};
-}
-
-/// LaneParams as a layer's weight source (nn/source.hpp): the layers' lane
-/// forms read their weights with lane_matvec, lane_scale_shift, lane_gather.
-template <class S>
-inline bool source_covers(const LaneParams<S>& p, View v) noexcept {
-  return detail::params_cover(p, v.first, v.count);
-}
-/// @copydoc source_covers
-template <class T, class S>
-inline View source_matvec(Tape<T>& tape, const LaneParams<S>& p, Index w, Index rows, ViewList x, Index bias) noexcept {
-  return lane_matvec(tape, p, w, rows, x, bias);
-}
-/// @copydoc source_covers
-template <class T, class S>
-inline View source_scale_shift(Tape<T>& tape, const LaneParams<S>& p, Index gain, Index x_first, Index bias,
-                               Index n) noexcept {
-  return lane_scale_shift(tape, p, gain, x_first, bias, n);
-}
-/// @copydoc source_covers
-template <class T, class S>
-inline View source_gather(Tape<T>& tape, const LaneParams<S>& p, Index table, Index rows, Index dim, const Index* ids,
-                          Index count) noexcept {
-  return lane_gather(tape, p, table, rows, dim, ids, count);
 }
 
 /// One node whose lane l is lane l of node x.first + at[l] (at: N

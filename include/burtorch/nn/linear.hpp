@@ -253,7 +253,8 @@ struct Linear {
   /// any other).
   template <class Src>
   bool shared(const Src& src) const noexcept {
-    return source_covers(src, params());
+    const View v = params();
+    return source_covers(src, v.first, v.count);
   }
 
  private:
