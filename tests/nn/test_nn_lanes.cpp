@@ -283,8 +283,8 @@ void conv1d_case(bt_test::Context& t, const Case& k) {
   const bt::Index length = idx(k.geometry[6]);
   nn::Conv1d<T> conv;
   BT_CHECK(t, conv.create(params, o, rng));
-  lane_case(t, params, k, conv.weight, conv.bias, nn::Conv1d<T>::lane_nodes(o, length),
-            nn::Conv1d<T>::lane_slots(o, length),
+  lane_case(t, params, k, conv.weight, conv.bias, nn::Conv1d<T>::template nodes<bt::LaneParams<T>>(o, length),
+            nn::Conv1d<T>::template slots<bt::LaneParams<T>>(o, length),
             [&](bt::Tape<L<T>>& tp, const bt::LaneParams<T>& p, bt::View x) { return conv.forward(tp, p, x, length); },
             [&](bt::Tape<T>& one, bt::View x) { return conv.forward(one, x, length); });
 }
@@ -296,7 +296,8 @@ void conv2d_case(bt_test::Context& t, const Case& k) {
   const nn::Size2d in{idx(k.geometry[10]), idx(k.geometry[11])};
   nn::Conv2d<T> conv;
   BT_CHECK(t, conv.create(params, o, rng));
-  lane_case(t, params, k, conv.weight, conv.bias, nn::Conv2d<T>::lane_nodes(o, in), nn::Conv2d<T>::lane_slots(o, in),
+  lane_case(t, params, k, conv.weight, conv.bias, nn::Conv2d<T>::template nodes<bt::LaneParams<T>>(o, in),
+            nn::Conv2d<T>::template slots<bt::LaneParams<T>>(o, in),
             [&](bt::Tape<L<T>>& tp, const bt::LaneParams<T>& p, bt::View x) { return conv.forward(tp, p, x, in); },
             [&](bt::Tape<T>& one, bt::View x) { return conv.forward(one, x, in); });
 }
