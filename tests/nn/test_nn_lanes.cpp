@@ -283,8 +283,8 @@ void conv1d_case(bt_test::Context& t, const Case& k) {
   const bt::Index length = idx(k.geometry[6]);
   nn::Conv1d<T> conv;
   BT_CHECK(t, conv.create(params, o, rng));
-  lane_case(t, params, k, conv.weight, conv.bias, nn::Conv1d<T>::lane_nodes(o, length),
-            nn::Conv1d<T>::lane_slots(o, length),
+  lane_case(t, params, k, conv.weight, conv.bias, nn::Conv1d<T>::template nodes<bt::LaneParams<T>>(o, length),
+            nn::Conv1d<T>::template slots<bt::LaneParams<T>>(o, length),
             [&](bt::Tape<L<T>>& tp, const bt::LaneParams<T>& p, bt::View x) { return conv.forward(tp, p, x, length); },
             [&](bt::Tape<T>& one, bt::View x) { return conv.forward(one, x, length); });
 }
@@ -296,7 +296,8 @@ void conv2d_case(bt_test::Context& t, const Case& k) {
   const nn::Size2d in{idx(k.geometry[10]), idx(k.geometry[11])};
   nn::Conv2d<T> conv;
   BT_CHECK(t, conv.create(params, o, rng));
-  lane_case(t, params, k, conv.weight, conv.bias, nn::Conv2d<T>::lane_nodes(o, in), nn::Conv2d<T>::lane_slots(o, in),
+  lane_case(t, params, k, conv.weight, conv.bias, nn::Conv2d<T>::template nodes<bt::LaneParams<T>>(o, in),
+            nn::Conv2d<T>::template slots<bt::LaneParams<T>>(o, in),
             [&](bt::Tape<L<T>>& tp, const bt::LaneParams<T>& p, bt::View x) { return conv.forward(tp, p, x, in); },
             [&](bt::Tape<T>& one, bt::View x) { return conv.forward(one, x, in); });
 }
@@ -543,8 +544,8 @@ void gru_case(bt_test::Context& t, const GruCase& k) {
   const bt::Mark start = lanes.mark();
   gru_steps(lanes, gru, k, x, h0, hs, nn::lane_params(params));
   BT_CHECK(t, lanes.status() == bt::Status::kOk);
-  BT_CHECK(t, (lanes.size() - start.nodes) == nn::Gru<T>::lane_nodes(o, k.steps));
-  BT_CHECK(t, (lanes.usage().slots - start.slots) == nn::Gru<T>::lane_slots(o, k.steps));
+  BT_CHECK(t, (lanes.size() - start.nodes) == nn::Gru<T>::template nodes<bt::LaneParams<T>>(o, k.steps));
+  BT_CHECK(t, (lanes.usage().slots - start.slots) == nn::Gru<T>::template slots<bt::LaneParams<T>>(o, k.steps));
   BT_CHECK(t, lanes.backward(gru_root(lanes, k, hs, c) * lane0_mask<T>()) == bt::Status::kOk);
   for (bt::Index s = 0U; s < k.steps; ++s) {
     lane_of(lanes.values(), hs[s].first, k.hidden, 0U, g_lane0);

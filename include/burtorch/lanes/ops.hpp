@@ -30,23 +30,11 @@
 #include "burtorch/lanes/gather.hpp"
 #include "burtorch/lanes/layer.hpp"
 #include "burtorch/lanes/layer_grad.hpp"
+#include "burtorch/lanes/source.hpp"
 #include "burtorch/core/record.hpp"
 #include "burtorch/core/tape.hpp"
 
 namespace burtorch {
-
-/// Parameters that a tape of Lanes reads as shared scalars: the values and
-/// gradients of the parameters of an ordinary tape (nn::lane_params makes
-/// one), addressed by their index there. The lane ops broadcast a
-/// parameter to every lane and their backward adds the lanes' gradients to
-/// it. The arrays must stay where they are while nodes that read them are
-/// recorded.
-template <class S>
-struct LaneParams {
-  const S* values = nullptr;  ///< the parameters' values
-  S* grads = nullptr;         ///< their gradients: backward adds to them
-  Index count = 0U;           ///< how many there are
-};
 
 namespace rows {
 /// @cond OP_ROWS
@@ -145,14 +133,6 @@ constexpr std::size_t gather_slots(std::size_t count, std::size_t lanes) noexcep
 constexpr Index pick_slots(std::size_t lanes) noexcept { return detail::kPkAt + static_cast<Index>(lanes); }
 
 namespace detail {
-/// True if p has both arrays and [first, first + count) lies inside it
-/// (64-bit: no wrap for any Index arguments).
-template <class S>
-inline bool params_cover(const LaneParams<S>& p, std::uint64_t first, std::uint64_t count) noexcept {
-  return (p.values != nullptr) && (p.grads != nullptr) && (count != 0U) && (count <= p.count) &&
-         (first <= (p.count - count));
-}
-
 /// The table row that the `count` nodes from `first` hold in every lane,
 /// if they are one row of a lane_gather whose lanes all read that row and
 /// still hold its values; else null (lane_matvec reads such a view as

@@ -117,16 +117,16 @@ class CharGru {
   static constexpr std::size_t lane_sample_nodes(const CharGruOptions& c) noexcept {
     return static_cast<std::size_t>(c.hidden) +
            (static_cast<std::size_t>(c.steps) *
-            (static_cast<std::size_t>(c.embed) + Gru<T>::lane_nodes(gru_options(c), 1U) +
-             Linear<T>::lane_nodes(head_options(c)) + kLaneCrossEntropyNodes)) +
+            (static_cast<std::size_t>(c.embed) + Gru<T>::template nodes<LaneParams<T>>(gru_options(c), 1U) +
+             Linear<T>::template nodes<LaneParams<T>>(head_options(c)) + kLaneCrossEntropyNodes)) +
            1U;
   }
   /// Argument slots of that sweep on a tape of N lanes.
   template <std::size_t N>
   static constexpr std::size_t lane_sample_slots(const CharGruOptions& c) noexcept {
     return (static_cast<std::size_t>(c.steps) *
-            (burtorch::gather_slots(1U, N) + Gru<T>::lane_slots(gru_options(c), 1U) +
-             Linear<T>::lane_view_slots(head_options(c)) + burtorch::pick_slots(N))) +
+            (burtorch::gather_slots(1U, N) + Gru<T>::template slots<LaneParams<T>>(gru_options(c), 1U) +
+             Linear<T>::template view_slots<LaneParams<T>>(head_options(c)) + burtorch::pick_slots(N))) +
            mean_slots(c);
   }
   /// The memory plan of lane batches of N lanes.

@@ -136,16 +136,16 @@ class SmallCnn {
   /// One sweep of a lane batch (loss() on a tape of lanes): the pictures
   /// as inputs, both convolutions and the pool, the head, the loss.
   static constexpr std::size_t lane_sample_nodes(const CnnOptions& c) noexcept {
-    return inputs(c) + Conv2d<T>::lane_nodes(conv1_options(c), Size2d{c.side, c.side}) +
-           Conv2d<T>::lane_nodes(conv2_options(c), size1(c)) + AvgPool2d<T>::nodes(pool_options(c), size2(c)) +
-           Linear<T>::lane_nodes(head_options(c)) + kLaneCrossEntropyNodes;
+    return inputs(c) + Conv2d<T>::template nodes<LaneParams<T>>(conv1_options(c), Size2d{c.side, c.side}) +
+           Conv2d<T>::template nodes<LaneParams<T>>(conv2_options(c), size1(c)) + AvgPool2d<T>::nodes(pool_options(c), size2(c)) +
+           Linear<T>::template nodes<LaneParams<T>>(head_options(c)) + kLaneCrossEntropyNodes;
   }
   /// Argument slots of that sweep on a tape of N lanes.
   template <std::size_t N>
   static constexpr std::size_t lane_sample_slots(const CnnOptions& c) noexcept {
-    return Conv2d<T>::lane_slots(conv1_options(c), Size2d{c.side, c.side}) +
-           Conv2d<T>::lane_slots(conv2_options(c), size1(c)) + AvgPool2d<T>::slots(pool_options(c), size2(c)) +
-           Linear<T>::lane_view_slots(head_options(c)) + burtorch::pick_slots(N);
+    return Conv2d<T>::template slots<LaneParams<T>>(conv1_options(c), Size2d{c.side, c.side}) +
+           Conv2d<T>::template slots<LaneParams<T>>(conv2_options(c), size1(c)) + AvgPool2d<T>::slots(pool_options(c), size2(c)) +
+           Linear<T>::template view_slots<LaneParams<T>>(head_options(c)) + burtorch::pick_slots(N);
   }
   /// The memory plan of lane batches of N lanes (exact: tests/nn/test_nn_lanes.cpp).
   template <std::size_t N>

@@ -29,25 +29,25 @@
 /// constexpr and exact (a window walker shared with forward() counts the
 /// runs: conv_geometry.hpp); add them up with nn::make_plan.
 ///
-/// Lane batches: forward() on a tape of N lanes (one sample per lane) reads
-/// the weights as shared scalars of their own tape (nn::lane_params), all
-/// output positions as one lane_conv op (lanes/ops.hpp): the same windows,
-/// the outputs in the same layout, one head node more and one descriptor
-/// per layer instead of one per position (lane_nodes(), lane_slots()).
+/// One forward over a weight source (nn/source.hpp): on a tape of N lanes
+/// (one sample per lane) the weights are shared scalars of their own tape
+/// (nn::lane_params), all output positions one lane_conv op (lanes/ops.hpp):
+/// the same windows, the outputs in the same layout, one head node more and
+/// one descriptor per layer instead of one per position
+/// (nodes<LaneParams<T>>(), slots<LaneParams<T>>()).
 #ifndef BURTORCH_NN_CONV_HPP
 #define BURTORCH_NN_CONV_HPP
 
 #include <cstddef>
 #include <cstdint>
 
-#include "burtorch/lanes/lanes.hpp"
 #include "burtorch/nn/common.hpp"
 #include "burtorch/nn/conv_geometry.hpp"
-#include "burtorch/nn/conv_lanes.hpp"
 #include "burtorch/nn/init.hpp"
 #include "burtorch/nn/linear.hpp"
 #include "burtorch/nn/random.hpp"
 #include "burtorch/nn/params.hpp"
+#include "burtorch/nn/source.hpp"
 #include "burtorch/core/tape.hpp"
 #include "burtorch/core/views.hpp"
 
@@ -56,73 +56,105 @@ namespace nn {
 
 namespace detail {
 
-/// The output positions of a convolution, checked by its caller: records
-/// `zero_width` zero leaves (the padding's), then for each output position,
-/// row by row, its window's view list over x and the zeros and
-/// position(window), which records that position's outputs (a matvec) and
-/// returns them. Returns the first output node.
-template <class T, class Position>
-Index conv_positions(Tape<T>& tape, const ConvGeometry& g, std::uint64_t zero_width, View x,
-                     Position position) noexcept {
+/// The windows of a convolution, checked by its caller: records
+/// `zero_width` zeros (the padding's: zero() makes each), then for each
+/// output position, row by row, its window's view list over x and the
+/// zeros, and calls window(list). Returns the zeros.
+template <class T, class Zero, class Window>
+View conv_windows(Tape<T>& tape, const ConvGeometry& g, std::uint64_t zero_width, View x, Zero zero,
+                  Window window) noexcept {
   View zeros = kNoView;
   if (zero_width != 0U) {
-    zeros = burtorch::record_view(tape, static_cast<Index>(zero_width), [&tape](Index /*k*/) noexcept { return tape.leaf(T(0)); });
+    zeros = burtorch::record_view(tape, static_cast<Index>(zero_width), [&zero](Index /*k*/) noexcept { return zero(); });
   }
   View runs[kMaxWindowRuns];
-  Index first = kNoIndex;
   const Index rows = out_rows(g);
   const Index cols = out_cols(g);
   for (Index r = 0U; r < rows; ++r) {
     for (Index c = 0U; c < cols; ++c) {
       ViewSink sink{runs, 0U, zeros.first, x.first};
       conv_window(g, r, c, sink);
-      const View y = position(burtorch::view_list(tape, runs, sink.count));
-      first = (first == kNoIndex) ? y.first : first;
+      window(burtorch::view_list(tape, runs, sink.count));
     }
   }
+  return zeros;
+}
+
+/// The output positions of a convolution on an ordinary tape, checked by
+/// its caller: zero leaves, then per position its window's view list and
+/// position(window), which records that position's outputs (a matvec) and
+/// returns them. Returns the first output node.
+template <class T, class Position>
+Index conv_positions(Tape<T>& tape, const ConvGeometry& g, std::uint64_t zero_width, View x,
+                     Position position) noexcept {
+  Index first = kNoIndex;
+  static_cast<void>(conv_windows(
+      tape, g, zero_width, x, [&tape]() noexcept { return tape.leaf(T(0)); },
+      [&](ViewList window) noexcept {
+        const View y = position(window);
+        first = (first == kNoIndex) ? y.first : first;
+      }));
   return first;
 }
 
 /// A convolution's forward pass over the channels-last input x of geometry
-/// g (see the file comment). Checks everything before recording anything:
-/// an uncreated layer, an input of another width, a geometry without
-/// windows or with windows of more than kMaxWindowRuns runs give
-/// kInvalidArgument; an input or a parameter not recorded (a tape reset
-/// since create()) kInvalidHandle; too little room kCapacityExceeded.
-/// Returns the outputs (kNoView on error).
-template <class T>
-View conv_forward(Tape<T>& tape, const ConvGeometry& g, Index weight, Index out_channels, Index bias,
+/// g (see the file comment), its weights read from the source src
+/// (nn/source.hpp): one matvec per position, or (Src::kConvOneOp) one
+/// source_conv over every window. Checks everything before recording
+/// anything: an uncreated layer, weights the source does not hold, an input
+/// of another width, a geometry without windows or with windows of more
+/// than kMaxWindowRuns runs give kInvalidArgument; an input or a parameter
+/// not recorded (a tape reset since create()) kInvalidHandle; too little
+/// room kCapacityExceeded. Returns the outputs (kNoView on error).
+template <class T, class Src>
+View conv_forward(Tape<T>& tape, const Src& src, const ConvGeometry& g, Index weight, Index out_channels, Index bias,
                   Activation act, View x) noexcept {
   if (tape.status() != Status::kOk) {
     return kNoView;
   }
   const WindowPlan p = plan_windows(g);
   const std::uint64_t outputs = capped_product(p.windows, out_channels);
-  if ((weight == kNoIndex) || (out_channels == 0U) || (p.windows == 0U) || (p.max_runs > kMaxWindowRuns) ||
-      (input_nodes(g) != x.count) || (outputs >= kNoIndex)) {
+  const std::uint64_t weights =
+      capped_product(capped_product(capped_product(g.kernel_h, g.kernel_w), g.channels), out_channels);
+  const bool held = (weight != kNoIndex) && source_covers(src, weight, weights) &&
+                    ((bias == kNoIndex) || source_covers(src, bias, out_channels));
+  if (!held || (out_channels == 0U) || (p.windows == 0U) || (p.max_runs > kMaxWindowRuns) ||
+      (input_nodes(g) != x.count) || (outputs >= (kNoIndex - Src::kConvHead))) {
     static_cast<void>(tape.report(Status::kInvalidArgument));
     return kNoView;
   }
-  const std::uint64_t weights =
-      capped_product(capped_product(capped_product(g.kernel_h, g.kernel_w), g.channels), out_channels);
-  const bool params_recorded = (weights < kNoIndex) && is_recorded(tape, View{weight, static_cast<Index>(weights)}) &&
-                               ((bias == kNoIndex) || is_recorded(tape, View{bias, out_channels}));
+  const bool params_recorded = source_recorded(tape, src, weight, weights) &&
+                               ((bias == kNoIndex) || source_recorded(tape, src, bias, out_channels));
   if (!is_recorded(tape, x) || !params_recorded) {
     static_cast<void>(tape.report(Status::kInvalidHandle));
     return kNoView;
   }
-  const std::uint64_t interior = (act == Activation::kIdentity) ? outputs : (2U * outputs);
-  if (!has_room(tape, p.zero_width, interior, p.list_slots + (4U * p.windows))) {
+  const std::uint64_t interior = Src::kConvHead + ((act == Activation::kIdentity) ? outputs : (2U * outputs));
+  if (!has_room(tape, p.zero_width, interior, p.list_slots + Src::kConvSlots + (Src::kConvWindowSlots * p.windows))) {
     static_cast<void>(tape.report(Status::kCapacityExceeded));
     return kNoView;
   }
-  const Index first = conv_positions(tape, g, p.zero_width, x, [&](ViewList window) noexcept {
-    return burtorch::matvec(tape, weight, out_channels, window, bias);
-  });
+  Index first = kNoIndex;
+  ViewList first_window{};
+  const View zeros = conv_windows(
+      tape, g, p.zero_width, x, [&tape, &src]() noexcept { return source_zero(tape, src); },
+      [&](ViewList window) noexcept {
+        if constexpr (Src::kConvOneOp) {
+          first_window = (first == kNoIndex) ? window : first_window;
+          first = 0U;
+        } else {
+          const View y = source_matvec(tape, src, weight, out_channels, window, bias);
+          first = (first == kNoIndex) ? y.first : first;
+        }
+      });
   if (tape.status() != Status::kOk) {
     return kNoView;
   }
-  return activate(tape, View{first, static_cast<Index>(outputs)}, act);
+  View y = View{first, static_cast<Index>(outputs)};
+  if constexpr (Src::kConvOneOp) {
+    y = source_conv(tape, src, weight, out_channels, first_window, static_cast<Index>(p.windows), zeros.first, bias);
+  }
+  return (y.count != 0U) ? activate(tape, y, act) : kNoView;
 }
 
 /// Creates a convolution's parameters: out * fan_in weights, then (if
@@ -204,14 +236,19 @@ struct Conv1d {
     return w + (o.bias ? o.out_channels : 0U);
   }
   /// Nodes of forward() over `length` positions: the zero leaves of the
-  /// padding, then C_out per output position (twice with an activation).
+  /// padding, then C_out per output position (twice with an activation);
+  /// with the weights read from a source of type Src (nn/source.hpp), its
+  /// head nodes too (on a tape of lanes: `nodes<LaneParams<T>>(o, length)`).
+  template <class Src = TapeParams>
   static constexpr std::size_t nodes(const Conv1dOptions& o, Index length) noexcept {
-    return detail::conv_nodes(geometry(o, length), o.out_channels, o.act);
+    return detail::conv_nodes<Src>(geometry(o, length), o.out_channels, o.act);
   }
   /// Slots of forward() over `length` positions: per output position its
-  /// window's view list (1 + 2 per run) and a 4-slot matvec descriptor.
+  /// window's view list (1 + 2 per run) and a 4-slot matvec descriptor; a
+  /// source with one op over every window (Src::kConvOneOp) one descriptor.
+  template <class Src = TapeParams>
   static constexpr std::size_t slots(const Conv1dOptions& o, Index length) noexcept {
-    return detail::conv_slots(geometry(o, length));
+    return detail::conv_slots<Src>(geometry(o, length));
   }
   /// The most runs one window lists (forward() refuses more than kMaxWindowRuns).
   static constexpr std::size_t max_window_runs(const Conv1dOptions& o, Index length) noexcept {
@@ -244,26 +281,16 @@ struct Conv1d {
   /// (x.count == length * in_channels); returns output_length() positions
   /// of out_channels, channels-last. kInvalidArgument (nothing recorded) for
   /// another width, a layer not created, or no window fitting the input.
-  View forward(Tape<T>& tape, View x, Index length) const noexcept {
-    return detail::conv_forward(tape, geometry(options, length), weight, options.out_channels, bias, options.act, x);
-  }
-
-  /// Nodes of the lane forward() (below): nodes() and a head node.
-  static constexpr std::size_t lane_nodes(const Conv1dOptions& o, Index length) noexcept {
-    return detail::conv_lane_nodes(geometry(o, length), o.out_channels, o.act);
-  }
-  /// Slots of the lane forward(): the windows' view lists and one descriptor.
-  static constexpr std::size_t lane_slots(const Conv1dOptions& o, Index length) noexcept {
-    return detail::conv_lane_slots(geometry(o, length));
-  }
-  /// The layer on a tape of N lanes (one sample per lane), its weights this
-  /// layer's parameters on their own tape, shared through p
-  /// (nn::lane_params): read once per N samples, their gradients summed
-  /// over the lanes. Errors as the forward() above.
-  template <std::size_t N>
-  View forward(Tape<Lanes<T, N>>& tape, const LaneParams<T>& p, View x, Index length) const noexcept {
-    return detail::conv_forward_lanes(tape, p, geometry(options, length), weight, options.out_channels, bias,
-                                       options.act, x);
+  View forward(Tape<T>& tape, View x, Index length) const noexcept { return forward(tape, TapeParams{}, x, length); }
+  /// The same with the weights read from a source (nn/source.hpp), e.g. on
+  /// a tape of N lanes (one sample per lane) this layer's parameters on
+  /// their own tape, shared through LaneParams p (nn::lane_params): read
+  /// once per N samples, their gradients summed over the lanes. Errors as
+  /// above (weights the source does not hold: kInvalidArgument).
+  template <class U, class Src>
+  View forward(Tape<U>& tape, const Src& src, View x, Index length) const noexcept {
+    return detail::conv_forward(tape, src, geometry(options, length), weight, options.out_channels, bias, options.act,
+                                x);
   }
 };
 
@@ -326,12 +353,14 @@ struct Conv2d {
     return w + (o.bias ? o.out_channels : 0U);
   }
   /// Nodes of forward() over `in`: as Conv1d::nodes.
+  template <class Src = TapeParams>
   static constexpr std::size_t nodes(const Conv2dOptions& o, Size2d in) noexcept {
-    return detail::conv_nodes(geometry(o, in), o.out_channels, o.act);
+    return detail::conv_nodes<Src>(geometry(o, in), o.out_channels, o.act);
   }
   /// Slots of forward() over `in`: as Conv1d::slots.
+  template <class Src = TapeParams>
   static constexpr std::size_t slots(const Conv2dOptions& o, Size2d in) noexcept {
-    return detail::conv_slots(geometry(o, in));
+    return detail::conv_slots<Src>(geometry(o, in));
   }
   /// The most runs one window lists (forward() refuses more than kMaxWindowRuns).
   static constexpr std::size_t max_window_runs(const Conv2dOptions& o, Size2d in) noexcept {
@@ -361,23 +390,11 @@ struct Conv2d {
   /// Records the convolution of x, in.height * in.width positions of
   /// in_channels; returns output_size() positions of out_channels,
   /// channels-last. Errors as Conv1d::forward.
-  View forward(Tape<T>& tape, View x, Size2d in) const noexcept {
-    return detail::conv_forward(tape, geometry(options, in), weight, options.out_channels, bias, options.act, x);
-  }
-
-  /// As Conv1d::lane_nodes.
-  static constexpr std::size_t lane_nodes(const Conv2dOptions& o, Size2d in) noexcept {
-    return detail::conv_lane_nodes(geometry(o, in), o.out_channels, o.act);
-  }
-  /// As Conv1d::lane_slots.
-  static constexpr std::size_t lane_slots(const Conv2dOptions& o, Size2d in) noexcept {
-    return detail::conv_lane_slots(geometry(o, in));
-  }
-  /// The layer on a tape of N lanes, as Conv1d's lane forward().
-  template <std::size_t N>
-  View forward(Tape<Lanes<T, N>>& tape, const LaneParams<T>& p, View x, Size2d in) const noexcept {
-    return detail::conv_forward_lanes(tape, p, geometry(options, in), weight, options.out_channels, bias, options.act,
-                                       x);
+  View forward(Tape<T>& tape, View x, Size2d in) const noexcept { return forward(tape, TapeParams{}, x, in); }
+  /// The same with the weights read from a source, as Conv1d's.
+  template <class U, class Src>
+  View forward(Tape<U>& tape, const Src& src, View x, Size2d in) const noexcept {
+    return detail::conv_forward(tape, src, geometry(options, in), weight, options.out_channels, bias, options.act, x);
   }
 };
 

@@ -14,6 +14,7 @@
 
 #include "burtorch/index.hpp"
 #include "burtorch/nn/common.hpp"
+#include "burtorch/nn/source.hpp"
 #include "burtorch/core/tape.hpp"
 
 namespace burtorch {
@@ -185,19 +186,25 @@ constexpr WindowPlan plan_windows(const ConvGeometry& g) noexcept {
   return p;
 }
 
-/// Nodes of a convolution's forward(): the zero leaves, then out_channels
-/// outputs per position (twice that with an activation); 0 if no window fits.
+/// Nodes of a convolution's forward() with its weights read from a source
+/// of type Src (nn/source.hpp): the zeros, then out_channels outputs per
+/// position (twice that with an activation) and the source's head nodes;
+/// 0 if no window fits.
+template <class Src = TapeParams>
 constexpr std::size_t conv_nodes(const ConvGeometry& g, Index out_channels, Activation act) noexcept {
   const WindowPlan p = plan_windows(g);
   const std::uint64_t outputs = capped_product(p.windows, out_channels);
-  const std::uint64_t n = p.zero_width + ((act == Activation::kIdentity) ? outputs : (2U * outputs));
+  const std::uint64_t n = p.zero_width + Src::kConvHead + ((act == Activation::kIdentity) ? outputs : (2U * outputs));
   return (p.windows == 0U) ? 0U : static_cast<std::size_t>(n);
 }
-/// Slots of a convolution's forward(): per position its view list and a
-/// 4-slot matvec descriptor; 0 if no window fits.
+/// Slots of the same: per position its view list (and, on an ordinary
+/// tape, a 4-slot matvec descriptor), and the source's own; 0 if no window
+/// fits.
+template <class Src = TapeParams>
 constexpr std::size_t conv_slots(const ConvGeometry& g) noexcept {
   const WindowPlan p = plan_windows(g);
-  return static_cast<std::size_t>(p.list_slots + (4U * p.windows));
+  const std::uint64_t n = p.list_slots + Src::kConvSlots + (Src::kConvWindowSlots * p.windows);
+  return (p.windows == 0U) ? 0U : static_cast<std::size_t>(n);
 }
 
 /// True if the tape has room for `leaves` more leaves, then `interior` more

@@ -338,8 +338,8 @@ class Gpt {
   static constexpr std::size_t feed_forward_half_nodes(const GptOptions& c) noexcept {
     const std::size_t steps = c.block;
     const std::size_t norm = LayerNorm<T>::nodes(norm_options(c, nullptr, nullptr));
-    return (steps * norm) + (steps * Linear<T>::lane_nodes(ff1_options(c))) +
-           (steps * Linear<T>::lane_nodes(ff2_options(c))) + (steps * c.width);
+    return (steps * norm) + (steps * Linear<T>::template nodes<LaneParams<T>>(ff1_options(c))) +
+           (steps * Linear<T>::template nodes<LaneParams<T>>(ff2_options(c))) + (steps * c.width);
   }
   static constexpr std::size_t block_lane_nodes(const GptOptions& c) noexcept {
     return attention_half_nodes(c) + feed_forward_half_nodes(c);
@@ -347,7 +347,7 @@ class Gpt {
   static constexpr std::size_t head_lane_nodes(const GptOptions& c) noexcept {
     const std::size_t steps = c.block;
     const std::size_t norm = LayerNorm<T>::nodes(norm_options(c, nullptr, nullptr));
-    return (steps * norm) + (steps * Linear<T>::lane_nodes(head_options(c))) + (steps * kLaneCrossEntropyNodes) + 1U;
+    return (steps * norm) + (steps * Linear<T>::template nodes<LaneParams<T>>(head_options(c))) + (steps * kLaneCrossEntropyNodes) + 1U;
   }
   template <std::size_t N>
   static constexpr std::size_t embed_lane_slots(const GptOptions& c) noexcept {
@@ -363,7 +363,7 @@ class Gpt {
   static constexpr std::size_t feed_forward_half_slots(const GptOptions& c) noexcept {
     const std::size_t steps = c.block;
     return (steps * burtorch::kLaneScaleShiftSlots) +
-           (steps * Linear<T>::lane_view_slots(ff1_options(c))) + (steps * Linear<T>::lane_view_slots(ff2_options(c)));
+           (steps * Linear<T>::template view_slots<LaneParams<T>>(ff1_options(c))) + (steps * Linear<T>::template view_slots<LaneParams<T>>(ff2_options(c)));
   }
   template <std::size_t N>
   static constexpr std::size_t block_lane_slots(const GptOptions& c) noexcept {
@@ -372,7 +372,7 @@ class Gpt {
   template <std::size_t N>
   static constexpr std::size_t head_lane_slots(const GptOptions& c) noexcept {
     const std::size_t steps = c.block;
-    return (steps * burtorch::kLaneScaleShiftSlots) + (steps * Linear<T>::lane_view_slots(head_options(c))) +
+    return (steps * burtorch::kLaneScaleShiftSlots) + (steps * Linear<T>::template view_slots<LaneParams<T>>(head_options(c))) +
            (steps * burtorch::pick_slots(N)) + steps;
   }
 

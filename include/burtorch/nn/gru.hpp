@@ -30,13 +30,12 @@
 #include <cstdint>
 #include <limits>
 
-#include "burtorch/lanes/ops.hpp"
-#include "burtorch/lanes/lanes.hpp"
 #include "burtorch/nn/init.hpp"
 #include "burtorch/nn/common.hpp"
 #include "burtorch/nn/linear.hpp"
 #include "burtorch/nn/random.hpp"
 #include "burtorch/nn/params.hpp"
+#include "burtorch/nn/source.hpp"
 #include "burtorch/core/ops.hpp"
 #include "burtorch/core/tape.hpp"
 
@@ -82,13 +81,19 @@ struct Gru {
     const std::size_t h = o.hidden;
     return (3U * h * (static_cast<std::size_t>(o.input) + h)) + (o.bias ? (6U * h) : 0U);
   }
-  /// Nodes of forward() over `steps` steps (step() records nodes(o, 1)).
+  /// Nodes of forward() over `steps` steps (step() records nodes(o, 1)),
+  /// the weights read from a source of type Src (nn/source.hpp; the tape's
+  /// own by default): each step's two matvecs add the source's head nodes
+  /// (on a tape of lanes: `nodes<LaneParams<T>>(o, steps)`).
+  template <class Src = TapeParams>
   static constexpr std::size_t nodes(const GruOptions& o, std::size_t steps) noexcept {
-    return steps * kNodesPerUnit * o.hidden;
+    return steps * ((kNodesPerUnit * o.hidden) + (2U * Src::kMatvecHead));
   }
-  /// Argument slots of forward() over `steps` steps.
+  /// Argument slots of the same: two one-run view lists and two matvec
+  /// descriptors of the source's size per step.
+  template <class Src = TapeParams>
   static constexpr std::size_t slots(const GruOptions& /*o*/, std::size_t steps) noexcept {
-    return steps * kSlotsPerStep;
+    return steps * (6U + (2U * Src::kMatvecSlots));
   }
   /// Nodes of one tbptt_window of `steps` steps, up to the last hidden
   /// state: the H leaves of the carried state, then forward(). Add the
@@ -156,40 +161,17 @@ struct Gru {
   /// recorded (no node, no slot): a width other than I or H, or a GRU not
   /// created, is kInvalidArgument; a view not (or no longer) recorded on the
   /// tape kInvalidHandle.
-  View step(Tape<T>& tape, View x, View h) const noexcept {
-    if ((weight_ih == kNoIndex) || (x.count != input) || (h.count != hidden)) {
-      static_cast<void>(tape.report(Status::kInvalidArgument));
-      return kNoView;
-    }
-    if (!is_recorded(tape, x) || !is_recorded(tape, h)) {
-      static_cast<void>(tape.report(Status::kInvalidHandle));
-      return kNoView;
-    }
-    const Index rows = 3U * hidden;
-    const ViewList xs = burtorch::view_list(tape, &x, 1U);
-    const ViewList hs = burtorch::view_list(tape, &h, 1U);
-    const View gi = burtorch::matvec(tape, weight_ih, rows, xs, bias_ih);  // W_i* x + b_i*
-    const View gh = burtorch::matvec(tape, weight_hh, rows, hs, bias_hh);  // W_h* h + b_h*
-    return gates(tape, gi, gh, h);
-  }
+  View step(Tape<T>& tape, View x, View h) const noexcept { return step(tape, TapeParams{}, x, h); }
 
-  /// Nodes of the lane step() (below): step()'s and the two head nodes.
-  static constexpr std::size_t lane_nodes(const GruOptions& o, std::size_t steps) noexcept {
-    return nodes(o, steps) + (2U * steps);
-  }
-  /// Argument slots of `steps` lane steps: two one-run view lists and two
-  /// lane_matvec descriptors per step.
-  static constexpr std::size_t lane_slots(const GruOptions& /*o*/, std::size_t steps) noexcept {
-    return steps * (6U + (2U * static_cast<std::size_t>(burtorch::kLaneMatSlots)));
-  }
-
-  /// One step on a tape of N lanes (one sequence per lane), the weights and
-  /// biases this GRU's parameters on their own tape, shared through p
+  /// The same with the weights and biases read from a source
+  /// (nn/source.hpp), e.g. on a tape of N lanes (one sequence per lane) this
+  /// GRU's parameters on their own tape, shared through LaneParams p
   /// (nn::lane_params): each matvec reads them once per N sequences and
-  /// sums their gradients over the lanes; the gates as step()'s, lane by
-  /// lane. Errors as step() (parameters outside p: kInvalidArgument).
-  template <std::size_t N>
-  View step(Tape<Lanes<T, N>>& tape, const LaneParams<T>& p, View x, View h) const noexcept {
+  /// sums their gradients over the lanes; the gates as on a scalar tape,
+  /// lane by lane. Errors as above; a source that does not hold the
+  /// parameters is kInvalidArgument, also before anything is recorded.
+  template <class U, class Src>
+  View step(Tape<U>& tape, const Src& src, View x, View h) const noexcept {
     if ((weight_ih == kNoIndex) || (x.count != input) || (h.count != hidden)) {
       static_cast<void>(tape.report(Status::kInvalidArgument));
       return kNoView;
@@ -199,15 +181,15 @@ struct Gru {
       return kNoView;
     }
     const View v = params();
-    if (!burtorch::detail::params_cover(p, v.first, v.count)) {  // before the view lists are recorded
+    if (!source_covers(src, v.first, v.count)) {  // before the view lists are recorded
       static_cast<void>(tape.report(Status::kInvalidArgument));
       return kNoView;
     }
     const Index rows = 3U * hidden;
     const ViewList xs = burtorch::view_list(tape, &x, 1U);
     const ViewList hs = burtorch::view_list(tape, &h, 1U);
-    const View gi = burtorch::lane_matvec(tape, p, weight_ih, rows, xs, bias_ih);
-    const View gh = burtorch::lane_matvec(tape, p, weight_hh, rows, hs, bias_hh);
+    const View gi = source_matvec(tape, src, weight_ih, rows, xs, bias_ih);  // W_i* x + b_i*
+    const View gh = source_matvec(tape, src, weight_hh, rows, hs, bias_hh);  // W_h* h + b_h*
     return gates(tape, gi, gh, h);
   }
 

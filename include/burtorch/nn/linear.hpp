@@ -2,21 +2,21 @@
 /// @file
 /// Fully connected layers and lookup tables: Linear (act(W x + b), one
 /// inner product per output with the activation fused into it) and
-/// Embedding (a table whose rows are views), their options, and their forms
-/// on a tape of lanes (the parameters shared from their own tape: a lane
-/// batch, nn/train.hpp).
+/// Embedding (a table whose rows are views) and their options. Written once
+/// over a weight source (nn/source.hpp): the tape's own parameters, or
+/// another source such as the lanes extension's LaneParams (a lane batch,
+/// nn/train.hpp), which this header does not include.
 #ifndef BURTORCH_NN_LINEAR_HPP
 #define BURTORCH_NN_LINEAR_HPP
 
 #include <cstddef>
 
 #include "burtorch/ext/fused.hpp"
-#include "burtorch/lanes/ops.hpp"
-#include "burtorch/lanes/lanes.hpp"
 #include "burtorch/nn/common.hpp"
 #include "burtorch/nn/init.hpp"
 #include "burtorch/nn/params.hpp"
 #include "burtorch/nn/random.hpp"
+#include "burtorch/nn/source.hpp"
 #include "burtorch/core/tape.hpp"
 #include "burtorch/core/views.hpp"
 
@@ -38,6 +38,20 @@ inline View linear_rows(Tape<T>& tape, Index w, Index rows, ViewList x, Index bi
   } else {
     static_assert(A == Activation::kSigmoid, "an Activation");
     return burtorch::matvec<Op::kSigmoid>(tape, w, rows, x, bias);
+  }
+}
+
+/// The same over a weight source: the tape's own parameters fuse the
+/// activation into the rows (above); a source that does not
+/// (Src::kFusedRows false) records its rows, then one node per output for
+/// the activation.
+template <Activation A, class T, class Src>
+inline View linear_rows(Tape<T>& tape, const Src& src, Index w, Index rows, ViewList x, Index bias) noexcept {
+  if constexpr (Src::kFusedRows) {
+    return linear_rows<A>(tape, w, rows, x, bias);
+  } else {
+    const View y = source_matvec(tape, src, w, rows, x, bias);
+    return (y.count != 0U) ? activate<A>(tape, y) : kNoView;
   }
 }
 
@@ -78,14 +92,28 @@ struct Linear {
   static constexpr std::size_t parameters(const LinearOptions& o) noexcept {
     return (static_cast<std::size_t>(o.in) * o.out) + (o.bias ? o.out : 0U);
   }
-  /// Nodes and slots of forward() on a ViewList: one node per output (the
-  /// activation is fused into the rows); the outputs share one matvec
-  /// descriptor, whatever their number.
-  static constexpr std::size_t nodes(const LinearOptions& o) noexcept { return o.out; }
+  /// Nodes and slots of forward() on a ViewList, reading the weights from
+  /// a source of type Src (nn/source.hpp; the tape's own by default): one
+  /// node per output, the activation fused into the rows, the outputs
+  /// sharing one matvec descriptor whatever their number; a source that
+  /// does not fuse the activation adds a node per output for it, and each
+  /// source its own head nodes and slots (on a tape of lanes:
+  /// `nodes<LaneParams<T>>(o)`).
+  template <class Src = TapeParams>
+  static constexpr std::size_t nodes(const LinearOptions& o) noexcept {
+    const bool fused = Src::kFusedRows || (o.act == Activation::kIdentity);
+    return Src::kMatvecHead + (fused ? o.out : (2U * static_cast<std::size_t>(o.out)));
+  }
   /// @copydoc nodes
-  static constexpr std::size_t slots(const LinearOptions& /*o*/) noexcept { return 4U; }
+  template <class Src = TapeParams>
+  static constexpr std::size_t slots(const LinearOptions& /*o*/) noexcept {
+    return Src::kMatvecSlots;
+  }
   /// The same for forward() on a View (one extra one-run view list).
-  static constexpr std::size_t view_slots(const LinearOptions& o) noexcept { return 3U + slots(o); }
+  template <class Src = TapeParams>
+  static constexpr std::size_t view_slots(const LinearOptions& o) noexcept {
+    return 3U + slots<Src>(o);
+  }
 
   /// Appends the layer's parameters to the tape: in * out weights drawn from
   /// o.weight_init, then (if o.bias) out biases from o.bias_init. False if
@@ -144,26 +172,70 @@ struct Linear {
   /// list; returns the `out` output nodes (kNoView on error). The
   /// activation is chosen at run time, so the code of every activation is
   /// compiled in; forward<A>() compiles only A's.
+  View forward(Tape<T>& tape, ViewList x) const noexcept { return forward(tape, TapeParams{}, x); }
+  /// The same for an input that is one run of nodes: checked (accepts())
+  /// before its view list is recorded.
+  View forward(Tape<T>& tape, View x) const noexcept { return forward(tape, TapeParams{}, x); }
+
+  /// forward() with the activation chosen at compile time (A must be the
+  /// layer's act, else kInvalidArgument and nothing recorded): only A's code
+  /// is compiled in, e.g. `hidden.forward<nn::Activation::kRelu>(tape, x)`.
+  template <Activation A>
   View forward(Tape<T>& tape, ViewList x) const noexcept {
+    return forward<A>(tape, TapeParams{}, x);
+  }
+  /// @copydoc forward(Tape<T>&, ViewList) const
+  template <Activation A>
+  View forward(Tape<T>& tape, View x) const noexcept {
+    return forward<A>(tape, TapeParams{}, x);
+  }
+
+  /// The layer with its weights read from a source (nn/source.hpp): the
+  /// tape's own parameters (the forms above), or e.g. this layer's
+  /// parameters on their own tape shared through LaneParams p
+  /// (nn::lane_params) by a tape of N lanes, one sample per lane: read once
+  /// per N samples, their gradients summed over the lanes. A source that
+  /// does not hold the layer's parameters (shared()) is refused with
+  /// kInvalidArgument before anything is recorded.
+  template <class U, class Src>
+  View forward(Tape<U>& tape, const Src& src, ViewList x) const noexcept {
     View y = kNoView;
-    if (x.total != in) {
+    if ((x.total != in) || !shared(src)) {
       static_cast<void>(tape.report(Status::kInvalidArgument));
     } else if (act == Activation::kRelu) {
-      y = linear_rows<Activation::kRelu>(tape, weight, out, x, bias);
+      y = linear_rows<Activation::kRelu>(tape, src, weight, out, x, bias);
     } else if (act == Activation::kTanh) {
-      y = linear_rows<Activation::kTanh>(tape, weight, out, x, bias);
+      y = linear_rows<Activation::kTanh>(tape, src, weight, out, x, bias);
     } else if (act == Activation::kSigmoid) {
-      y = linear_rows<Activation::kSigmoid>(tape, weight, out, x, bias);
+      y = linear_rows<Activation::kSigmoid>(tape, src, weight, out, x, bias);
     } else {
-      y = linear_rows<Activation::kIdentity>(tape, weight, out, x, bias);
+      y = linear_rows<Activation::kIdentity>(tape, src, weight, out, x, bias);
     }
     return y;
   }
-
-  /// The same for an input that is one run of nodes: checked (accepts())
-  /// before its view list is recorded.
-  View forward(Tape<T>& tape, View x) const noexcept {
-    return accepts(tape, x) ? forward(tape, burtorch::view_list(tape, &x, 1U)) : kNoView;
+  /// The same for an input that is one run of nodes.
+  template <class U, class Src>
+  View forward(Tape<U>& tape, const Src& src, View x) const noexcept {
+    return (accepts(tape, x) && holds(tape, src)) ? forward(tape, src, burtorch::view_list(tape, &x, 1U)) : kNoView;
+  }
+  /// forward<A>() over a source.
+  template <Activation A, class U, class Src>
+  View forward(Tape<U>& tape, const Src& src, ViewList x) const noexcept {
+    if ((x.total != in) || (act != A) || !shared(src)) {
+      static_cast<void>(tape.report(Status::kInvalidArgument));
+      return kNoView;
+    }
+    return linear_rows<A>(tape, src, weight, out, x, bias);
+  }
+  /// @copydoc forward(Tape<U>&, const Src&, ViewList) const
+  template <Activation A, class U, class Src>
+  View forward(Tape<U>& tape, const Src& src, View x) const noexcept {
+    if (act != A) {
+      static_cast<void>(tape.report(Status::kInvalidArgument));
+      return kNoView;
+    }
+    return (accepts(tape, x) && holds(tape, src)) ? forward<A>(tape, src, burtorch::view_list(tape, &x, 1U))
+                                                  : kNoView;
   }
 
   /// True if x can be this layer's input: `in` nodes wide (else
@@ -176,71 +248,24 @@ struct Linear {
     static_cast<void>(tape.report(error));
     return error == Status::kOk;
   }
-
-  /// forward() with the activation chosen at compile time (A must be the
-  /// layer's act, else kInvalidArgument and nothing recorded): only A's code
-  /// is compiled in, e.g. `hidden.forward<nn::Activation::kRelu>(tape, x)`.
-  template <Activation A>
-  View forward(Tape<T>& tape, ViewList x) const noexcept {
-    if ((x.total != in) || (act != A)) {
-      static_cast<void>(tape.report(Status::kInvalidArgument));
-      return kNoView;
-    }
-    return linear_rows<A>(tape, weight, out, x, bias);
-  }
-  /// @copydoc forward(Tape<T>&, ViewList) const
-  template <Activation A>
-  View forward(Tape<T>& tape, View x) const noexcept {
-    if (act != A) {
-      static_cast<void>(tape.report(Status::kInvalidArgument));
-      return kNoView;
-    }
-    return accepts(tape, x) ? forward<A>(tape, burtorch::view_list(tape, &x, 1U)) : kNoView;
-  }
-
-  /// Nodes and slots of the lane forward() (a lane batch, see below): the
-  /// outputs' head node (lane_matvec), the outputs, and the
-  /// activation's nodes (on a tape of lanes the activation is a node of its
-  /// own per output).
-  static constexpr std::size_t lane_nodes(const LinearOptions& o) noexcept {
-    return 1U + ((o.act == Activation::kIdentity) ? o.out : (2U * static_cast<std::size_t>(o.out)));
-  }
-  /// @copydoc lane_nodes
-  static constexpr std::size_t lane_slots(const LinearOptions& /*o*/) noexcept { return burtorch::detail::kMsSlots; }
-  /// The same on a View (one extra one-run view list).
-  static constexpr std::size_t lane_view_slots(const LinearOptions& o) noexcept { return 3U + lane_slots(o); }
-
-  /// The layer on a tape of N lanes (one sample per lane) whose weights are
-  /// this layer's parameters on their own tape, shared through p
-  /// (nn::lane_params): read once per N samples, their gradients summed
-  /// over the lanes.
-  template <std::size_t N>
-  View forward(Tape<Lanes<T, N>>& tape, const LaneParams<T>& p, ViewList x) const noexcept {
-    if ((x.total != in) || !shared(p)) {
-      static_cast<void>(tape.report(Status::kInvalidArgument));
-      return kNoView;
-    }
-    const View y = burtorch::lane_matvec(tape, p, weight, out, x, bias);
-    return (y.count != 0U) ? activate(tape, y, act) : kNoView;
-  }
-  /// The same for an input that is one run of nodes.
-  template <std::size_t N>
-  View forward(Tape<Lanes<T, N>>& tape, const LaneParams<T>& p, View x) const noexcept {
-    if (!accepts(tape, x)) {
-      return kNoView;
-    }
-    if (!shared(p)) {
-      static_cast<void>(tape.report(Status::kInvalidArgument));
-      return kNoView;
-    }
-    return forward(tape, p, burtorch::view_list(tape, &x, 1U));
-  }
-  /// True if p holds this layer's parameters, values and gradients (a
-  /// layer not created: false). The lane forms refuse other p with
-  /// kInvalidArgument before they record anything.
-  bool shared(const LaneParams<T>& p) const noexcept {
+  /// True if the source holds this layer's parameters, values and
+  /// gradients (always, for the tape's own; a layer not created: false for
+  /// any other).
+  template <class Src>
+  bool shared(const Src& src) const noexcept {
     const View v = params();
-    return burtorch::detail::params_cover(p, v.first, v.count);
+    return source_covers(src, v.first, v.count);
+  }
+
+ private:
+  /// shared(), else kInvalidArgument on the tape.
+  template <class U, class Src>
+  bool holds(Tape<U>& tape, const Src& src) const noexcept {
+    const bool ok = shared(src);
+    if (!ok) {
+      static_cast<void>(tape.report(Status::kInvalidArgument));
+    }
+    return ok;
   }
 };
 
@@ -278,12 +303,13 @@ struct Embedding {
   View row(Index r) const noexcept { return (r < rows) ? View{table + (r * dim), dim} : kNoView; }
 
   /// On a tape of N lanes: `count` rows per lane, as count * dim nodes (row
-  /// q of lane l is table row ids[q * N + l]); the table is shared through p
-  /// (nn::lane_params) and each lane's gradient goes to its own row.
+  /// q of lane l is table row ids[q * N + l]); the table is shared through
+  /// a source p that gathers (the lanes extension's LaneParams,
+  /// nn::lane_params) and each lane's gradient goes to its own row.
   /// kNoView (kInvalidArgument) for an id >= rows.
-  template <std::size_t N>
-  View gather(Tape<Lanes<T, N>>& tape, const LaneParams<T>& p, const Index* ids, Index count) const noexcept {
-    return burtorch::lane_gather(tape, p, table, rows, dim, ids, count);
+  template <class U, class Src>
+  View gather(Tape<U>& tape, const Src& p, const Index* ids, Index count) const noexcept {
+    return source_gather(tape, p, table, rows, dim, ids, count);
   }
 };
 

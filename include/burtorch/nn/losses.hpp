@@ -29,11 +29,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "burtorch/ext/functions.hpp"
-#include "burtorch/lanes/ops.hpp"
-#include "burtorch/lanes/lanes.hpp"
 #include "burtorch/nn/common.hpp"
+#include "burtorch/scalar.hpp"
 #include "burtorch/core/record.hpp"
 #include "burtorch/core/ops.hpp"
 #include "burtorch/core/tape.hpp"
@@ -57,15 +57,17 @@ inline Value<T> cross_entropy(Tape<T>& tape, View logits, Index target) noexcept
 constexpr std::size_t kCrossEntropyNodes = 2U;
 
 /// The same on a tape of N lanes, a target per lane (targets[0..N)): the
-/// target's logit is picked per lane (pick). Three nodes,
-/// pick_slots(N) slots.
-template <class S, std::size_t N>
-inline Value<Lanes<S, N>> cross_entropy(Tape<Lanes<S, N>>& tape, View logits, const Index* targets) noexcept {
+/// target's logit is picked per lane (pick, lanes/ops.hpp, found by
+/// argument-dependent lookup: this header does not include the lanes
+/// extension). Three nodes, pick_slots(N) slots. Only for a tape whose
+/// values are lanes (ScalarOps<T>::kSingleLane false).
+template <class T, std::enable_if_t<!ScalarOps<T>::kSingleLane, int> = 0>
+inline Value<T> cross_entropy(Tape<T>& tape, View logits, const Index* targets) noexcept {
   if ((targets == nullptr) || (logits.count > kMaxGather)) {
     static_cast<void>(tape.report(Status::kInvalidArgument));
-    return Value<Lanes<S, N>>(&tape, kNoIndex);
+    return Value<T>(&tape, kNoIndex);
   }
-  return burtorch::reduce<Op::kLogSumExpR>(tape, burtorch::View{logits.first, logits.count}) - burtorch::pick(tape, logits, targets);
+  return burtorch::reduce<Op::kLogSumExpR>(tape, burtorch::View{logits.first, logits.count}) - pick(tape, logits, targets);
 }
 /// Nodes the lane cross_entropy() records.
 constexpr std::size_t kLaneCrossEntropyNodes = 3U;

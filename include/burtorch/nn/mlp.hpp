@@ -169,15 +169,15 @@ class MakemoreMlp {
   /// per lane, the two layers over the shared weights, the cross-entropy
   /// against each lane's target.
   static constexpr std::size_t lane_sample_nodes(const MlpOptions& c) noexcept {
-    return (static_cast<std::size_t>(c.context) * c.embed) + Linear<T>::lane_nodes(hidden_options(c)) +
-           Linear<T>::lane_nodes(output_options(c)) + kLaneCrossEntropyNodes;
+    return (static_cast<std::size_t>(c.context) * c.embed) + Linear<T>::template nodes<LaneParams<T>>(hidden_options(c)) +
+           Linear<T>::template nodes<LaneParams<T>>(output_options(c)) + kLaneCrossEntropyNodes;
   }
   /// Argument slots of lane_sample_nodes()'s sample on a tape of N lanes.
   template <std::size_t N>
   static constexpr std::size_t lane_sample_slots(const MlpOptions& c) noexcept {
     return (static_cast<std::size_t>(c.context) * burtorch::gather_slots(1U, N)) +
            (1U + (2U * static_cast<std::size_t>(c.context))) +
-           Linear<T>::lane_slots(hidden_options(c)) + Linear<T>::lane_view_slots(output_options(c)) +
+           Linear<T>::template slots<LaneParams<T>>(hidden_options(c)) + Linear<T>::template view_slots<LaneParams<T>>(output_options(c)) +
            burtorch::pick_slots(N);
   }
   /// The memory plan of lane batches of N lanes (exact: tests/core/test_lanes.cpp).

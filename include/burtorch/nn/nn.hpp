@@ -10,7 +10,6 @@
 #include "burtorch/nn/common.hpp"
 #include "burtorch/nn/conv.hpp"
 #include "burtorch/nn/conv_geometry.hpp"
-#include "burtorch/nn/conv_lanes.hpp"
 #include "burtorch/nn/dp.hpp"
 #include "burtorch/nn/frozen.hpp"
 #include "burtorch/nn/gpt.hpp"

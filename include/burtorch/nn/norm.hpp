@@ -1,17 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file
-/// Layer normalisation: LayerNorm (torch.nn.LayerNorm over one vector), its
-/// options, and its form on a tape of lanes.
+/// Layer normalisation: LayerNorm (torch.nn.LayerNorm over one vector) and
+/// its options, written once over a weight source (nn/source.hpp).
 #ifndef BURTORCH_NN_NORM_HPP
 #define BURTORCH_NN_NORM_HPP
 
 #include <cstddef>
 
-#include "burtorch/lanes/ops.hpp"
-#include "burtorch/lanes/lanes.hpp"
 #include "burtorch/nn/common.hpp"
 #include "burtorch/nn/init.hpp"
 #include "burtorch/nn/random.hpp"
+#include "burtorch/nn/source.hpp"
 #include "burtorch/core/ops.hpp"
 #include "burtorch/core/tape.hpp"
 #include "burtorch/core/views.hpp"
@@ -47,8 +46,12 @@ struct LayerNorm {
   static constexpr std::size_t nodes(const LayerNormOptions& o) noexcept {
     return 4U + (3U * static_cast<std::size_t>(o.width));
   }
-  /// Slots of forward(): one 3-slot scale_shift descriptor.
-  static constexpr std::size_t slots(const LayerNormOptions& /*o*/) noexcept { return 3U; }
+  /// Slots of forward(): one scale_shift descriptor, its size the weight
+  /// source's (nn/source.hpp; on a tape of lanes: `slots<LaneParams<T>>(o)`).
+  template <class Src = TapeParams>
+  static constexpr std::size_t slots(const LayerNormOptions& /*o*/) noexcept {
+    return Src::kScaleShiftSlots;
+  }
 
   /// Appends the gains, then the biases, to the tape. False if the tape is
   /// full or failed (params() is then kNoView).
@@ -67,21 +70,20 @@ struct LayerNorm {
   View params() const noexcept { return (gamma != kNoIndex) ? View{gamma, 2U * n} : kNoView; }
 
   /// Records the normalised x (n nodes wide, n <= kMaxGather); kNoView on error.
-  View forward(Tape<T>& tape, View x) const noexcept {
-    const View scaled = normalize(tape, x);
-    return (scaled.count != 0U) ? burtorch::scale_shift(tape, gamma, scaled.first, beta, n) : kNoView;
-  }
-  /// The same on a tape of N lanes, the gains and biases shared through p
-  /// (nn::lane_params). Slots: kLaneScaleShiftSlots.
-  template <std::size_t N>
-  View forward(Tape<Lanes<T, N>>& tape, const LaneParams<T>& p, View x) const noexcept {
+  View forward(Tape<T>& tape, View x) const noexcept { return forward(tape, TapeParams{}, x); }
+  /// The same with the gains and biases read from a source (nn/source.hpp),
+  /// e.g. on a tape of N lanes, shared through LaneParams p
+  /// (nn::lane_params). A source that does not hold them is refused
+  /// (kInvalidArgument) before anything is recorded.
+  template <class U, class Src>
+  View forward(Tape<U>& tape, const Src& src, View x) const noexcept {
     const View v = params();
-    if (!burtorch::detail::params_cover(p, v.first, v.count)) {  // before anything is recorded
+    if (!source_covers(src, v.first, v.count)) {
       static_cast<void>(tape.report(Status::kInvalidArgument));
       return kNoView;
     }
     const View scaled = normalize(tape, x);
-    return (scaled.count != 0U) ? burtorch::lane_scale_shift(tape, p, gamma, scaled.first, beta, n) : kNoView;
+    return (scaled.count != 0U) ? source_scale_shift(tape, src, gamma, scaled.first, beta, n) : kNoView;
   }
 
  private:

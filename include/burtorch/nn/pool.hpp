@@ -11,9 +11,10 @@
 /// Windows as torch.nn's pooling with its defaults: stride = kernel (0 in
 /// the options means that), no padding, no dilation, floor mode (positions
 /// past the last whole window are dropped). Pooling has no parameters:
-/// build one from its options, `nn::AvgPool1d<float> pool{options};`. On a
-/// tape of lanes (a lane batch) forward() records the same reductions, lane
-/// by lane (the same nodes and slots as on a scalar tape).
+/// build one from its options, `nn::AvgPool1d<float> pool{options};`. One
+/// forward for every tape: on a tape of lanes (a lane batch) it records the
+/// same reductions, lane by lane (the same nodes and slots as on a scalar
+/// tape).
 #ifndef BURTORCH_NN_POOL_HPP
 #define BURTORCH_NN_POOL_HPP
 
@@ -21,7 +22,6 @@
 #include <cstdint>
 
 #include "burtorch/ext/functions.hpp"
-#include "burtorch/lanes/lanes.hpp"
 #include "burtorch/nn/conv.hpp"
 #include "burtorch/nn/params.hpp"
 #include "burtorch/core/tape.hpp"
@@ -242,12 +242,10 @@ struct AvgPool1d {
   /// Records the pooling of x (length * channels nodes); returns
   /// output_length() positions of `channels` (kNoView on error; see
   /// detail::pool_forward).
-  View forward(Tape<T>& tape, View x, Index length) const noexcept {
-    return detail::pool_forward(tape, detail::pool_geometry(options, length), x, detail::MeanOf{});
-  }
-  /// The same on a tape of N lanes.
-  template <std::size_t N>
-  View forward(Tape<Lanes<T, N>>& tape, View x, Index length) const noexcept {
+  View forward(Tape<T>& tape, View x, Index length) const noexcept { return forward<T>(tape, x, length); }
+  /// The same on any tape: on a tape of N lanes, lane by lane.
+  template <class U>
+  View forward(Tape<U>& tape, View x, Index length) const noexcept {
     return detail::pool_forward(tape, detail::pool_geometry(options, length), x, detail::MeanOf{});
   }
 };
@@ -272,9 +270,7 @@ struct AvgPool2d {
     return detail::pool_slots(detail::pool_geometry(o, in));
   }
   /// Records the pooling of x (in.height * in.width * channels nodes).
-  View forward(Tape<T>& tape, View x, Size2d in) const noexcept {
-    return detail::pool_forward(tape, detail::pool_geometry(options, in), x, detail::MeanOf{});
-  }
+  View forward(Tape<T>& tape, View x, Size2d in) const noexcept { return forward<T>(tape, x, in); }
   /// The pooled values of x (in.height * in.width * channels values) into y
   /// without a tape (detail::pool_evaluate_mean), the values forward()'s
   /// nodes would hold; V a scalar or a lane type. False where forward()
@@ -283,9 +279,9 @@ struct AvgPool2d {
   bool evaluate(const V* x, Size2d in, V* y) const noexcept {
     return detail::pool_evaluate_mean(detail::pool_geometry(options, in), x, y);
   }
-  /// The same on a tape of N lanes.
-  template <std::size_t N>
-  View forward(Tape<Lanes<T, N>>& tape, View x, Size2d in) const noexcept {
+  /// The same on any tape: on a tape of N lanes, lane by lane.
+  template <class U>
+  View forward(Tape<U>& tape, View x, Size2d in) const noexcept {
     return detail::pool_forward(tape, detail::pool_geometry(options, in), x, detail::MeanOf{});
   }
 };
@@ -311,12 +307,10 @@ struct MaxPool1d {
     return AvgPool1d<T>::slots(o, length);
   }
   /// Records the pooling of x (length * channels nodes); as AvgPool1d::forward.
-  View forward(Tape<T>& tape, View x, Index length) const noexcept {
-    return detail::pool_forward(tape, detail::pool_geometry(options, length), x, detail::MaxOf{});
-  }
-  /// The same on a tape of N lanes (ties and NaN lane by lane).
-  template <std::size_t N>
-  View forward(Tape<Lanes<T, N>>& tape, View x, Index length) const noexcept {
+  View forward(Tape<T>& tape, View x, Index length) const noexcept { return forward<T>(tape, x, length); }
+  /// The same on any tape: on a tape of N lanes, lane by lane (ties and NaN too).
+  template <class U>
+  View forward(Tape<U>& tape, View x, Index length) const noexcept {
     return detail::pool_forward(tape, detail::pool_geometry(options, length), x, detail::MaxOf{});
   }
 };
@@ -340,12 +334,10 @@ struct MaxPool2d {
     return AvgPool2d<T>::slots(o, in);
   }
   /// Records the pooling of x (in.height * in.width * channels nodes).
-  View forward(Tape<T>& tape, View x, Size2d in) const noexcept {
-    return detail::pool_forward(tape, detail::pool_geometry(options, in), x, detail::MaxOf{});
-  }
-  /// The same on a tape of N lanes (ties and NaN lane by lane).
-  template <std::size_t N>
-  View forward(Tape<Lanes<T, N>>& tape, View x, Size2d in) const noexcept {
+  View forward(Tape<T>& tape, View x, Size2d in) const noexcept { return forward<T>(tape, x, in); }
+  /// The same on any tape: on a tape of N lanes, lane by lane (ties and NaN too).
+  template <class U>
+  View forward(Tape<U>& tape, View x, Size2d in) const noexcept {
     return detail::pool_forward(tape, detail::pool_geometry(options, in), x, detail::MaxOf{});
   }
 };
