@@ -169,6 +169,8 @@ class Writer:
             return ("%dU" % l.n, "0U")
         if l.kind == "leaky":
             return ("%dU" % l.n, "%dU * nn::constant_slots<Real>()" % l.n)
+        if l.kind == "gelu":
+            return ("%dU" % l.n, "0U")
         t, init = self.pool_decl(l)
         return ("%s::nodes(%s.options, %s)" % (t, "k_" + n, self.extent(l)), "%s::slots(%s.options, %s)" % (t, "k_" + n, self.extent(l)))
 
@@ -194,6 +196,8 @@ class Writer:
         self.w("#include <burtorch/nn/nn.hpp>")
         self.w()
         self.w("#include <array>")
+        if any(l.kind == "gelu" for l in imp.layers):
+            self.w("#include <cmath>")
         self.w("#include <cstddef>")
         self.w("#include <cstdint>")
         self.w()
@@ -227,6 +231,28 @@ class Writer:
             self.w(array_text(out_order, lambda v: "%dU" % v, 16))
             self.w("};")
         self.w()
+        if any(l.kind == "gelu" for l in imp.layers):
+            self.w("/// GELU as torch.nn.GELU() computes it, 0.5 x (1 + erf(x / sqrt 2)): an op of")
+            self.w("/// this model's own (burtorch/ext/extension.hpp), family id kOpFamily; a")
+            self.w("/// program's own op families take the other ids for programs.")
+            self.w("constexpr std::uint8_t kOpFamily = bt::family::kFirstUser + 2U;")
+            self.w("struct GeluErf {")
+            self.w("  static constexpr bt::OpKind kKind = bt::OpKind::kUnary;")
+            self.w("  static constexpr const char* kName = \"gelu_erf\";")
+            self.w("  template <class T>")
+            self.w("  static T forward(T x) noexcept {")
+            self.w("    return (T(0.5) * x) * (T(1) + std::erf(x * T(0.70710678118654752)));")
+            self.w("  }")
+            self.w("  template <class T>")
+            self.w("  static void backward(T g, T x, T /*out*/, T& dx) noexcept {")
+            self.w("    const T cdf = T(0.5) * (T(1) + std::erf(x * T(0.70710678118654752)));")
+            self.w("    const T pdf = T(0.39894228040143268) * std::exp(T(-0.5) * x * x);  // 1 / sqrt(2 pi)")
+            self.w("    dx += g * (cdf + (x * pdf));")
+            self.w("  }")
+            self.w("};")
+            self.w("using Ops = bt::OpFamily<kOpFamily, GeluErf>;")
+            self.w("inline bt::Value<Real> gelu_erf(bt::Value<Real> x) noexcept { return Ops::unary<GeluErf>(x); }")
+            self.w()
         # weights and options
         frozen_desc = {}
         for l in imp.layers:
@@ -385,6 +411,8 @@ class Writer:
             elif l.kind == "act":
                 fn = {"kRelu": "relu", "kTanh": "tanh", "kSigmoid": "sigmoid"}[l.act]
                 self.w("    h = bt::record_view(tape, h.count, [&](bt::Index k) noexcept { return bt::%s(nn::node(tape, h.first + k)); });" % fn)
+            elif l.kind == "gelu":
+                self.w("    h = bt::record_view(tape, h.count, [&](bt::Index k) noexcept { return gelu_erf(nn::node(tape, h.first + k)); });")
             elif l.kind == "leaky":
                 self.w("    h = bt::record_view(tape, h.count, [&](bt::Index k) noexcept {")
                 self.w("      return bt::leaky_relu(nn::node(tape, h.first + k), %s);" % fmt_real(l.slope, self.precision))

@@ -177,7 +177,61 @@ class Importer:
         return count
 
     # --- translating -------------------------------------------------------
+    def static_value(self, name):
+        """An initializer's or a Constant node's value (None if computed)."""
+        if name in self.consts:
+            return np.asarray(self.consts[name], dtype=np.float64)
+        for n in self.graph.node:
+            if n.op_type == "Constant" and n.output[0] == name:
+                v = ref.attrs_of(n).get("value")
+                return None if v is None else np.asarray(v, dtype=np.float64)
+        return None
+
+    def collapse_gelu(self):
+        """PyTorch's exact GELU, x * 0.5 * (1 + erf(x / sqrt 2)), as it exports
+        it before opset 20 (Div, Erf, Add, Mul, Mul), made one Gelu node."""
+        from onnx import helper
+        nodes = list(self.graph.node)
+        by_output = {o: n for n in nodes for o in n.output}
+        users = {}
+        for n in nodes:
+            for i in n.input:
+                users.setdefault(i, []).append(n)
+
+        def other(n, name):
+            rest = [i for i in n.input if i != name]
+            return rest[0] if len(rest) == 1 else None
+
+        def is_value(name, want):
+            v = self.static_value(name) if name else None
+            return v is not None and v.size == 1 and abs(float(v.reshape(-1)[0]) - want) <= 1e-6 * abs(want)
+
+        drop = set()
+        for erf in [n for n in nodes if n.op_type == "Erf"]:
+            div = by_output.get(erf.input[0])
+            if div is None or div.op_type != "Div" or not is_value(div.input[1], 2.0 ** 0.5):
+                continue
+            x = div.input[0]
+            adds = users.get(erf.output[0], [])
+            if len(adds) != 1 or adds[0].op_type != "Add" or not is_value(other(adds[0], erf.output[0]), 1.0):
+                continue
+            muls = users.get(adds[0].output[0], [])
+            if len(muls) != 1 or muls[0].op_type != "Mul" or other(muls[0], adds[0].output[0]) != x:
+                continue
+            halves = users.get(muls[0].output[0], [])
+            if len(halves) != 1 or halves[0].op_type != "Mul" or not is_value(other(halves[0], muls[0].output[0]), 0.5):
+                continue
+            if sorted(id(u) for u in users.get(x, [])) != sorted((id(div), id(muls[0]))):
+                continue  # x used elsewhere too: a real branch
+            gelu = helper.make_node("Gelu", [x], [halves[0].output[0]], name=halves[0].name or erf.name)
+            drop.update(id(n) for n in (div, erf, adds[0], muls[0]))
+            halves[0].CopyFrom(gelu)
+        kept = [n for n in nodes if id(n) not in drop]
+        del self.graph.node[:]
+        self.graph.node.extend(kept)
+
     def translate(self):
+        self.collapse_gelu()
         uses = self.uses()
         last = [self.input_name]
         self.input_consumer = self.first_consumer(self.input_name)
@@ -310,6 +364,9 @@ class Importer:
                 layer.act = ACTS[op]
                 return x
             self.layers.append(Layer("act", ident(node.output[0]), node, act=ACTS[op], n=len(x.order)))
+            return Dyn(x.shape, x.order, len(self.layers) - 1)
+        if op == "Gelu":
+            self.layers.append(Layer("gelu", ident(node.output[0]), node, n=len(x.order)))
             return Dyn(x.shape, x.order, len(self.layers) - 1)
         if op == "LeakyRelu":
             self.layers.append(Layer("leaky", ident(node.output[0]), node, slope=a.get("alpha", 0.01), n=len(x.order)))

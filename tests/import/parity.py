@@ -119,6 +119,18 @@ class NormMlp(nn.Module):
         return self.fc2(torch.tanh(self.norm(self.fc1(x))))
 
 
+class GeluMlp(nn.Module):
+    """nn.GELU() (exact: erf), exported as Div, Erf, Add, Mul, Mul."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(5, 9)
+        self.fc2 = nn.Linear(9, 3)
+
+    def forward(self, x):
+        return self.fc2(nn.functional.gelu(self.fc1(x)))
+
+
 def randomise_bn(m):
     for mod in m.modules():
         if isinstance(mod, nn.BatchNorm2d):
@@ -137,6 +149,7 @@ CASES = [
     ("cnn2d-bn-node", Cnn2dBn(), (1, 6, 8), "ce", {"training": torch.onnx.TrainingMode.PRESERVE}, [], None),
     ("regressor", Regressor(), (6,), "mse", {}, [], None),
     ("layernorm", NormMlp(), (6,), "ce", {"opset_version": 17}, [], None),
+    ("gelu", GeluMlp(), (5,), "ce", {}, [], None),
     ("gru-last-step", GruHead(), (7, 3), "ce", {}, [], None),
     ("gru-h-n", GruState(), (5, 2), "ce", {}, [], None),
     ("gru-head-only", GruHead(), (7, 3), "ce", {}, ["--train", "fc"], {}),
