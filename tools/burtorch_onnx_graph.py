@@ -19,6 +19,14 @@ ACTS = {"Relu": "kRelu", "Tanh": "kTanh", "Sigmoid": "kSigmoid"}
 RESERVED = {"create", "params", "forward", "loss", "outputs", "plan", "Model", "Real", "bt", "nn",
             "kParameters", "kSampleNodes", "kSampleSlots", "kCrossEntropyNodes", "kMseNodes", "input", "tape",
             "h", "k", "o", "v", "ok", "rng", "first", "target", "ordered", "out", "y"}
+# C++ keywords a PyTorch module path may spell (a layer named "new" or "delete").
+RESERVED |= {"alignas", "alignof", "and", "asm", "auto", "bool", "break", "case", "catch", "char", "class", "const",
+             "constexpr", "continue", "default", "delete", "do", "double", "else", "enum", "explicit", "export",
+             "extern", "false", "float", "for", "friend", "goto", "if", "inline", "int", "long", "mutable",
+             "namespace", "new", "noexcept", "not", "nullptr", "operator", "or", "private", "protected", "public",
+             "register", "return", "short", "signed", "sizeof", "static", "struct", "switch", "template", "this",
+             "throw", "true", "try", "typedef", "typename", "union", "unsigned", "using", "virtual", "void",
+             "volatile", "while", "xor", "std"}
 SHAPE_ONLY = ("Flatten", "Reshape", "Squeeze", "Unsqueeze")
 
 
@@ -624,12 +632,12 @@ class Importer:
         if not np.all(per == per[:, :1]):
             refuse(node, "addend of shape %s is not one value per channel" % list(c.shape))
         v = per[:, 0]
-        layer.b = v.copy() if layer.b is None else layer.b + v
-        if layer.onnx_bias is None:
-            layer.onnx_bias = other[0]
-            layer.bias_from_add = True
-        else:
-            layer.extra_bias = other[0]
+        if layer.b is not None:
+            # Its gradient and the way back would have to be split between two tensors.
+            refuse(node, "a second bias after the %s's own" % layer.node.op_type)
+        layer.b = v.copy()
+        layer.onnx_bias = other[0]
+        layer.bias_from_add = True
         return x
 
     def conv(self, node, a, x, ins):
@@ -794,6 +802,13 @@ class Importer:
             per[k] = v
         for l in pl:
             l.fmt = per.get(l.name, default)
+            if nparams(l) >= 2 ** 31:
+                refuse(l.node, "%d parameters: past the library's 32-bit node indices" % nparams(l))
+            for what, v in (("weight", l.W), ("bias", l.b)):
+                if v is not None and not np.all(np.isfinite(v)):
+                    refuse(l.node, "a %s that is NaN or infinite (after folding)" % what)
+                if v is not None and np.any(np.abs(v) > float(np.finfo(np.float32).max)):
+                    refuse(l.node, "a %s beyond the largest float" % what)
 
 
 # --- quantization, as burtorch/frozen/weights.hpp documents it ---------------

@@ -45,6 +45,15 @@ save("batch_reshape", [helper.make_node("Reshape", ["x", "s"], ["y"], name="rs")
      ["n", 3], [-1])
 save("training_dropout", [helper.make_node("Dropout", ["x", "r", "t"], ["y"], name="dr")],
      {"r": np.array(0.5, dtype=np.float32), "t": np.array(True)}, ["n", 3], ["n", 3])
+nan_w = np.ones((4, 3), dtype=np.float32)
+nan_w[1, 2] = np.nan
+save("nan_weight", [helper.make_node("Gemm", ["x", "w"], ["y"], name="fc", transB=1)], {"w": nan_w}, ["n", 3], ["n", 4])
+inf_b = np.array([0, np.inf, 0, 0], dtype=np.float32)
+save("inf_bias", [helper.make_node("Gemm", ["x", "w", "b"], ["y"], name="fc", transB=1)], {"w": w, "b": inf_b},
+     ["n", 3], ["n", 4])
+# a layer whose PyTorch module path is a C++ keyword: renamed, still a model
+save("keyword_layer", [helper.make_node("Gemm", ["x", "new.weight"], ["y"], name="/new/Gemm", transB=1)],
+     {"new.weight": w}, ["n", 3], ["n", 4])
 np.savez("%s/wrong_key.npz" % work, z=np.ones((2, 3)))
 np.savez("%s/wrong_shape.npz" % work, x=np.ones((2, 4)))
 np.savez("%s/bad_targets.npz" % work, target=np.array([0, 9]))
@@ -86,6 +95,9 @@ refused softmax_axis "node 'sm' (Softmax): attribute axis=1 on a 3-D tensor"
 refused ceil_pool "node 'mp' (MaxPool): attribute ceil_mode=1"
 refused batch_reshape "node 'rs' (Reshape)"
 refused training_dropout "node 'dr' (Dropout): training_mode=true"
+refused nan_weight "node 'fc' (Gemm): a weight that is NaN or infinite"
+refused inf_bias "node 'fc' (Gemm): a bias that is NaN or infinite"
+expect 0 "" -- "$importer" validate "$work/keyword_layer.onnx" --weights int8 --train none
 refused garbage "not an ONNX model"
 refused missing "not an ONNX model"
 expect 2 "no layer named conv9" -- "$importer" "$work/good.onnx" -o "$work/x.hpp" --train conv9
