@@ -103,6 +103,12 @@ class Writer:
             self.w("  o.bias = %s;" % ("true" if l.b is not None else "false"))
             self.w("  o.weight_init = nn::Init::zeros();")
             self.w("  o.bias_init = nn::Init::zeros();")
+        elif l.kind == "embedding":
+            self.w("constexpr nn::EmbeddingOptions %s_options() noexcept {" % n)
+            self.w("  nn::EmbeddingOptions o{};")
+            self.w("  o.rows = %dU;" % l.in_)
+            self.w("  o.dim = %dU;" % l.out)
+            self.w("  o.init = nn::Init::zeros();")
         elif l.kind == "layernorm":
             self.w("constexpr nn::LayerNormOptions %s_options() noexcept {" % n)
             self.w("  nn::LayerNormOptions o{};")
@@ -121,6 +127,8 @@ class Writer:
         self.w("}")
 
     def layer_type(self, l):
+        if l.kind == "embedding":
+            return "nn::Embedding<Real>" if l.trainable else None
         if l.kind == "gru":
             return "nn::Gru<Real>"
         if l.kind == "layernorm":
@@ -150,8 +158,20 @@ class Writer:
             return "nn::Size2d{%dU, %dU}" % (l.spatial[0], l.spatial[1])
         return None
 
+    def reads_rows(self, l):
+        """The trained embedding whose rows layer l reads in place (None: it
+        reads nodes; a frozen table's rows are recorded as leaves)."""
+        emb = self.imp.layers[l.rows] if l.rows is not None else None
+        return emb if (emb is not None and emb.trainable) else None
+
     def sizing(self, l):
         n = l.name
+        if l.kind == "embedding":  # a trained table is read in place; a frozen one's rows become leaves
+            return ("0U", "0U") if l.trainable else ("%dU" % (l.tokens * l.out), "0U")
+        emb = self.reads_rows(l)
+        if l.kind == "linear" and emb is not None:  # a view list of one run per token
+            slots = ("nn::Linear<Real>::slots(%s_options())" % n) if l.trainable else "nn::FrozenLinear<Real>::slots()"
+            return (self.sizing_nodes_linear(l), "%s + %dU" % (slots, 1 + 2 * emb.tokens))
         if l.kind == "layernorm":
             return ("nn::LayerNorm<Real>::nodes(%s_options())" % n, "nn::LayerNorm<Real>::slots(%s_options())" % n)
         if l.kind == "gru":  # the zero initial state's H leaves, then T steps
@@ -159,9 +179,8 @@ class Writer:
                     "nn::Gru<Real>::slots(%s_options(), %dU)" % (n, l.steps))
         if l.kind == "linear":
             if l.trainable:
-                return ("nn::Linear<Real>::nodes(%s_options())" % n, "nn::Linear<Real>::view_slots(%s_options())" % n)
-            return ("nn::FrozenLinear<Real>::nodes(%dU, nn::Activation::%s)" % (l.out, l.act),
-                    "nn::FrozenLinear<Real>::view_slots()")
+                return (self.sizing_nodes_linear(l), "nn::Linear<Real>::view_slots(%s_options())" % n)
+            return (self.sizing_nodes_linear(l), "nn::FrozenLinear<Real>::view_slots()")
         if l.kind in ("conv1d", "conv2d"):
             t = self.layer_type(l)
             return ("%s::nodes(%s_options(), %s)" % (t, n, self.extent(l)), "%s::slots(%s_options(), %s)" % (t, n, self.extent(l)))
@@ -173,6 +192,11 @@ class Writer:
             return ("%dU" % l.n, "0U")
         t, init = self.pool_decl(l)
         return ("%s::nodes(%s.options, %s)" % (t, "k_" + n, self.extent(l)), "%s::slots(%s.options, %s)" % (t, "k_" + n, self.extent(l)))
+
+    def sizing_nodes_linear(self, l):
+        if l.trainable:
+            return "nn::Linear<Real>::nodes(%s_options())" % l.name
+        return "nn::FrozenLinear<Real>::nodes(%dU, nn::Activation::%s)" % (l.out, l.act)
 
     def write(self, source):
         imp = self.imp
@@ -207,7 +231,15 @@ class Writer:
         self.w("namespace nn = burtorch::nn;")
         self.w("using Real = %s;" % real)
         self.w()
-        self.w("/// Values per sample of the input (ONNX layout) and of the output.")
+        if imp.tokens:
+            emb0 = [l for l in imp.layers if l.kind == "embedding"][0]
+            self.w("/// The input is token ids, kInputSize per sample, each below kTokens (the")
+            self.w("/// embedding table's rows); the output kOutputSize values per sample.")
+            self.w("using Input = bt::Index;")
+            self.w("constexpr bt::Index kTokens = %dU;" % emb0.in_)
+        else:
+            self.w("/// Values per sample of the input (ONNX layout) and of the output.")
+            self.w("using Input = Real;")
         self.w("constexpr bt::Index kInputSize = %dU;" % n_in)
         self.w("constexpr bt::Index kOutputSize = %dU;" % n_out)
         self.w("/// True if the graph ends in %s: outputs() applies it to the logits." % (imp.softmax or "a softmax"))
@@ -256,14 +288,14 @@ class Writer:
         # weights and options
         frozen_desc = {}
         for l in imp.layers:
-            if l.kind in ("linear", "conv1d", "conv2d", "gru", "layernorm"):
+            if l.kind in ("embedding", "linear", "conv1d", "conv2d", "gru", "layernorm"):
                 self.w("// %s: %s from '%s'%s, %s." % (l.name, imp_desc(l), l.onnx_weight,
                                                     (" and '%s'" % l.onnx_bias) if l.onnx_bias else "",
                                                     "trained" if l.trainable else (
                                                         "on the tape, not trained" if l.kind in ("gru", "layernorm") else
                                                         "frozen in flash, " + l.fmt)))
                 self.options(l)
-                W = l.W.reshape(l.out, -1) if l.kind not in ("gru", "layernorm") else l.W
+                W = l.W.reshape(l.out, -1) if l.kind not in ("gru", "layernorm", "embedding") else l.W
                 if on_tape(l):
                     vals = np.concatenate([W.reshape(-1), l.b]) if l.b is not None else W.reshape(-1)
                     self.real_array("k_%s_init" % l.name, vals)
@@ -284,6 +316,8 @@ class Writer:
         for l in imp.layers:
             t = self.layer_type(l)
             if t is None:
+                if l.kind == "embedding":
+                    self.w("  static constexpr bt::FrozenArray %s = %s;" % (l.name, frozen_desc[l.name][0]))
                 if l.kind.startswith(("max", "avg")):
                     t, init = self.pool_decl(l)
                     self.w("  static constexpr %s k_%s%s;" % (t, l.name, init))
@@ -312,7 +346,8 @@ class Writer:
         self.w("  static constexpr std::size_t kTrainedParameters = %s;" % (
             " + ".join("%s::parameters(%s_options())" % (self.layer_type(l), l.name) for l in trainable) or "0U"))
         self.w("  /// Nodes and slots one sample's forward() records (the input leaves included).")
-        self.w("  static constexpr std::size_t kSampleNodes = kInputSize + %s;" % (" + ".join(s[0] for s in sizes) or "0U"))
+        self.w("  static constexpr std::size_t kSampleNodes = %s%s;" % ("" if imp.tokens else "kInputSize + ",
+                                                                      " + ".join(s[0] for s in sizes) or "0U"))
         self.w("  static constexpr std::size_t kSampleSlots = %s;" % (" + ".join(s[1] for s in sizes) or "0U"))
         self.w("  /// Nodes of the losses over the output.")
         self.w("  static constexpr std::size_t kCrossEntropyNodes = nn::kCrossEntropyNodes;")
@@ -326,7 +361,7 @@ class Writer:
         self.w("  /// Puts the trainable parameters on the tape, in layer order (false: the")
         self.w("  /// tape's status says why).")
         self.w("  bool create(bt::Tape<Real>& tape) noexcept {")
-        if any(l.kind.startswith("conv") or l.kind in ("gru", "layernorm") for l in tape_layers):
+        if any(l.kind.startswith("conv") or l.kind in ("gru", "layernorm", "embedding") for l in tape_layers):
             self.w("    nn::Rng rng(1U);  // zeros: no draw is used")
         self.w("    bool ok = true;")
         for l in tape_layers:
@@ -355,6 +390,14 @@ class Writer:
                 self.w("    }")
             elif l.kind == "linear":
                 self.w("    ok = ok && %s.create(tape, %s_options(), k_%s_init.data());" % (l.name, l.name, l.name))
+            elif l.kind == "embedding":
+                self.w("    ok = ok && %s.create(tape, %s_options(), rng);" % (l.name, l.name))
+                self.w("    if (ok) {  // the ONNX table over the zeros, row after row")
+                self.w("      Real* const v = tape.values();")
+                self.w("      for (bt::Index k = 0U; k < %dU; ++k) {" % l.W.size)
+                self.w("        v[%s.table + k] = k_%s_init[k];" % (l.name, l.name))
+                self.w("      }")
+                self.w("    }")
             else:
                 self.w("    ok = ok && %s.create(tape, %s_options(), rng);" % (l.name, l.name))
                 nw = l.W.size
@@ -382,16 +425,58 @@ class Writer:
         self.w()
         self.w("  /// Records one sample (input[0 .. kInputSize), ONNX layout); returns the")
         self.w("  /// last layer's kOutputSize nodes (the logits, before a final softmax).")
-        self.w("  bt::View forward(bt::Tape<Real>& tape, const Real* input) const noexcept {")
-        self.w("    if (input == nullptr) {")
+        if imp.tokens:
+            self.w("  /// A token id >= kTokens (or a null input) is kInvalidArgument, nothing recorded.")
+        self.w("  bt::View forward(bt::Tape<Real>& tape, const Input* input) const noexcept {")
+        if imp.tokens:
+            self.w("    bool valid = (input != nullptr);")
+            self.w("    for (bt::Index k = 0U; valid && (k < kInputSize); ++k) {")
+            self.w("      valid = (input[k] < kTokens);")
+            self.w("    }")
+            self.w("    if (!valid) {")
+        else:
+            self.w("    if (input == nullptr) {")
         self.w("      static_cast<void>(tape.report(bt::Status::kInvalidArgument));")
         self.w("      return bt::kNoView;")
         self.w("    }")
-        src = "input[k]" if self.in_identity else "input[kInputOrder[k]]"
-        self.w("    bt::View h = bt::record_view(tape, kInputSize, [&](bt::Index k) noexcept { return tape.leaf(%s); });" % src)
+        if imp.tokens:
+            self.w("    bt::View h = bt::kNoView;")
+        else:
+            src = "input[k]" if self.in_identity else "input[kInputOrder[k]]"
+            self.w("    bt::View h = bt::record_view(tape, kInputSize, [&](bt::Index k) noexcept { return tape.leaf(%s); });" % src)
         for l in imp.layers:
             n = l.name
-            if l.kind == "linear":
+            emb = self.reads_rows(l)
+            if l.kind == "embedding":
+                if l.trainable:
+                    self.w("    // %s: its rows are read in place by the next layer" % n)
+                else:
+                    self.w("    h = bt::record_view(tape, %dU, [&](bt::Index k) noexcept {  // %s's rows as leaves" % (
+                        l.tokens * l.out, n))
+                    self.w("      return tape.leaf(static_cast<Real>(bt::frozen_at(%s, (input[k / %dU] * %dU) + (k %% %dU))));" % (
+                        n, l.out, l.out, l.out))
+                    self.w("    });")
+            elif l.kind == "linear" and emb is not None:
+                self.w("    {  // %s reads %d rows of %s in place" % (n, emb.tokens, emb.name))
+                self.w("      std::array<bt::View, %dU> rows{};" % emb.tokens)
+                self.w("      for (bt::Index q = 0U; q < %dU; ++q) {" % emb.tokens)
+                self.w("        rows[q] = %s.row(input[q]);" % emb.name)
+                self.w("      }")
+                self.w("      const bt::ViewList x = bt::view_list(tape, rows.data(), rows.size());")
+                if l.trainable:
+                    self.w("      h = %s.forward(tape, x);" % n)
+                else:
+                    self.w("      h = %s.forward<nn::Activation::%s>(tape, x);" % (n, l.act))
+                self.w("    }")
+            elif l.kind == "gru" and emb is not None:
+                self.w("    {  // %s: %d steps over the rows of %s from a zero state; h is the last state" % (
+                    n, l.steps, emb.name))
+                self.w("      h = bt::record_view(tape, %dU, [&](bt::Index) noexcept { return tape.leaf(Real(0)); });" % l.out)
+                self.w("      for (bt::Index t = 0U; t < %dU; ++t) {" % l.steps)
+                self.w("        h = %s.step(tape, %s.row(input[t]), h);" % (n, emb.name))
+                self.w("      }")
+                self.w("    }")
+            elif l.kind == "linear":
                 if l.trainable:
                     self.w("    h = %s.forward(tape, h);" % n)
                 else:
@@ -424,11 +509,11 @@ class Writer:
         self.w()
         self.w("  /// Cross-entropy of one sample's logits with class `target` (as")
         self.w("  /// torch.nn.functional.cross_entropy on the logits).")
-        self.w("  bt::Value<Real> loss(bt::Tape<Real>& tape, const Real* input, bt::Index target) const noexcept {")
+        self.w("  bt::Value<Real> loss(bt::Tape<Real>& tape, const Input* input, bt::Index target) const noexcept {")
         self.w("    return nn::cross_entropy(tape, forward(tape, input), target);")
         self.w("  }")
         self.w("  /// Mean squared error of one sample's outputs with target[0 .. kOutputSize) (ONNX order).")
-        self.w("  bt::Value<Real> loss(bt::Tape<Real>& tape, const Real* input, const Real* target) const noexcept {")
+        self.w("  bt::Value<Real> loss(bt::Tape<Real>& tape, const Input* input, const Real* target) const noexcept {")
         if self.out_identity:
             self.w("    return nn::mse(tape, forward(tape, input), target);")
         else:
@@ -483,6 +568,8 @@ class Writer:
 def imp_desc(l):
     if l.kind == "layernorm":
         return "LayerNorm over %d features" % l.in_
+    if l.kind == "embedding":
+        return "Embedding of %d rows of %d, %d tokens per sample" % (l.in_, l.out, l.tokens)
     if l.kind == "gru":
         return "GRU %d -> %d over %d steps" % (l.in_, l.out, l.steps)
     if l.kind == "linear":

@@ -59,6 +59,8 @@ class Dyn:
         # A GRU's output sequence: only its last step is on the tape as one
         # run of nodes; seq_axis is its time axis (per sample).
         self.seq_axis = seq_axis
+        self.tokens = False  # the graph's input of token ids (an integer tensor)
+        self.rows = None  # an embedding's rows: the index of the embedding layer
 
     def full_shape(self, batch):
         s = list(self.shape)
@@ -106,6 +108,7 @@ class Layer:
         self.onnx_weight = None  # initializer names (for grad/ and export)
         self.onnx_bias = None
         self.bn = None  # folded BatchNormalization: (scale per channel, names, mean, beta)
+        self.rows = None  # reads an embedding's rows in place: that layer's index
         self.__dict__.update(kw)
 
 
@@ -142,8 +145,13 @@ class Importer:
             raise Refused("model: %d graph inputs (one is supported, the batch on its first axis)" % len(inputs))
         vi = inputs[0]
         tt = vi.type.tensor_type
-        if tt.elem_type not in (1, 11):
-            raise Refused("input '%s': element type %d (float or double supported)" % (vi.name, tt.elem_type))
+        # token ids (int32/int64) are read by a Gather of an embedding table
+        self.tokens = tt.elem_type in (6, 7) and any(
+            n.op_type == "Gather" and len(n.input) == 2 and n.input[1] == vi.name and n.input[0] in self.consts
+            for n in self.graph.node)
+        if tt.elem_type not in (1, 11) and not self.tokens:
+            raise Refused("input '%s': element type %d (float or double supported; int32 or int64 token ids "
+                          "when a Gather of an embedding table reads them)" % (vi.name, tt.elem_type))
         dims = [d.dim_value if d.HasField("dim_value") else None for d in tt.shape.dim]
         if len(dims) < 2 or any(v is None or v <= 0 for v in dims[1:]):
             raise Refused("input '%s': shape %s (a batch axis and static sizes are needed)" % (vi.name, dims))
@@ -238,12 +246,79 @@ class Importer:
         del self.graph.node[:]
         self.graph.node.extend(kept)
 
+    def collapse_layernorm(self):
+        """PyTorch's LayerNorm as it exports it before opset 17: ReduceMean over
+        the last axis, Sub, Pow 2, ReduceMean, Add eps, Sqrt, Div, then Mul by
+        the scale and Add of the bias, made one LayerNormalization node."""
+        from onnx import helper
+        nodes = list(self.graph.node)
+        by_output = {o: n for n in nodes for o in n.output}
+        users = {}
+        for n in nodes:
+            for i in n.input:
+                users.setdefault(i, []).append(n)
+
+        def only_user(name, op):
+            u = users.get(name, [])
+            return u[0] if (len(u) == 1 and u[0].op_type == op) else None
+
+        def other(n, name):
+            rest = [i for i in n.input if i != name]
+            return rest[0] if len(rest) == 1 else None
+
+        def last_axis(n):
+            axes = ref.attrs_of(n).get("axes")
+            return axes is not None and list(axes) == [-1] and ref.attrs_of(n).get("keepdims", 1) == 1
+
+        drop = set()
+        for mean in [n for n in nodes if n.op_type == "ReduceMean" and last_axis(n)]:
+            x = mean.input[0]
+            xu = users.get(x, [])
+            subs = [u for u in xu if u.op_type == "Sub" and list(u.input) == [x, mean.output[0]]]
+            if len(xu) != 2 or len(subs) != 1 or len(users.get(mean.output[0], [])) != 1:
+                continue
+            sub = subs[0]
+            du = users.get(sub.output[0], [])
+            pw = [u for u in du if u.op_type == "Pow" and u.input[0] == sub.output[0]]
+            dv = [u for u in du if u.op_type == "Div" and u.input[0] == sub.output[0]]
+            if len(du) != 2 or len(pw) != 1 or len(dv) != 1:
+                continue
+            two = self.static_value(pw[0].input[1])
+            if two is None or two.size != 1 or float(two.reshape(-1)[0]) != 2.0:
+                continue
+            var = only_user(pw[0].output[0], "ReduceMean")
+            if var is None or not last_axis(var):
+                continue
+            add = only_user(var.output[0], "Add")
+            eps = self.static_value(other(add, var.output[0])) if add is not None else None
+            if eps is None or eps.size != 1:
+                continue
+            sqrt = only_user(add.output[0], "Sqrt")
+            if sqrt is None or dv[0].input[1] != sqrt.output[0] or len(users.get(sqrt.output[0], [])) != 1:
+                continue
+            mul = only_user(dv[0].output[0], "Mul")
+            scale = other(mul, dv[0].output[0]) if mul is not None else None
+            known = lambda name: name is not None and self.static_value(name) is not None
+            shift = only_user(mul.output[0], "Add") if known(scale) else None
+            bias = other(shift, mul.output[0]) if shift is not None else None
+            if not known(bias):
+                refuse(dv[0], "a LayerNorm without its scale and bias (elementwise_affine=False) is not supported")
+            ln = helper.make_node("LayerNormalization", [x, scale, bias], [shift.output[0]],
+                                  name=shift.name or mean.name, axis=-1, epsilon=float(eps.reshape(-1)[0]))
+            drop.update(id(n) for n in (mean, sub, pw[0], var, add, sqrt, dv[0], mul))
+            shift.CopyFrom(ln)
+        kept = [n for n in nodes if id(n) not in drop]
+        del self.graph.node[:]
+        self.graph.node.extend(kept)
+
     def translate(self):
         self.collapse_gelu()
+        self.collapse_layernorm()
         uses = self.uses()
         last = [self.input_name]
         self.input_consumer = self.first_consumer(self.input_name)
         self.dyns[self.input_name] = Dyn(self.input_shape, self.input_order(self.input_shape))
+        self.dyns[self.input_name].tokens = self.tokens
         for node in self.graph.node:
             ins = list(node.input)
             a = ref.attrs_of(node)
@@ -270,7 +345,10 @@ class Importer:
             src = dyn_in[0]
             if uses.get(src, 0) > 1 and src != self.input_name:
                 refuse(node, "tensor '%s' is used by %d nodes (a branch); not supported" % (src, uses[src]))
-            out = self.op(node, a, self.dyns[src], ins)
+            x = self.dyns[src]
+            out = self.op(node, a, x, ins)
+            if x.rows is not None:
+                self.follow_rows(node, x, out)
             if isinstance(out, list):  # a GRU: Y and Y_h
                 last = []
                 for name, d in zip(node.output, out):
@@ -295,6 +373,36 @@ class Importer:
                 name, k = "%s_%d" % (base, k), k + 1
             seen.add(name)
             l.name = name
+
+    def follow_rows(self, node, x, out):
+        """An embedding's rows: shape operators keep them rows (the data does
+        not move), a Gemm/MatMul or a GRU reads them in place when the table is
+        trained; any other operator reads them as nodes, which only a frozen
+        table records (the table's values as leaves)."""
+        emb = self.layers[x.rows]
+        if node.op_type in ("Identity", "Dropout") + SHAPE_ONLY + ("Transpose",):
+            if not np.array_equal(out.order, np.arange(len(out.order))):
+                refuse(node, "a transposition that reorders an embedding's rows")
+            out.rows = x.rows
+        elif node.op_type in ("Gemm", "MatMul", "GRU"):
+            self.layers[-1].rows = x.rows
+        else:
+            emb.feeds.append(node)
+
+    def embedding(self, node, a, x, ins):
+        """Gather(table, token ids) of the graph's input: an embedding."""
+        if a.get("axis", 0) != 0:
+            refuse(node, "attribute axis=%d (an embedding gathers rows of its table: axis 0)" % a["axis"])
+        W = self.const(node, ins[0], "the embedding table")
+        if W.ndim != 2 or W.shape[0] < 1 or W.shape[1] < 1:
+            refuse(node, "a table of shape %s (rows, width needed)" % list(W.shape))
+        rows, width = W.shape
+        count = int(np.prod(x.shape))
+        self.layers.append(Layer("embedding", layer_name(ins[0], node), node, W=W, b=None, in_=rows, out=width,
+                                 tokens=count, onnx_weight=ins[0], feeds=[]))
+        d = Dyn(x.shape + (width,), np.arange(count * width), len(self.layers) - 1)
+        d.rows = len(self.layers) - 1
+        return d
 
     def const(self, node, name, what):
         if name not in self.consts:
@@ -333,6 +441,10 @@ class Importer:
         a, ins = self.legacy(node, a, ins)
         if self.softmax is not None:
             refuse(node, "an operator after %s (supported only at the end)" % self.softmax)
+        if x.tokens:
+            if op == "Gather" and len(ins) == 2 and ins[1] == self.input_name and ins[0] in self.consts:
+                return self.embedding(node, a, x, ins)
+            refuse(node, "token ids (the integer input) read by anything but a Gather of an embedding table")
         if x.pad is not None and op not in ("Conv", "Pad"):
             refuse(node, "a Pad that is not right before a Conv")
         if op in ("Identity", "Dropout"):
@@ -764,7 +876,7 @@ class Importer:
 
     # --- choosing ----------------------------------------------------------
     def params_layers(self):
-        return [l for l in self.layers if l.kind in ("linear", "conv1d", "conv2d", "gru", "layernorm")]
+        return [l for l in self.layers if l.kind in ("embedding", "linear", "conv1d", "conv2d", "gru", "layernorm")]
 
     def choose(self, train, weights):
         pl = self.params_layers()
@@ -788,6 +900,9 @@ class Importer:
                 raise Refused("--train: no layer named %s (layers: %s)" % (sorted(unknown)[0], ", ".join(names)))
         for l in pl:
             l.trainable = l.name in chosen
+            if l.kind == "embedding" and l.trainable and l.feeds:
+                refuse(l.feeds[0], "a trained embedding's rows read by %s (a trained table feeds a Gemm/MatMul or a "
+                       "GRU; a frozen one feeds any operator: leave '%s' out of --train)" % (l.feeds[0].op_type, l.name))
         parts = weights.split(",")
         default = parts[0]
         if default not in FORMATS:

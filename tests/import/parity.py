@@ -107,7 +107,8 @@ class GruState(nn.Module):
 
 
 class NormMlp(nn.Module):
-    """A Linear, a LayerNorm (exported as LayerNormalization at opset 17), a head."""
+    """A Linear, a LayerNorm (LayerNormalization at opset 17; before it, the ReduceMean, Sub, Pow, Sqrt, Div,
+    Mul, Add the exporter writes), a head."""
 
     def __init__(self):
         super().__init__()
@@ -131,6 +132,47 @@ class GeluMlp(nn.Module):
         return self.fc2(nn.functional.gelu(self.fc1(x)))
 
 
+class EmbMlp(nn.Module):
+    """A character-level MLP as makemore writes one: 3 context tokens through
+    an Embedding, flattened (view), tanh hidden layer, logits over 27."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(27, 6)
+        self.fc1 = nn.Linear(18, 20)
+        self.fc2 = nn.Linear(20, 27)
+
+    def forward(self, x):
+        return self.fc2(torch.tanh(self.fc1(self.emb(x).view(x.shape[0], -1))))
+
+
+class EmbGru(nn.Module):
+    """Token ids through an Embedding into a batch_first GRU, the last step's
+    output through a Linear."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(10, 4)
+        self.gru = nn.GRU(4, 8, batch_first=True)
+        self.fc = nn.Linear(8, 5)
+
+    def forward(self, x):
+        y, _ = self.gru(self.emb(x))
+        return self.fc(y[:, -1])
+
+
+class EmbRelu(nn.Module):
+    """An Embedding whose rows go through an activation before the head."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(12, 4)
+        self.fc = nn.Linear(12, 5)
+
+    def forward(self, x):
+        return self.fc(torch.relu(self.emb(x)).flatten(1))
+
+
 def randomise_bn(m):
     for mod in m.modules():
         if isinstance(mod, nn.BatchNorm2d):
@@ -140,7 +182,8 @@ def randomise_bn(m):
             mod.bias.data.uniform_(-0.5, 0.5)
 
 
-# name, model, one sample's shape, loss, export options, import flags, tolerance of outputs
+# name, model, one sample's shape (("tokens", rows, *shape): token ids), loss, export options, import flags,
+# frozen layers and their format
 CASES = [
     ("mlp", Mlp(), (16,), "ce", {}, [], None),
     ("mlp-double", Mlp(), (16,), "ce", {}, ["--precision", "double"], None),
@@ -149,6 +192,10 @@ CASES = [
     ("cnn2d-bn-node", Cnn2dBn(), (1, 6, 8), "ce", {"training": torch.onnx.TrainingMode.PRESERVE}, [], None),
     ("regressor", Regressor(), (6,), "mse", {}, [], None),
     ("layernorm", NormMlp(), (6,), "ce", {"opset_version": 17}, [], None),
+    ("layernorm-opset14", NormMlp(), (6,), "ce", {"opset_version": 14}, [], None),
+    ("embedding-mlp", EmbMlp(), ("tokens", 27, 3), "ce", {"opset_version": 14}, [], None),
+    ("embedding-gru", EmbGru(), ("tokens", 10, 6), "ce", {}, [], None),
+    ("embedding-int8", EmbRelu(), ("tokens", 12, 3), "ce", {}, ["--train", "fc", "--weights", "int8"], {"emb": "int8"}),
     ("gelu", GeluMlp(), (5,), "ce", {}, [], None),
     ("gru-last-step", GruHead(), (7, 3), "ce", {}, [], None),
     ("gru-h-n", GruState(), (5, 2), "ce", {}, [], None),
@@ -193,7 +240,10 @@ for name, model, shape, loss_kind, export_opts, flags, frozen in CASES:
     randomise_bn(model)
     tol = 1e-5
     batch = 5
-    x = torch.randn((batch,) + shape)
+    if shape[0] == "tokens":
+        x = torch.randint(0, shape[1], (batch,) + shape[2:])
+    else:
+        x = torch.randn((batch,) + shape)
     path = os.path.join(work, name + ".onnx")
     opts = dict({"opset_version": 13}, **export_opts)
     torch.onnx.export(model, x, path, input_names=["x"], output_names=["y"],

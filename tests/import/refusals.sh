@@ -54,6 +54,35 @@ save("inf_bias", [helper.make_node("Gemm", ["x", "w", "b"], ["y"], name="fc", tr
 # a layer whose PyTorch module path is a C++ keyword: renamed, still a model
 save("keyword_layer", [helper.make_node("Gemm", ["x", "new.weight"], ["y"], name="/new/Gemm", transB=1)],
      {"new.weight": w}, ["n", 3], ["n", 4])
+# token ids: an embedding table read by a Gather, then the head
+tok = [helper.make_tensor_value_info("x", TensorProto.INT64, ["n", 2])]
+table = np.random.default_rng(2).standard_normal((5, 3)).astype(np.float32)
+flat = [helper.make_node("Gather", ["table", "x"], ["e"], name="emb"),
+        helper.make_node("Flatten", ["e"], ["f"], name="flat")]
+save("embedding", flat + [helper.make_node("Gemm", ["f", "w6"], ["y"], name="fc", transB=1)],
+     {"table": table, "w6": np.ones((4, 6), dtype=np.float32)}, None, ["n", 4], inputs=tok)
+save("embedding_relu", [flat[0], helper.make_node("Relu", ["e"], ["r"], name="act"),
+                        helper.make_node("Flatten", ["r"], ["f"], name="flat"),
+                        helper.make_node("Gemm", ["f", "w6"], ["y"], name="fc", transB=1)],
+     {"table": table, "w6": np.ones((4, 6), dtype=np.float32)}, None, ["n", 4], inputs=tok)
+save("embedding_axis", [helper.make_node("Gather", ["table", "x"], ["e"], name="emb", axis=1),
+                        helper.make_node("Flatten", ["e"], ["f"], name="flat"),
+                        helper.make_node("Gemm", ["f", "w10"], ["y"], name="fc", transB=1)],
+     {"table": table, "w10": np.ones((4, 10), dtype=np.float32)}, None, ["n", 4], inputs=tok)
+save("int_input", [helper.make_node("Cast", ["x"], ["c"], name="cast", to=1),
+                   helper.make_node("Gemm", ["c", "w2"], ["y"], name="fc", transB=1)],
+     {"w2": np.ones((4, 2), dtype=np.float32)}, None, ["n", 4], inputs=tok)
+np.savez("%s/bad_tokens.npz" % work, x=np.array([[0, 5], [1, 2]], dtype=np.int64))
+# LayerNorm as opsets < 17 write it, without its scale and bias
+ln = [helper.make_node("ReduceMean", ["x"], ["m"], name="mean", axes=[-1]),
+      helper.make_node("Sub", ["x", "m"], ["d"], name="sub"),
+      helper.make_node("Pow", ["d", "two"], ["p"], name="pow"),
+      helper.make_node("ReduceMean", ["p"], ["v"], name="var", axes=[-1]),
+      helper.make_node("Add", ["v", "eps"], ["ve"], name="addeps"),
+      helper.make_node("Sqrt", ["ve"], ["s"], name="sqrt"),
+      helper.make_node("Div", ["d", "s"], ["y"], name="div")]
+save("layernorm_no_affine", ln, {"two": np.array(2.0, dtype=np.float32), "eps": np.array(1e-5, dtype=np.float32)},
+     ["n", 3], ["n", 3], opset=14)
 np.savez("%s/wrong_key.npz" % work, z=np.ones((2, 3)))
 np.savez("%s/wrong_shape.npz" % work, x=np.ones((2, 4)))
 np.savez("%s/bad_targets.npz" % work, target=np.array([0, 9]))
@@ -98,6 +127,13 @@ refused training_dropout "node 'dr' (Dropout): training_mode=true"
 refused nan_weight "node 'fc' (Gemm): a weight that is NaN or infinite"
 refused inf_bias "node 'fc' (Gemm): a bias that is NaN or infinite"
 expect 0 "" -- "$importer" validate "$work/keyword_layer.onnx" --weights int8 --train none
+expect 0 "" -- "$importer" validate "$work/embedding.onnx"
+expect 0 "" -- "$importer" validate "$work/embedding_relu.onnx" --train fc --weights int8
+refused embedding_relu "node 'act' (Relu): a trained embedding's rows read by Relu"
+refused embedding_axis "node 'emb' (Gather): attribute axis=1"
+refused int_input "input 'x': element type 7 (float or double supported; int32 or int64 token ids"
+refused layernorm_no_affine "node 'div' (Div): a LayerNorm without its scale and bias"
+expect 2 "token ids in \[0, 5)" -- "$importer" validate "$work/embedding.onnx" --inputs "$work/bad_tokens.npz"
 refused garbage "not an ONNX model"
 refused missing "not an ONNX model"
 expect 2 "no layer named conv9" -- "$importer" "$work/good.onnx" -o "$work/x.hpp" --train conv9
