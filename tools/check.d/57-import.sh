@@ -25,7 +25,8 @@
 #                in flash as int8, the head trained): accuracy on the
 #                device's shifted data from below 0.5 to at least 0.9; the
 #                compliance kit on the M4 firmware (the generated header is
-#                the user's code): exit 0, no finding
+#                the user's code): exit 0, no finding; its flash, RAM and
+#                accuracy are docs/footprint.md's rows (tools/import-footprint)
 # suite: import
 # jobs: 1
 # after: 10-host 22-cortex-m0 23-cortex-m4
@@ -119,6 +120,9 @@ for cpu in cortex-m4 cortex-m0; do
   arm-none-eabi-size "$work/$cpu/import_finetune.elf" | tail -n 1 | awk -v c="$cpu" '{ print c ": flash " $1 + $2 " B, RAM " $2 + $3 " B" }'
   grep -q "frozen_i8" "$work/$cpu/kws_model.hpp" || fail "$cpu: the convolution is not frozen as int8"
 done
+tools/import-footprint --dir "$work" || fail "the footprint rows"
+tools/import-footprint --dir "$work" --rows | tools/docs-numbers --verify tools/import-footprint \
+  || fail "docs/footprint.md's rows of the example differ from this run's (tools/import-footprint --write)"
 (cd "$work/cortex-m4" && "$(preset_prefix cortex-m4)/bin/burtorch-compliance" -p . -j 1 --sarif kit.sarif) \
   >"$work/kit.log" 2>&1 || { tail -n 30 "$work/kit.log"; fail "the compliance kit on the imported firmware"; }
 grep -q "unsuppressed findings: 0 " "$work/kit.log" || fail "the kit reported findings"

@@ -40,7 +40,16 @@ preset_prefix() {  # preset_prefix PRESET
     fi
     cmake --build "$tree" -j2 >/dev/null || return 1
   fi
-  if [ ! -f "$prefix/.installed" ] || [ "$tree/libburtorch.a" -nt "$prefix/.installed" ]; then
+  # Reinstall when the archive, or a file the install copies (the importer, the
+  # CMake package, the board files), is newer than the install: a stage run
+  # alone after an edit never tests an old copy. (tools/check.d and Python's
+  # caches are not copied: a full run never reinstalls partway through.)
+  local stale=""
+  if [ -f "$prefix/.installed" ]; then
+    stale=$(cd "$_prefix_root" && find tools cmake targets toolchains -type f -newer "$prefix/.installed" \
+      ! -path 'tools/check.d/*' ! -path '*/__pycache__/*' -print -quit 2>/dev/null)
+  fi
+  if [ ! -f "$prefix/.installed" ] || [ "$tree/libburtorch.a" -nt "$prefix/.installed" ] || [ -n "$stale" ]; then
     [ -f "$tree/libburtorch.a" ] || cmake --build "$tree" -j2 >/dev/null || return 1
     install_preset "$preset" "$tree" || return 1
   fi
