@@ -39,10 +39,17 @@ struct Reducer {
 };
 
 namespace detail {
+/// The mean over one member: its array divided by one (exact).
 template <class T>
-Status keep_as_is(void* context, T* data, std::size_t n) noexcept {
+Status mean_of_one(void* context, T* data, std::size_t n) noexcept {
   static_cast<void>(context);
-  return ((data == nullptr) || (n == 0U)) ? Status::kInvalidArgument : Status::kOk;
+  if ((data == nullptr) || (n == 0U)) {
+    return Status::kInvalidArgument;
+  }
+  for (std::size_t i = 0U; i < n; ++i) {
+    data[i] = data[i] / T(1);
+  }
+  return Status::kOk;
 }
 }  // namespace detail
 
@@ -51,7 +58,7 @@ Status keep_as_is(void* context, T* data, std::size_t n) noexcept {
 template <class T>
 Reducer<T> single_reducer() noexcept {
   Reducer<T> r;
-  r.average = &detail::keep_as_is<T>;
+  r.average = &detail::mean_of_one<T>;
   return r;
 }
 
