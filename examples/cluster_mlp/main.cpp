@@ -256,6 +256,27 @@ void print_round(long r, const fl::RoundReport& rep, Mlp& global) {
               static_cast<unsigned long long>(rep.samples), global.mean_loss());
 }
 
+// The server's rounds over `link` (`round`, if not null, is told each
+// round's number first: the loopback's clients read it).
+int serve(Server& s, const fl::Link<double>& link, std::uint32_t k, std::uint32_t* round, bool with_mpi) {
+  std::printf("cluster_mlp: federated, %u clients, 8-16-1 MLP (%zu parameters), %ld rounds of %ld local steps of "
+              "%zu samples, raw frames\n",
+              k, kParams, kRounds, kLocalSteps, kLocalBatch);
+  fl::FedServer<double> server = s.make(link);
+  for (long r = 1; r <= kRounds; ++r) {
+    if (round != nullptr) {
+      *round = static_cast<std::uint32_t>(r);
+    }
+    fl::RoundReport rep;
+    if (server.round(static_cast<std::uint32_t>(r), k, 0.0, &rep) != bt::Status::kOk) {
+      die("a round failed", with_mpi);
+    }
+    print_round(r, rep, s.m);
+  }
+  print_params(s.m);
+  return 0;
+}
+
 int federated_mpi(int rank, int ranks) {
   if (ranks < 2) {
     die("--federated needs a server and a client: mpirun -np 2 or more (or --clients K without MPI)", true);
@@ -279,19 +300,7 @@ int federated_mpi(int rank, int ranks) {
   if (!s.m.create(7U)) {
     die("the model does not fit its memory plan", true);
   }
-  std::printf("cluster_mlp: federated, %u clients, 8-16-1 MLP (%zu parameters), %ld rounds of %ld local steps of "
-              "%zu samples, raw frames\n",
-              k, kParams, kRounds, kLocalSteps, kLocalBatch);
-  fl::FedServer<double> server = s.make(link);
-  for (long r = 1; r <= kRounds; ++r) {
-    fl::RoundReport rep;
-    if (server.round(static_cast<std::uint32_t>(r), k, 0.0, &rep) != bt::Status::kOk) {
-      die("a round failed", true);
-    }
-    print_round(r, rep, s.m);
-  }
-  print_params(s.m);
-  return 0;
+  return serve(s, link, k, nullptr, true);
 }
 
 // The same rounds in one process: a link of this program's own. The
@@ -359,20 +368,7 @@ int federated_loopback(std::uint32_t k) {
   server_link.broadcast = &to_clients;
   server_link.receive = &collect;
   server_link.context = &loop;
-  std::printf("cluster_mlp: federated, %u clients, 8-16-1 MLP (%zu parameters), %ld rounds of %ld local steps of "
-              "%zu samples, raw frames\n",
-              k, kParams, kRounds, kLocalSteps, kLocalBatch);
-  fl::FedServer<double> server = s.make(server_link);
-  for (long r = 1; r <= kRounds; ++r) {
-    loop.round = static_cast<std::uint32_t>(r);
-    fl::RoundReport rep;
-    if (server.round(static_cast<std::uint32_t>(r), k, 0.0, &rep) != bt::Status::kOk) {
-      die("a round failed", false);
-    }
-    print_round(r, rep, s.m);
-  }
-  print_params(s.m);
-  return 0;
+  return serve(s, server_link, k, &loop.round, false);
 }
 
 }  // namespace

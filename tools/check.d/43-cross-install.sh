@@ -154,18 +154,7 @@ timeout 300 mpirun --quiet --oversubscribe -np 3 qemu-aarch64 -L "$sysroot" "$b/
   { cat "$b.fed.out"; fail "aarch64 cluster_mlp --federated"; }
 qemu-aarch64 -L "$sysroot" "$b/cluster_mlp" --federated --clients 2 > "$b.loop.out" 2>&1 || { cat "$b.loop.out"; fail "aarch64 loopback"; }
 cmp -s "$b.fed.out" "$b.loop.out" || fail "aarch64: federated over mpirun differs from the in-process link"
-python3 - "$b" <<'PY'
-import sys
-b = sys.argv[1]
-def params(name):
-    rows = [l for l in open(f"{b}.{name}.out") if l.startswith("params ")]
-    assert len(rows) == 1, f"FAIL: cluster_mlp {name}: no params line"
-    return [float(v) for v in rows[0].split()[1].split(",")]
-x86 = params("x86")
-for run in ("np1", "np2"):
-    gap = max(abs(a - c) for a, c in zip(params(run), x86))
-    print(f"  aarch64 cluster_mlp, {run[2:]} rank(s) under qemu-aarch64: largest parameter difference from x86-64 {gap:.3g}")
-    assert gap <= 1e-12, f"FAIL: aarch64 {run} differs from x86-64 by {gap}"
-print("  aarch64 cluster_mlp --federated: 2 clients over mpirun, bit for bit the in-process link's")
-PY
+python3 "$root/tools/check.d/lib/cluster-params.py" 1e-12 "x86-64" "$b.x86.out" "$b.np1.out" "$b.np2.out" ||
+  fail "aarch64 cluster_mlp is not within 1e-12 of x86-64"
+echo "  aarch64 cluster_mlp --federated: 2 clients over mpirun, bit for bit the in-process link's"
 echo "43-cross-install: both Linux cross installs consumed through their own toolchain files"

@@ -62,19 +62,6 @@ timeout 120 mpirun --quiet --oversubscribe -np 4 "$cluster" --federated > "$out/
 "$cluster" --federated --clients 3 > "$out/cluster_loop.txt" 2>&1 || { cat "$out/cluster_loop.txt"; echo "FAIL: cluster_mlp loopback"; exit 1; }
 cmp -s "$out/cluster_fed.txt" "$out/cluster_loop.txt" ||
   { diff "$out/cluster_fed.txt" "$out/cluster_loop.txt" | head; echo "FAIL: federated over MPI differs from the loopback"; exit 1; }
-python3 - "$out" <<'PY'
-import sys
-out = sys.argv[1]
-def params(name):
-    rows = [l for l in open(f"{out}/cluster_{name}.txt") if l.startswith("params ")]
-    assert len(rows) == 1, f"FAIL: cluster_mlp {name}: no params line"
-    return [float(v) for v in rows[0].split()[1].split(",")]
-one = params("1")
-assert len(one) == 161, f"FAIL: {len(one)} parameters, want 161"
-for n in ("2", "4"):
-    gap = max(abs(a - b) for a, b in zip(one, params(n)))
-    print(f"cluster_mlp (installed package): {n} ranks vs one process: largest parameter difference {gap:.3g}")
-    assert gap <= 1e-12, f"FAIL: {n} ranks differ from one process by {gap}"
-fed = [l for l in open(f"{out}/cluster_fed.txt") if l.startswith("round ")]
-print(f"cluster_mlp --federated: {len(fed)} rounds over mpirun, bit for bit the in-process link's; {fed[-1].strip()}")
-PY
+python3 tools/check.d/lib/cluster-params.py 1e-12 "one process" "$out/cluster_1.txt" "$out/cluster_2.txt" \
+  "$out/cluster_4.txt" || { echo "FAIL: cluster_mlp on N ranks is not within 1e-12 of one process"; exit 1; }
+echo "cluster_mlp --federated: over mpirun bit for bit the in-process link's; $(grep '^round ' "$out/cluster_fed.txt" | tail -1)"
