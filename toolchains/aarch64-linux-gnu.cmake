@@ -37,3 +37,31 @@ set(CMAKE_CXX_FLAGS_INIT "-march=armv8-a -ffunction-sections -fdata-sections -fn
 set(CMAKE_EXE_LINKER_FLAGS_INIT "-Wl,--gc-sections")
 
 set(CMAKE_CROSSCOMPILING_EMULATOR qemu-aarch64 -L ${BURTORCH_SYSROOT})
+
+# MPI for this target (burtorch::port_mpi, the package's `mpi` component, a
+# program of yours over it): Debian's arm64 Open MPI unpacked into a folder
+# (tools/mpi-sysroot DIR, which also links the cross C library into it), as
+# -DBURTORCH_MPI_SYSROOT=DIR. The host's mpicc describes the host's MPI, so
+# FindMPI is told where the target's header and library are instead; the
+# linker finds MPI's own dependencies there (-rpath-link), and the emulator
+# (and QEMU_LD_PREFIX for ranks under mpirun) uses DIR as its prefix.
+# docs/porting.md, "MPI on AArch64 boards".
+set(BURTORCH_MPI_SYSROOT "" CACHE PATH "Open MPI for aarch64, unpacked (tools/mpi-sysroot); empty: no MPI")
+if(BURTORCH_MPI_SYSROOT)
+  set(_burtorch_mpi_lib "${BURTORCH_MPI_SYSROOT}/usr/lib/${BURTORCH_CROSS_TRIPLE}")
+  if(NOT EXISTS "${_burtorch_mpi_lib}/openmpi/lib/libmpi.so" OR NOT EXISTS "${_burtorch_mpi_lib}/openmpi/include/mpi.h")
+    message(FATAL_ERROR "BURTORCH_MPI_SYSROOT '${BURTORCH_MPI_SYSROOT}' has no ${BURTORCH_CROSS_TRIPLE} Open MPI "
+                        "(openmpi/lib/libmpi.so, openmpi/include/mpi.h): make it with tools/mpi-sysroot")
+  endif()
+  set(MPI_SKIP_COMPILER_WRAPPER TRUE)
+  # Nor the host's pkg-config files (FindMPI's other source): the target's only.
+  set(ENV{PKG_CONFIG_LIBDIR} "${_burtorch_mpi_lib}/pkgconfig")
+  set(ENV{PKG_CONFIG_SYSROOT_DIR} "${BURTORCH_MPI_SYSROOT}")
+  set(MPI_C_HEADER_DIR "${_burtorch_mpi_lib}/openmpi/include" CACHE PATH "the target's mpi.h")
+  set(MPI_C_LIB_NAMES mpi CACHE STRING "the target's MPI libraries")
+  set(MPI_mpi_LIBRARY "${_burtorch_mpi_lib}/openmpi/lib/libmpi.so" CACHE FILEPATH "the target's libmpi")
+  list(APPEND CMAKE_FIND_ROOT_PATH "${BURTORCH_MPI_SYSROOT}")
+  string(APPEND CMAKE_EXE_LINKER_FLAGS_INIT
+         " -Wl,-rpath-link,${_burtorch_mpi_lib} -Wl,-rpath-link,${BURTORCH_MPI_SYSROOT}/lib/${BURTORCH_CROSS_TRIPLE}")
+  set(CMAKE_CROSSCOMPILING_EMULATOR qemu-aarch64 -L ${BURTORCH_MPI_SYSROOT})
+endif()

@@ -361,6 +361,96 @@ Status receive_bytes_until(std::uint8_t* buffer, std::size_t capacity, int from,
 
 double seconds() noexcept { return MPI_Wtime(); }
 
+namespace {
+
+template <class T>
+Status reduce_in_order(void* context, T* data, std::size_t n) noexcept {
+  Scratch<T>* const s = static_cast<Scratch<T>*>(context);
+  return (s == nullptr) ? Status::kInvalidArgument : scatter_average(data, n, s->values, s->count);
+}
+
+template <class T>
+Status reduce_by_mpi(void* context, T* data, std::size_t n) noexcept {
+  Scratch<T>* const s = static_cast<Scratch<T>*>(context);
+  return (s == nullptr) ? Status::kInvalidArgument : mpi_average(data, n, s->values, s->count);
+}
+
+template <class T>
+fleet::Reducer<T> make_reducer(Scratch<T>* scratch, typename fleet::Reducer<T>::Average average) noexcept {
+  fleet::Reducer<T> r;
+  int rank = 0;
+  int size = 0;
+  if ((MPI_Comm_rank(MPI_COMM_WORLD, &rank) == MPI_SUCCESS) && (MPI_Comm_size(MPI_COMM_WORLD, &size) == MPI_SUCCESS) &&
+      (size > 0)) {
+    r.average = average;
+    r.context = scratch;
+    r.rank = static_cast<std::size_t>(rank);
+    r.ranks = static_cast<std::size_t>(size);
+  }
+  return r;
+}
+
+template <class T>
+Status link_broadcast(void* context, T* data, std::size_t n) noexcept {
+  static_cast<void>(context);
+  return broadcast_impl(data, n);
+}
+
+Status link_send(void* context, const std::uint8_t* bytes, std::size_t size) noexcept {
+  static_cast<void>(context);
+  return send_bytes(bytes, size, 0);
+}
+
+Status link_receive(void* context, std::uint32_t client, std::uint8_t* buffer, std::size_t capacity, double deadline,
+                    std::size_t* got, bool* arrived) noexcept {
+  static_cast<void>(context);
+  if ((arrived == nullptr) || (client > static_cast<std::uint32_t>(kMaxCount))) {
+    return Status::kInvalidArgument;
+  }
+  const int from = static_cast<int>(client);
+  if (deadline > 0.0) {
+    return receive_bytes_until(buffer, capacity, from, deadline, got, arrived);
+  }
+  *arrived = true;
+  return receive_bytes(buffer, capacity, from, got);
+}
+
+double link_seconds(void* context) noexcept {
+  static_cast<void>(context);
+  return MPI_Wtime();
+}
+
+}  // namespace
+
+fleet::Reducer<double> reducer(Scratch<double>* scratch) noexcept {
+  return make_reducer<double>(scratch, &reduce_in_order<double>);
+}
+
+fleet::Reducer<float> reducer(Scratch<float>* scratch) noexcept {
+  return make_reducer<float>(scratch, &reduce_in_order<float>);
+}
+
+fleet::Reducer<double> allreduce_reducer(Scratch<double>* scratch) noexcept {
+  return make_reducer<double>(scratch, &reduce_by_mpi<double>);
+}
+
+fleet::Reducer<float> allreduce_reducer(Scratch<float>* scratch) noexcept {
+  return make_reducer<float>(scratch, &reduce_by_mpi<float>);
+}
+
+template <class T>
+fleet::Link<T> link() noexcept {
+  fleet::Link<T> l;
+  l.broadcast = &link_broadcast<T>;
+  l.send = &link_send;
+  l.receive = &link_receive;
+  l.seconds = &link_seconds;
+  return l;
+}
+
+template fleet::Link<double> link<double>() noexcept;
+template fleet::Link<float> link<float>() noexcept;
+
 std::uint64_t bytes_sent() noexcept { return g_bytes_sent; }
 
 }  // namespace mpi

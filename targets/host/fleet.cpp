@@ -22,6 +22,7 @@
 
 #include <burtorch/fleet/codec.hpp>
 #include <burtorch/fleet/fedavg.hpp>
+#include <burtorch/fleet/federated.hpp>
 
 #include "default_data.hpp"
 #include "trainer.hpp"
@@ -354,6 +355,57 @@ class Csv {
   std::FILE* file_ = nullptr;
 };
 
+#if BURTORCH_TRAINER_MPI
+// The MPI link with the tests' faults in transit: --damage R:C flips a bit
+// of client C's frame in round R, --silent R:C drops it.
+struct Transit {
+  fl::Link<double> inner;
+  const Flags& f;
+  long rank;
+  long round;
+  std::vector<std::uint8_t> copy;  // a damaged frame
+  static bt::Status send(void* context, const std::uint8_t* bytes, std::size_t size) noexcept {
+    Transit* const t = static_cast<Transit*>(context);
+    if ((t->round == t->f.silent_round) && (t->rank == t->f.silent_client)) {
+      return bt::Status::kOk;  // this round's frame never leaves the client
+    }
+    if ((t->round == t->f.damage_round) && (t->rank == t->f.damage_client) && (size <= t->copy.size())) {
+      std::copy(bytes, bytes + size, t->copy.begin());
+      t->copy[size / 2U] = static_cast<std::uint8_t>(t->copy[size / 2U] ^ 0x10U);  // damaged in transit
+      return t->inner.send(t->inner.context, t->copy.data(), size);
+    }
+    return t->inner.send(t->inner.context, bytes, size);
+  }
+};
+
+// The server's log of a round's late, missing and refused frames.
+void print_notice(void* context, const fl::ClientNotice& n) noexcept {
+  const long r = *static_cast<const long*>(context);
+  switch (n.event) {
+    case fl::ClientEvent::kLate:
+      std::printf("round %ld: dropped a late frame of client %u (round %u)\n", r, n.client, n.frame_round);
+      break;
+    case fl::ClientEvent::kMissing:
+      std::printf("round %ld: client %u sent no frame before the deadline\n", r, n.client);
+      break;
+    default:
+      std::printf("round %ld: refused the frame of client %u: %s\n", r, n.client, bt::status_name(n.status));
+      break;
+  }
+}
+
+std::string client_failure(fl::ClientStep step, bt::Status s, long r) {
+  switch (step) {
+    case fl::ClientStep::kBroadcast:
+      return "round " + std::to_string(r) + ": the broadcast failed";
+    case fl::ClientStep::kSend:
+      return "sending the update failed";
+    default:
+      return "encoding the update failed: " + std::string(bt::status_name(s));
+  }
+}
+#endif
+
 int run(const Flags& f, int rank, int ranks) {
   const std::size_t clients = f.centralised ? static_cast<std::size_t>(f.clients) : static_cast<std::size_t>(ranks - 1);
   const World world = make_world(f, clients);
@@ -418,92 +470,70 @@ int run(const Flags& f, int rank, int ranks) {
     return 0;
   }
 #if BURTORCH_TRAINER_MPI
-  std::vector<double> global(w, w + n);
-  std::vector<float> update(n, 0.0F);
-  std::vector<float> residual(n, 0.0F);
-  std::vector<std::uint32_t> scratch(eo.kept);
+  // The round protocol is the library's (fleet::FedServer, fleet::FedClient)
+  // over the MPI port's link; --damage and --silent act in transit (Transit).
+  Transit transit{bt::port::mpi::link<double>(), f, rank, 0, std::vector<std::uint8_t>(capacity)};
+  fl::Link<double> link = transit.inner;
+  link.context = &transit;
+  link.send = &Transit::send;
   std::vector<std::uint8_t> frame(capacity);
+  if (rank > 0) {
+    const std::size_t client = static_cast<std::size_t>(rank) - 1U;
+    std::vector<double> global(n);
+    std::vector<float> update(n, 0.0F);
+    std::vector<float> residual(n, 0.0F);
+    std::vector<std::uint32_t> scratch(eo.kept);
+    fl::ClientMemory<double> memory;
+    memory.global = global.data();
+    memory.update = update.data();
+    memory.residual = f.feedback ? residual.data() : nullptr;
+    memory.frame = frame.data();
+    memory.frame_capacity = frame.size();
+    memory.scratch = scratch.data();
+    memory.scratch_count = scratch.size();
+    eo.client = static_cast<std::uint32_t>(rank);
+    fl::FedClient<double> me(link, w, n, memory, eo);
+    nn::Rng rng(static_cast<std::uint64_t>(f.seed) + 1U + client);
+    const Split& shard = world.shards[client];
+    for (long r = 1; r <= f.rounds; ++r) {
+      transit.round = r;
+      const std::uint32_t seed = static_cast<std::uint32_t>(
+          (static_cast<std::uint64_t>(f.seed) * 1000003U) + (static_cast<std::uint64_t>(r) * 101U) +
+          static_cast<std::uint64_t>(rank));
+      const bt::Status s =
+          me.round(static_cast<std::uint32_t>(r), static_cast<std::uint32_t>(shard.size()), seed, [&]() {
+            local_steps(model, tape, opt, shard, f.local_steps, f.batch, rng, f, noise);
+            return bt::Status::kOk;
+          });
+      if (s != bt::Status::kOk) {
+        trainer::fail(kProgram, client_failure(me.failed_at(), s, r));
+      }
+    }
+    trainer::check_stdout(kProgram);
+    return 0;
+  }
   std::vector<double> sum(n);
   std::vector<double> mean(n);
-  fl::FedAvg<double> avg(sum.data(), n);
-  const std::size_t client = static_cast<std::size_t>(rank) - 1U;  // valid for rank > 0
-  nn::Rng rng(static_cast<std::uint64_t>(f.seed) + 1U + ((rank > 0) ? client : 0U));
+  fl::ServerMemory<double> memory;
+  memory.sum = sum.data();
+  memory.mean = mean.data();
+  memory.frame = frame.data();
+  memory.frame_capacity = frame.size();
+  fl::FedServer<double> server(link, w, n, memory);
+  const bool timed = f.round_deadline > 0.0;
   for (long r = 1; r <= f.rounds; ++r) {
-    if (bt::port::mpi::broadcast(global.data(), n) != bt::Status::kOk) {
+    fl::RoundReport report;
+    const bt::Status s = server.round(static_cast<std::uint32_t>(r), static_cast<std::uint32_t>(ranks - 1),
+                                      f.round_deadline, &report, &print_notice, &r);
+    if (s != bt::Status::kOk) {
       trainer::fail(kProgram, "round " + std::to_string(r) + ": the broadcast failed");
     }
-    if (rank > 0) {
-      std::copy(global.begin(), global.end(), w);
-      local_steps(model, tape, opt, world.shards[client], f.local_steps, f.batch, rng, f, noise);
-      for (std::size_t i = 0U; i < n; ++i) {
-        update[i] = static_cast<float>(w[i] - global[i]);
-      }
-      eo.samples = static_cast<std::uint32_t>(world.shards[client].size());
-      eo.round = static_cast<std::uint32_t>(r);
-      eo.client = static_cast<std::uint32_t>(rank);
-      eo.seed = static_cast<std::uint32_t>((static_cast<std::uint64_t>(f.seed) * 1000003U) + (static_cast<std::uint64_t>(r) * 101U) +
-                                           static_cast<std::uint64_t>(rank));
-      std::size_t written = 0U;
-      const bt::Status s = fl::encode(update.data(), n, f.feedback ? residual.data() : nullptr, eo, frame.data(),
-                                      frame.size(), &written, scratch.data(), scratch.size());
-      if (s != bt::Status::kOk) {
-        trainer::fail(kProgram, "encoding the update failed: " + std::string(bt::status_name(s)));
-      }
-      if ((r == f.damage_round) && (rank == f.damage_client)) {
-        frame[written / 2U] = static_cast<std::uint8_t>(frame[written / 2U] ^ 0x10U);  // damaged in transit
-      }
-      if ((r == f.silent_round) && (rank == f.silent_client)) {
-        continue;  // this round's frame never leaves the client
-      }
-      if (bt::port::mpi::send_bytes(frame.data(), written, 0) != bt::Status::kOk) {
-        trainer::fail(kProgram, "sending the update failed");
-      }
-      continue;
-    }
-    static_cast<void>(avg.begin(n, static_cast<std::uint32_t>(r)));
-    std::size_t bytes = 0U;
-    const bool timed = f.round_deadline > 0.0;
-    const double deadline = timed ? (bt::port::mpi::seconds() + f.round_deadline) : 0.0;
-    for (int c = 1; c < ranks; ++c) {
-      std::size_t got = 0U;
-      bool arrived = true;
-      bt::Status s = bt::Status::kOk;
-      for (;;) {  // frames of earlier rounds that arrive late are dropped
-        s = timed ? bt::port::mpi::receive_bytes_until(frame.data(), frame.size(), c, deadline, &got, &arrived)
-                  : bt::port::mpi::receive_bytes(frame.data(), frame.size(), c, &got);
-        fl::FrameHeader h;
-        if ((s != bt::Status::kOk) || !arrived || (fl::check_frame(frame.data(), got, &h) != bt::Status::kOk) ||
-            (h.round >= static_cast<std::uint32_t>(r))) {
-          break;
-        }
-        std::printf("round %ld: dropped a late frame of client %d (round %u)\n", r, c, h.round);
-      }
-      if ((s == bt::Status::kOk) && !arrived) {
-        avg.miss();
-        std::printf("round %ld: client %d sent no frame before the deadline\n", r, c);
-        continue;
-      }
-      if (s == bt::Status::kOk) {
-        bytes += got;
-        s = avg.add(frame.data(), got);
-      }
-      if (s != bt::Status::kOk) {
-        std::printf("round %ld: refused the frame of client %d: %s\n", r, c, bt::status_name(s));
-      }
-    }
-    if (avg.accepted() > 0U) {
-      static_cast<void>(avg.average(mean.data()));
-      for (std::size_t i = 0U; i < n; ++i) {
-        global[i] += mean[i];
-      }
-    }
-    std::copy(global.begin(), global.end(), w);
     const double val = validation(model, tape, world.val, n_eval);
-    const double per_client = static_cast<double>(bytes) / static_cast<double>(ranks - 1);
-    std::printf("round %ld val %.9g bytes %.0f accepted %zu refused %zu", r, val, per_client, avg.accepted(),
-                avg.refused());
+    const double per_client = static_cast<double>(report.bytes) / static_cast<double>(ranks - 1);
+    std::printf("round %ld val %.9g bytes %.0f accepted %zu refused %zu", r, val, per_client, report.accepted,
+                report.refused);
     if (timed) {
-      std::printf(" missing %zu", avg.missing());
+      std::printf(" missing %zu", report.missing);
     }
     std::printf("\n");
     csv.row(r, val, per_client);

@@ -42,6 +42,7 @@
 #ifndef BURTORCH_TRAINER_MPI
 #define BURTORCH_TRAINER_MPI 0
 #endif
+#include <burtorch/nn/parallel.hpp>
 #if BURTORCH_TRAINER_MPI
 #include <burtorch/port/mpi.hpp>
 #endif
@@ -1181,11 +1182,13 @@ class Session {
   template <class BatchLoss>
   void train_batches(std::uint32_t limit, BatchLoss batch_loss) {
     // --distributed: every rank draws the same global batch and trains on
-    // its slice; the gradients and the loss are then averaged over the ranks.
-    const std::size_t ranks = static_cast<std::size_t>(o_.ranks);
-    const std::size_t local = static_cast<std::size_t>(o_.batch) / ranks;
-    std::vector<std::uint32_t> global(static_cast<std::size_t>(o_.batch));
-    std::vector<std::uint32_t> batch(local);
+    // its slice; the gradients and the loss are then averaged over the ranks
+    // (nn::DataParallel over burtorch::port_mpi).
+    const std::size_t global_batch = static_cast<std::size_t>(o_.batch);
+    start_data_parallel(global_batch);
+    const nn::Slice mine = data_parallel_ ? data_parallel_->slice() : nn::Slice{0U, global_batch};
+    std::vector<std::uint32_t> global(global_batch);
+    std::vector<std::uint32_t> batch(mine.count);
     double since = 0.0;
     long count = 0;
     while (step_ < o_.steps) {
@@ -1193,17 +1196,21 @@ class Session {
       for (std::uint32_t& b : global) {
         b = batch_rng_.below(limit);
       }
-      const std::size_t slice = static_cast<std::size_t>(o_.rank) * local;
-      std::copy(global.begin() + static_cast<std::ptrdiff_t>(slice),
-                global.begin() + static_cast<std::ptrdiff_t>(slice + local), batch.begin());
+      std::copy(global.begin() + static_cast<std::ptrdiff_t>(mine.first),
+                global.begin() + static_cast<std::ptrdiff_t>(mine.first + mine.count), batch.begin());
       T loss = batch_loss(batch);
       if (tape_.status() != bt::Status::kOk) {
         progress_.erase();
         fail(program_, "training failed at step " + std::to_string(this_step) + ": " +
                            bt::status_name(tape_.status()));
       }
-      if (o_.distributed) {
-        loss = average_over_ranks(this_step, loss);
+      if (data_parallel_) {
+        const bt::Status s = data_parallel_->average(tape_, params_, &loss);
+        if (s != bt::Status::kOk) {
+          progress_.erase();
+          fail(program_, "averaging the gradients over the ranks failed at step " + std::to_string(this_step) + ": " +
+                             bt::status_name(s));
+        }
       }
       if (!std::isfinite(static_cast<double>(loss))) {
         progress_.erase();
@@ -1253,29 +1260,21 @@ class Session {
 
   double elapsed() const { return progress_.elapsed(); }
 
-  // --distributed: the gradients of the parameters and the batch's loss
-  // replaced by their means over the ranks (burtorch::port_mpi, in rank
-  // order); returns the mean loss.
-  T average_over_ranks(long this_step, T loss) {
+  // --distributed: the data-parallel helper over MPI (its buffer holds the
+  // gradients and the loss; the port's reducer its scratch).
+  void start_data_parallel(std::size_t global_batch) {
 #if BURTORCH_TRAINER_MPI
-    if (reduce_.empty()) {
-      reduce_.assign(n_ + 1U, T(0));
-      scratch_.assign(bt::port::mpi::average_scratch(n_ + 1U, o_.ranks), T(0));
+    if (!o_.distributed || data_parallel_) {
+      return;
     }
-    T* g = tape_.grads() + first_;
-    std::copy(g, g + n_, reduce_.begin());
-    reduce_[n_] = loss;
-    const bt::Status s = bt::port::mpi::average(reduce_.data(), n_ + 1U, scratch_.data(), scratch_.size());
-    if (s != bt::Status::kOk) {
-      progress_.erase();
-      fail(program_, "averaging the gradients over the ranks failed at step " + std::to_string(this_step) + ": " +
-                         bt::status_name(s));
-    }
-    std::copy(reduce_.begin(), reduce_.begin() + static_cast<std::ptrdiff_t>(n_), g);
-    return reduce_[n_];
+    reduce_.assign(nn::DataParallel<T>::buffer_values(n_), T(0));
+    scratch_.assign(bt::port::mpi::average_scratch(reduce_.size(), o_.ranks), T(0));
+    mpi_scratch_.values = scratch_.data();
+    mpi_scratch_.count = scratch_.size();
+    data_parallel_.reset(new nn::DataParallel<T>(bt::port::mpi::reducer(&mpi_scratch_), global_batch, reduce_.data(),
+                                                 reduce_.size()));
 #else
-    static_cast<void>(this_step);
-    return loss;
+    static_cast<void>(global_batch);
 #endif
   }
 
@@ -1393,6 +1392,10 @@ class Session {
   Progress progress_{"", 0, 0, 0};
   std::vector<T> reduce_;   // --distributed: gradients and loss
   std::vector<T> scratch_;  // --distributed: port_mpi's scratch
+#if BURTORCH_TRAINER_MPI
+  bt::port::mpi::Scratch<T> mpi_scratch_;
+#endif
+  std::unique_ptr<nn::DataParallel<T>> data_parallel_;
 };
 
 // A tape of N lanes for lane batches, in a buffer of its own, sized by a

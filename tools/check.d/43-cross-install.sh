@@ -10,11 +10,18 @@
 # through the emulator; a package for another processor is refused with a
 # message naming both; and the toolchain file stripped of the lines that
 # make each -DCMAKE_PREFIX_PATH entry a find root does not find the package
-# (the failure those lines fix). On the presets' installs (build/prefix/,
-# made by stages 20 and 21): ~30 s on 2 cores.
+# (the failure those lines fix). Then MPI on AArch64 boards: the aarch64
+# install's `mpi` component (stage 20 configures it with Debian's arm64 Open
+# MPI, tools/mpi-sysroot) and examples/cluster_mlp built with the installed
+# toolchain file and -DBURTORCH_MPI_SYSROOT, run as ranks of the host's
+# mpirun under qemu-aarch64: 1 and 2 ranks data-parallel, every parameter
+# within 1e-12 of each other and of the x86-64 build's one-process run (the
+# host install's), and federated over mpirun (2 clients) bit for bit the
+# in-process link's. On the presets' installs (build/prefix/, made by stages
+# 10, 20 and 21): ~30 s on 2 cores, ~20 s more for the MPI part.
 # suite: compliance
 # jobs: 1
-# after: 20-aarch64-linux 21-armv7-linux
+# after: 10-host 20-aarch64-linux 21-armv7-linux
 # trees: cross-install
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -118,4 +125,36 @@ if cmake -S "$root/examples/line_fit" -B "$b" -DCMAKE_TOOLCHAIN_FILE="$work/unro
   fail "the package was found without the prefix roots: this check shows nothing"
 fi
 echo "  without them: $(grep -m1 -o 'Could not find a package configuration file provided by "burtorch"' "$b.log")"
+echo "== aarch64: a user's cluster program (examples/cluster_mlp) over MPI, ranks under qemu-aarch64"
+sysroot="$root/build/mpi-sysroot-arm64"
+a64=$(preset_prefix aarch64-linux) || fail "aarch64: no install"
+[ -f "$a64/lib/libburtorch_port_mpi.a" ] && [ -f "$a64/lib/pkgconfig/burtorch-mpi.pc" ] ||
+  fail "the aarch64 install has no burtorch::port_mpi (stage 20 configures it with tools/mpi-sysroot's $sysroot)"
+b="$work/aarch64-cluster_mlp"
+rm -rf "$b"
+cmake -S "$root/examples/cluster_mlp" -B "$b" -DCMAKE_TOOLCHAIN_FILE="$a64/share/burtorch/toolchains/aarch64-linux-gnu.cmake" \
+      -DCMAKE_PREFIX_PATH="$a64" -DBURTORCH_MPI_SYSROOT="$sysroot" -DCMAKE_BUILD_TYPE=Release > "$b.configure.log" 2>&1 ||
+  { cat "$b.configure.log"; fail "aarch64: cluster_mlp does not configure with the mpi component"; }
+cmake --build "$b" >/dev/null
+file "$b/cluster_mlp" | grep -q 'ARM aarch64' || fail "cluster_mlp is not an aarch64 program"
+host=$(preset_prefix host) || fail "no host install"
+[ -f "$host/lib/libburtorch_port_mpi.a" ] || fail "the host install has no burtorch::port_mpi (MPI, tools/deps/distributed.txt)"
+x="$work/x86-cluster_mlp"
+rm -rf "$x"
+cmake -S "$root/examples/cluster_mlp" -B "$x" -DCMAKE_PREFIX_PATH="$host" -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$x" >/dev/null
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
+"$x/cluster_mlp" > "$b.x86.out" 2>&1 || { cat "$b.x86.out"; fail "x86-64 cluster_mlp"; }
+for np in 1 2; do
+  timeout 300 mpirun --quiet --oversubscribe -np "$np" qemu-aarch64 -L "$sysroot" "$b/cluster_mlp" > "$b.np$np.out" 2>&1 ||
+    { cat "$b.np$np.out"; fail "aarch64 cluster_mlp on $np ranks"; }
+done
+timeout 300 mpirun --quiet --oversubscribe -np 3 qemu-aarch64 -L "$sysroot" "$b/cluster_mlp" --federated > "$b.fed.out" 2>&1 ||
+  { cat "$b.fed.out"; fail "aarch64 cluster_mlp --federated"; }
+qemu-aarch64 -L "$sysroot" "$b/cluster_mlp" --federated --clients 2 > "$b.loop.out" 2>&1 || { cat "$b.loop.out"; fail "aarch64 loopback"; }
+cmp -s "$b.fed.out" "$b.loop.out" || fail "aarch64: federated over mpirun differs from the in-process link"
+python3 "$root/tools/check.d/lib/cluster-params.py" 1e-12 "x86-64" "$b.x86.out" "$b.np1.out" "$b.np2.out" ||
+  fail "aarch64 cluster_mlp is not within 1e-12 of x86-64"
+echo "  aarch64 cluster_mlp --federated: 2 clients over mpirun, bit for bit the in-process link's"
 echo "43-cross-install: both Linux cross installs consumed through their own toolchain files"

@@ -20,6 +20,7 @@
 #include "burtorch/nn/mlp.hpp"
 #include "burtorch/nn/norm.hpp"
 #include "burtorch/nn/optim.hpp"
+#include "burtorch/nn/parallel.hpp"
 #include "burtorch/nn/params.hpp"
 #include "burtorch/nn/plan.hpp"
 #include "burtorch/nn/pool.hpp"

@@ -15,12 +15,22 @@
 #                           archive (a stage run alone); without the
 #                           preset's tree, from a tree of the preset with
 #                           the libraries only (build/lib-PRESET)
+#   preset_flags PRESET     print the flags a preset is configured with
+#                           beyond the preset: aarch64-linux's MPI
+#                           (-DBURTORCH_MPI_SYSROOT, once tools/mpi-sysroot
+#                           has made build/mpi-sysroot-arm64; stage 20)
 _prefix_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
+preset_flags() {  # preset_flags PRESET
+  if [ "$1" = aarch64-linux ] && [ -f "$_prefix_root/build/mpi-sysroot-arm64/.packages" ]; then
+    echo "-DBURTORCH_MPI_SYSROOT=$_prefix_root/build/mpi-sysroot-arm64"
+  fi
+}
 preset_targets() {  # preset_targets PRESET TARGET...
   local preset=$1
   shift
   if [ ! -f "$_prefix_root/build/$preset/CMakeCache.txt" ]; then
-    (cd "$_prefix_root" && cmake --preset "$preset") >/dev/null || return 1
+    # shellcheck disable=SC2046
+    (cd "$_prefix_root" && cmake --preset "$preset" $(preset_flags "$preset")) >/dev/null || return 1
   fi
   cmake --build "$_prefix_root/build/$preset" -j2 --target "$@"
 }
@@ -35,8 +45,9 @@ preset_prefix() {  # preset_prefix PRESET
   if [ ! -f "$tree/CMakeCache.txt" ]; then
     tree=$_prefix_root/build/lib-$preset
     if [ ! -f "$tree/CMakeCache.txt" ]; then
+      # shellcheck disable=SC2046
       (cd "$_prefix_root" && cmake --preset "$preset" -B "$tree" -DBURTORCH_BUILD_TESTS=OFF -DBURTORCH_BUILD_PROGRAMS=OFF \
-        -DBURTORCH_BUILD_BENCH=OFF -DBURTORCH_BUILD_FOOTPRINT=OFF) >/dev/null || return 1
+        -DBURTORCH_BUILD_BENCH=OFF -DBURTORCH_BUILD_FOOTPRINT=OFF $(preset_flags "$preset")) >/dev/null || return 1
     fi
     cmake --build "$tree" -j2 >/dev/null || return 1
   fi

@@ -26,6 +26,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "burtorch/fleet/transport.hpp"
 #include "burtorch/status.hpp"
 
 namespace burtorch {
@@ -104,6 +105,35 @@ Status receive_bytes_until(std::uint8_t* buffer, std::size_t capacity, int from,
 
 /// Seconds on MPI's wall clock (MPI_Wtime), for deadlines.
 double seconds() noexcept;
+
+/// A caller's scratch for a reducer: average_scratch(n, N) values for
+/// reducer(), n for allreduce_reducer() (n: the longest array averaged;
+/// nn::DataParallel averages P + 1).
+template <class T>
+struct Scratch {
+  T* values = nullptr;     ///< the caller's array
+  std::size_t count = 0U;  ///< its values
+};
+
+/// The transport of nn::DataParallel over MPI_COMM_WORLD: average() (the
+/// reduce-scatter and all-gather in rank order), with the caller's scratch
+/// (which must outlive the reducer), rank and size of the job. Call after
+/// init(); a reducer whose average is null (refused by DataParallel) if
+/// MPI cannot say the rank.
+fleet::Reducer<double> reducer(Scratch<double>* scratch) noexcept;
+/// The same in FP32.
+fleet::Reducer<float> reducer(Scratch<float>* scratch) noexcept;
+/// The same over average_mpi() (MPI_Allreduce: the MPI library's order).
+fleet::Reducer<double> allreduce_reducer(Scratch<double>* scratch) noexcept;
+/// The same in FP32.
+fleet::Reducer<float> allreduce_reducer(Scratch<float>* scratch) noexcept;
+
+/// The transport of fleet::FedServer and fleet::FedClient over
+/// MPI_COMM_WORLD: rank 0 is the server, client c is rank c. broadcast()
+/// from rank 0, send_bytes() to rank 0, receive_bytes() (with a deadline:
+/// receive_bytes_until()) from rank c, seconds(). T is float or double.
+template <class T>
+fleet::Link<T> link() noexcept;
 
 /// Payload bytes this rank has sent so far through average() (see
 /// average_bytes()), average_at_root() (a non-root rank sends its array
