@@ -23,7 +23,6 @@
 #ifndef BURTORCH_NN_PARALLEL_HPP
 #define BURTORCH_NN_PARALLEL_HPP
 
-#include <cmath>
 #include <cstddef>
 #include <limits>
 
@@ -32,6 +31,7 @@
 #include "burtorch/nn/params.hpp"
 #include "burtorch/nn/train.hpp"
 #include "burtorch/core/tape.hpp"
+#include "burtorch/scalar.hpp"
 
 namespace burtorch {
 namespace nn {
@@ -120,7 +120,7 @@ class DataParallel {
       static_cast<void>(tape.report(reduced));  // a no-op for kOk: the sample's reason stays
       return std::numeric_limits<T>::quiet_NaN();
     }
-    if (!std::isfinite(static_cast<double>(loss))) {
+    if (!ScalarOps<T>::finite(loss)) {
       return loss;
     }
     const Status stepped = opt.step(tape, params);
