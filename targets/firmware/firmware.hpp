@@ -50,6 +50,22 @@ inline void print_plan(const burtorch::nn::MemoryPlan& plan) {
   print(" slots)\n");
 }
 
+// "  lane plan: L lanes, parameter tape P bytes, lane tape B bytes (N nodes
+// per sweep; K slots)"
+inline void print_lane_plan(const burtorch::nn::LanePlan& plan) {
+  print("  lane plan: ");
+  print_unsigned(plan.lanes);
+  print(" lanes, parameter tape ");
+  print_unsigned(plan.params.tape_bytes);
+  print(" bytes, lane tape ");
+  print_unsigned(plan.lane_tape_bytes);
+  print(" bytes (");
+  print_unsigned(plan.sample_nodes);
+  print(" nodes per sweep; ");
+  print_unsigned(plan.slots);
+  print(" slots)\n");
+}
+
 // The first lines a trainer prints: "<title> (P parameters), FP32, SGD,
 // batch B<unit>" and its memory plan.
 inline void print_banner(const char* title, const burtorch::nn::MemoryPlan& plan, std::uint64_t batch,

@@ -21,10 +21,19 @@
 // training and the mean training loss every kPrintEvery steps; exits 0 only
 // if the last printed loss is below kLossThreshold and the held-out
 // accuracy after training at least kAccuracyThreshold.
+//
+// Built with BURTORCH_FIRMWARE_LANES=1 (burtorch-train-kws-lanes, on the
+// Cortex-M55) it trains by lane batches instead: the same model, data and
+// steps, kLanes samples per sweep on a tape of Lanes<float, kLanes> (one
+// Helium register per node) whose layers read the parameters of their own
+// tape as shared scalars (nn::lane_batch); the held-out set is evaluated
+// kLanes inputs at a time too. Its memory is the lane plan's, within the
+// same budget.
 #include <burtorch/burtorch.hpp>
 #include <burtorch/nn/nn.hpp>
 #include <burtorch/port/port.hpp>
 
+#include <cstddef>
 #include <cstdint>
 
 #include "firmware.hpp"
@@ -32,6 +41,10 @@
 
 namespace bt = burtorch;
 namespace nn = burtorch::nn;
+
+#ifndef BURTORCH_FIRMWARE_LANES
+#define BURTORCH_FIRMWARE_LANES 0  // 1: lane batches (see the file comment)
+#endif
 
 namespace {
 
@@ -66,10 +79,24 @@ constexpr std::uint32_t kHeldOut = 200U;
 constexpr float kLossThreshold = 0.3F;
 constexpr float kAccuracyThreshold = 0.9F;
 
+#if BURTORCH_FIRMWARE_LANES
+using firmware::kws::kLanes;
+using firmware::kws::kLanePlan;
+using firmware::kws::kLaneSampleNodes;
+using firmware::kws::kLaneSampleSlots;
+using Lane = bt::Lanes<float, kLanes>;
+static_assert(kLanePlan.bytes <= kModelBudget, "the model's lane plan does not fit its share of 64 KiB");
+// The parameter tape, Adam's state and the lane tape: one object of kLanePlan.bytes.
+nn::LaneMemory<float, kLanePlan> g_memory;
+static_assert(sizeof(g_memory) == kLanePlan.bytes, "the plan counts every byte");
+bt::Tape<float>& g_tape = g_memory.params;
+bt::Tape<Lane>& g_lanes = g_memory.lanes;
+#else
 // The tape and Adam's state: one object of kPlan.bytes.
 nn::TrainingMemory<float, kPlan> g_memory;
 static_assert(sizeof(g_memory) == kPlan.bytes, "the plan counts every byte");
 bt::Tape<float>& g_tape = g_memory.tape;
+#endif
 
 struct Model {
   nn::Conv1d<float> conv1;
@@ -134,6 +161,7 @@ bool create(Model& m, nn::Rng& rng) {
   return m.params.count != 0U;
 }
 
+#if !BURTORCH_FIRMWARE_LANES
 // The logits of input x, recorded on the tape.
 bt::View logits(bt::Tape<float>& tape, const float* x) {
   const bt::View in = bt::record_view(tape, kInputs, [&](bt::Index i) noexcept { return tape.leaf(x[i]); });
@@ -146,6 +174,38 @@ bt::View logits(bt::Tape<float>& tape, const float* x) {
 bt::Value<float> sample_loss(bt::Tape<float>& tape, const float* x, std::uint32_t label) {
   return nn::cross_entropy(tape, logits(tape, x), label);
 }
+#else
+// The logits of kLanes inputs on the lane tape (lane l: xs[l]), the layers
+// reading their weights from g_tape through p: the same layers and inputs
+// (leaves) as logits().
+bt::View lane_logits(bt::Tape<Lane>& tape, const bt::LaneParams<float>& p, const float* const* xs) {
+  const bt::View in = bt::record_view(tape, kInputs, [&](bt::Index i) noexcept {
+    Lane v;
+    for (std::size_t l = 0U; l < kLanes; ++l) {
+      v.lane[l] = xs[l][i];
+    }
+    return tape.leaf(v);
+  });
+  const bt::View h1 = g_model.conv1.forward(tape, p, in, kTime);
+  const bt::View h2 = g_model.conv2.forward(tape, p, h1, kLength1);
+  const bt::View pooled = g_model.pool.forward(tape, h2, kLength2);
+  return g_model.head.forward(tape, p, nn::flatten(pooled));
+}
+
+// The losses of samples first .. first + active - 1 of the batch in lanes
+// 0 .. active - 1 (the lanes after them repeat sample `first`).
+bt::Value<Lane> lane_loss(bt::Tape<Lane>& tape, const bt::LaneParams<float>& p, std::size_t first,
+                          std::size_t active) {
+  const float* xs[kLanes];
+  bt::Index ys[kLanes];
+  for (std::size_t l = 0U; l < kLanes; ++l) {
+    const std::size_t i = first + ((l < active) ? l : 0U);
+    xs[l] = g_x[i];
+    ys[l] = g_y[i];
+  }
+  return nn::cross_entropy(tape, lane_logits(tape, p, xs), ys);
+}
+#endif
 
 struct Score {
   float loss = 0.0F;
@@ -154,6 +214,44 @@ struct Score {
 
 // Mean loss and accuracy over kHeldOut inputs drawn from a generator of
 // their own (the same set every time: seed 7, balanced classes).
+#if BURTORCH_FIRMWARE_LANES
+// The same, kLanes inputs per sweep of the lane tape (forward only; the
+// batch's buffer g_x holds them).
+static_assert((kHeldOut % kLanes) == 0U, "whole sweeps");
+static_assert(kLanes <= kBatch, "a sweep's inputs fit the batch's buffer");
+Score evaluate() {
+  nn::Rng rng(7U);
+  Score s;
+  std::uint32_t right = 0U;
+  for (std::uint32_t n = 0U; n < kHeldOut; n += kLanes) {
+    const float* xs[kLanes];
+    bt::Index ys[kLanes];
+    for (std::size_t l = 0U; l < kLanes; ++l) {
+      ys[l] = (n + l) % kClasses;
+      generate(rng, ys[l], g_x[l]);
+      xs[l] = g_x[l];
+    }
+    const bt::Mark start = g_lanes.mark();
+    const bt::View z = lane_logits(g_lanes, nn::lane_params(g_tape), xs);
+    const bt::Value<Lane> loss = nn::cross_entropy(g_lanes, z, ys);
+    if (g_lanes.status() != bt::Status::kOk) {
+      firmware::fail("evaluation failed", g_lanes);
+    }
+    for (std::size_t l = 0U; l < kLanes; ++l) {
+      s.loss += loss.value().lane[l];
+      std::uint32_t best = 0U;
+      for (std::uint32_t c = 1U; c < z.count; ++c) {
+        best = (g_lanes.value(z.first + c).lane[l] > g_lanes.value(z.first + best).lane[l]) ? c : best;
+      }
+      right += (best == ys[l]) ? 1U : 0U;
+    }
+    static_cast<void>(g_lanes.rewind(start));
+  }
+  s.loss /= kHeldOut;
+  s.accuracy = static_cast<float>(right) / kHeldOut;
+  return s;
+}
+#else
 Score evaluate() {
   nn::Rng rng(7U);
   Score s;
@@ -176,6 +274,58 @@ Score evaluate() {
   s.accuracy = static_cast<float>(right) / kHeldOut;
   return s;
 }
+#endif
+
+// One batch's forward and backward: the mean loss, the gradients of the
+// batch's mean on g_tape (serially, or by lane batches).
+float batch_loss() {
+#if BURTORCH_FIRMWARE_LANES
+  const float loss = nn::lane_batch(
+      g_tape, g_model.params, g_lanes, kBatch,
+      [](bt::Tape<Lane>& lt, const bt::LaneParams<float>& p, std::size_t first, std::size_t active) {
+        return lane_loss(lt, p, first, active);
+      });
+  if (g_lanes.status() != bt::Status::kOk) {
+    firmware::fail("training failed", g_lanes);
+  }
+#else
+  const float loss = nn::serial_batch(g_tape, g_model.params, kBatch, [&](bt::Tape<float>& tp, std::size_t i) {
+    return sample_loss(tp, g_x[i], g_y[i]);
+  });
+#endif
+  if (g_tape.status() != bt::Status::kOk) {
+    fail("training failed");
+  }
+  return loss;
+}
+
+// True if one sample (a sweep of kLanes copies of it) records exactly the
+// nodes and slots the memory plan says. Draws one input from rng.
+bool plan_is_exact(nn::Rng& rng) {
+  g_y[0] = 0U;
+  generate(rng, 0U, g_x[0]);
+#if BURTORCH_FIRMWARE_LANES
+  bt::Tape<Lane>& tape = g_lanes;
+  const std::size_t nodes = kLaneSampleNodes;
+  const std::size_t slots = kLaneSampleSlots;
+  const bt::Mark start = tape.mark();
+  const std::size_t nodes0 = tape.size();
+  const std::size_t slots0 = tape.usage().slots;
+  static_cast<void>(lane_loss(tape, nn::lane_params(g_tape), 0U, 1U));
+#else
+  bt::Tape<float>& tape = g_tape;
+  const std::size_t nodes = kSampleNodes;
+  const std::size_t slots = kSampleSlots;
+  const bt::Mark start = tape.mark();
+  const std::size_t nodes0 = tape.size();
+  const std::size_t slots0 = tape.usage().slots;
+  static_cast<void>(sample_loss(tape, g_x[0], 0U));
+#endif
+  const bool exact = (tape.status() == bt::Status::kOk) && ((tape.size() - nodes0) == nodes) &&
+                     ((tape.usage().slots - slots0) == slots);
+  static_cast<void>(tape.rewind(start));
+  return exact;
+}
 
 void print_score(const char* when, const Score& s) {
   firmware::print(when);
@@ -195,31 +345,34 @@ int main() {
   print(" parameters), FP32, Adam, batch ");
   firmware::print_unsigned(kBatch);
   print("\n");
+#if BURTORCH_FIRMWARE_LANES
+  print("  lanes ");
+  firmware::print_unsigned(kLanes);
+  print(": lane batches, ");
+  firmware::print_unsigned(kLanes);
+  print(" samples per sweep\n");
+  firmware::print_lane_plan(kLanePlan);
+  print("  Adam state ");
+  firmware::print_unsigned(kLanePlan.params.optimizer_bytes);
+  print(" bytes; plan total ");
+  firmware::print_unsigned(kLanePlan.bytes);
+  print(" bytes\n");
+#else
   firmware::print_plan(kPlan);
   print("  Adam state ");
   firmware::print_unsigned(kPlan.optimizer_bytes);
   print(" bytes; plan total ");
   firmware::print_unsigned(kPlan.bytes);
   print(" bytes\n");
+#endif
   nn::Rng rng(42U);
   if (!create(g_model, rng)) {
     fail("model creation failed");
   }
-  // The plan is exact: one sample records exactly kSampleNodes nodes and
-  // kSampleSlots slots.
-  {
-    float x[kInputs];
-    generate(rng, 0U, x);
-    const bt::Mark start = g_tape.mark();
-    const std::size_t nodes0 = g_tape.size();
-    const std::size_t slots0 = g_tape.usage().slots;
-    static_cast<void>(sample_loss(g_tape, x, 0U));
-    const bool exact = (g_tape.status() == bt::Status::kOk) && ((g_tape.size() - nodes0) == kSampleNodes) &&
-                       ((g_tape.usage().slots - slots0) == kSampleSlots);
-    static_cast<void>(g_tape.rewind(start));
-    if (!exact) {
-      fail("one sample does not record what the memory plan says");
-    }
+  // The plan is exact: one sample (one sweep) records exactly the plan's
+  // nodes and slots.
+  if (!plan_is_exact(rng)) {
+    fail("one sample does not record what the memory plan says");
   }
   const Score before = evaluate();
   print_score("before:", before);
@@ -240,12 +393,7 @@ int main() {
       generate(rng, g_y[b], g_x[b]);
     }
     const std::uint64_t s0 = bt::port::ticks();
-    const float loss = nn::serial_batch(g_tape, g_model.params, kBatch, [&](bt::Tape<float>& tp, std::size_t i) {
-      return sample_loss(tp, g_x[i], g_y[i]);
-    });
-    if (g_tape.status() != bt::Status::kOk) {
-      fail("training failed");
-    }
+    const float loss = batch_loss();
     firmware::step(opt, g_tape, g_model.params);
     step_ticks += bt::port::ticks() - s0;
     since += loss;
