@@ -44,6 +44,7 @@
 #include <cstdint>
 
 #include "finetune_model.hpp"
+#include "finetune_net.hpp"
 #include "firmware.hpp"
 #include "plans.hpp"
 #include "shapes_data.hpp"
@@ -60,46 +61,14 @@ namespace {
 
 // The model and its memory plan: plans.hpp (tests/nn/test_nn_memory.cpp checks the plan).
 using firmware::finetune::kInputs;
-using firmware::finetune::kIn;
-using firmware::finetune::kSize1;
-using firmware::finetune::kSize2;
-using firmware::finetune::kConv1Options;
-using firmware::finetune::kConv2Options;
 using firmware::finetune::kHead;
 using firmware::finetune::kPool;
 using firmware::finetune::kSampleNodes;
 using firmware::finetune::kSampleSlots;
 using firmware::finetune::kPlan;
 using firmware::finetune::kParameters;
-constexpr bt::Index kCols1 = 9U * fm::kChannels;
-constexpr bt::Index kCols2 = 9U * fm::kConv1;
-static_assert(sizeof(fm::kConv1WeightI8) == (fm::kConv1 * kCols1), "conv1: [C_out][3][3][C_in]");
-static_assert(sizeof(fm::kConv2WeightI8) == (fm::kConv2 * kCols2), "conv2: [C_out][3][3][C_in]");
-static_assert(shapes_data::kPixels == kInputs, "the generated pictures are the model's input");
-
-// The backbone in flash, twice: int8 weights (FP32 biases) and FP16.
-constexpr nn::FrozenConv2d<float> kConv1I8{
-    {bt::frozen_i8(fm::kConv1WeightI8, fm::kConv1WeightScale), fm::kConv1, kCols1},
-    {bt::frozen_f32(fm::kConv1Bias), fm::kConv1},
-    kConv1Options};
-constexpr nn::FrozenConv2d<float> kConv2I8{
-    {bt::frozen_i8(fm::kConv2WeightI8, fm::kConv2WeightScale), fm::kConv2, kCols2},
-    {bt::frozen_f32(fm::kConv2Bias), fm::kConv2},
-    kConv2Options};
-constexpr nn::FrozenConv2d<float> kConv1F16{
-    {bt::frozen_f16(fm::kConv1WeightF16), fm::kConv1, kCols1}, {bt::frozen_f16(fm::kConv1BiasF16), fm::kConv1},
-    kConv1Options};
-constexpr nn::FrozenConv2d<float> kConv2F16{
-    {bt::frozen_f16(fm::kConv2WeightF16), fm::kConv2, kCols2}, {bt::frozen_f16(fm::kConv2BiasF16), fm::kConv2},
-    kConv2Options};
-
-struct Backbone {
-  const char* name;
-  const nn::FrozenConv2d<float>* conv1;
-  const nn::FrozenConv2d<float>* conv2;
-};
-constexpr Backbone kBackbones[2] = {{"int8", &kConv1I8, &kConv2I8}, {"FP16", &kConv1F16, &kConv2F16}};
-
+using firmware::finetune::Backbone;
+using firmware::finetune::kBackbones;
 static_assert(kPlan.parameters == 36U, "Linear(8 -> 4)");
 // The link enforces the whole firmware's budget (16 KiB with stacks on the
 // micro:bit); the model's own memory must leave room for the stacks, the
@@ -126,13 +95,7 @@ using firmware::finetune::kLanePlan;
 using firmware::finetune::kLaneSampleNodes;
 using firmware::finetune::kLaneSampleSlots;
 using Lane = bt::Lanes<float, kLanes>;
-// The frozen backbone's values for one sweep of kLanes pictures.
-struct Activations {
-  Lane in[kInputs];
-  Lane h1[firmware::finetune::kActivations1];
-  Lane h2[firmware::finetune::kActivations2];
-  Lane features[kHead.in];
-};
+using Activations = firmware::finetune::LaneActivations<kLanes>;
 static_assert(kLanePlan.bytes + sizeof(Activations) <= kModelBudget,
               "the lane plan and the backbone's activations do not fit the model's share of 16 KiB");
 // The parameter tape and the lane tape (SGD: no optimizer state): one object of kLanePlan.bytes.
@@ -170,12 +133,7 @@ void load_head() {
 #if !BURTORCH_FIRMWARE_LANES
 // The logits of picture x: the frozen backbone, the stop, the head.
 bt::View logits(bt::Tape<float>& tape, const Backbone& bb, const float* x) {
-  const bt::View in = bt::record_view(tape, kInputs, [&](bt::Index i) noexcept { return tape.leaf(x[i]); });
-  const bt::View h1 = bb.conv1->forward(tape, in, kIn);
-  const bt::View h2 = bb.conv2->forward(tape, h1, kSize1);
-  const bt::View features = g_pool.forward(tape, h2, kSize2);
-  bt::stop_gradient(tape);  // the backward sweep ends at the features
-  return g_head.forward(tape, nn::flatten(features));
+  return firmware::finetune::logits(tape, bb, g_pool, g_head, x);
 }
 
 // Accuracy over kHeldOut pictures of `style` from the held-out stream.
@@ -216,29 +174,6 @@ float batch_loss(const Backbone& bb) {
   return exact;
 }
 #else
-// The logits of the pictures xs[0 .. kLanes) on the lane tape: the frozen
-// backbone evaluated in lanes without a tape (g_act), the pooled features
-// recorded as inputs (nothing below them is swept, as stop_gradient makes
-// it for the serial path), then the head over the parameters p.
-bt::View lane_logits(bt::Tape<Lane>& tape, const bt::LaneParams<float>& p, const Backbone& bb,
-                     const float* const* xs) {
-  for (bt::Index i = 0U; i < kInputs; ++i) {
-    for (std::size_t l = 0U; l < kLanes; ++l) {
-      g_act.in[i].lane[l] = xs[l][i];
-    }
-  }
-  const bool evaluated = bb.conv1->evaluate(g_act.in, kIn, g_act.h1) &&
-                         bb.conv2->evaluate(g_act.h1, kSize1, g_act.h2) &&
-                         g_pool.evaluate(g_act.h2, kSize2, g_act.features);
-  if (!evaluated) {
-    static_cast<void>(tape.report(bt::Status::kInvalidArgument));
-    return bt::kNoView;
-  }
-  const bt::View features =
-      bt::record_view(tape, kHead.in, [&tape](bt::Index i) noexcept { return tape.input(g_act.features[i]); });
-  return g_head.forward(tape, p, features);
-}
-
 // The losses of the pictures of the batch from `first` in lanes 0 ..
 // active - 1 (the lanes after them repeat picture `first`).
 bt::Value<Lane> lane_loss(bt::Tape<Lane>& tape, const bt::LaneParams<float>& p, const Backbone& bb,
@@ -250,7 +185,7 @@ bt::Value<Lane> lane_loss(bt::Tape<Lane>& tape, const bt::LaneParams<float>& p, 
     xs[l] = g_x[i];
     ys[l] = g_y[i];
   }
-  return nn::cross_entropy(tape, lane_logits(tape, p, bb, xs), ys);
+  return nn::cross_entropy(tape, firmware::finetune::logits(tape, p, bb, g_pool, g_head, xs, g_act), ys);
 }
 
 // Accuracy over kHeldOut pictures of `style` from the held-out stream,
@@ -268,7 +203,7 @@ float accuracy(const Backbone& bb, const shapes_data::Style& style) {
       xs[l] = g_x[l];
     }
     const bt::Mark start = g_lanes.mark();
-    const bt::View z = lane_logits(g_lanes, nn::lane_params(g_tape), bb, xs);
+    const bt::View z = firmware::finetune::logits(g_lanes, nn::lane_params(g_tape), bb, g_pool, g_head, xs, g_act);
     if (g_lanes.status() != bt::Status::kOk) {
       firmware::fail("evaluation failed", g_lanes);
     }
@@ -306,7 +241,7 @@ float batch_loss(const Backbone& bb) {
   const bt::Mark start = g_lanes.mark();
   const std::size_t nodes0 = g_lanes.size();
   const std::size_t slots0 = g_lanes.usage().slots;
-  static_cast<void>(nn::cross_entropy(g_lanes, lane_logits(g_lanes, nn::lane_params(g_tape), bb, xs), ys));
+  static_cast<void>(nn::cross_entropy(g_lanes, firmware::finetune::logits(g_lanes, nn::lane_params(g_tape), bb, g_pool, g_head, xs, g_act), ys));
   const bool exact = (g_lanes.status() == bt::Status::kOk) && ((g_lanes.size() - nodes0) == kLaneSampleNodes) &&
                      ((g_lanes.usage().slots - slots0) == kLaneSampleSlots);
   static_cast<void>(g_lanes.rewind(start));

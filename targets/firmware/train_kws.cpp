@@ -37,6 +37,7 @@
 #include <cstdint>
 
 #include "firmware.hpp"
+#include "kws_model.hpp"
 #include "plans.hpp"
 
 namespace bt = burtorch;
@@ -49,21 +50,12 @@ namespace nn = burtorch::nn;
 namespace {
 
 // The model and its memory plan: plans.hpp (tests/nn/test_nn_memory.cpp checks the plan).
-using firmware::kws::kTime;
-using firmware::kws::kBins;
 using firmware::kws::kClasses;
-using firmware::kws::kWordFrames;
 using firmware::kws::kInputs;
-using firmware::kws::kConv1;
-using firmware::kws::kLength1;
-using firmware::kws::kConv2;
-using firmware::kws::kLength2;
-using firmware::kws::kPool;
-using firmware::kws::kHead;
-using firmware::kws::kParameters;
 using firmware::kws::kSampleNodes;
 using firmware::kws::kSampleSlots;
 using firmware::kws::kPlan;
+using firmware::kws::generate;
 static_assert(kPlan.parameters == 484U, "248 + 200 + 36");
 // The link enforces the whole firmware's 64 KiB (stacks, the port's state);
 // the model's own memory must leave room for them.
@@ -98,100 +90,19 @@ static_assert(sizeof(g_memory) == kPlan.bytes, "the plan counts every byte");
 bt::Tape<float>& g_tape = g_memory.tape;
 #endif
 
-struct Model {
-  nn::Conv1d<float> conv1;
-  nn::Conv1d<float> conv2;
-  nn::AvgPool1d<float> pool{kPool};
-  nn::Linear<float> head;
-  bt::View params = bt::kNoView;
-};
-Model g_model;
+firmware::kws::Model g_model;
 // One batch of generated inputs and their classes (static: 6.4 KB would not
 // fit the thread stack).
 float g_x[kBatch][kInputs];
 std::uint32_t g_y[kBatch];
 
-// One input of class `label` into x[kInputs] (channels-last).
-void generate(nn::Rng& rng, std::uint32_t label, float* x) {
-  for (bt::Index i = 0U; i < kInputs; ++i) {
-    x[i] = 0.15F * rng.normal_float();
-  }
-  const std::uint32_t onset = rng.below(kTime - kWordFrames + 1U);
-  const float loudness = rng.uniform_float(0.6F, 1.2F);
-  // Pitch of the first frame: the whole word stays inside the bins.
-  std::uint32_t start = 0U;
-  if (label == 0U) {
-    start = rng.below(kBins - kWordFrames + 1U);
-  } else if (label == 1U) {
-    start = (kWordFrames - 1U) + rng.below(kBins - kWordFrames + 1U);
-  } else if (label == 2U) {
-    start = rng.below(kBins);
-  } else {
-    start = rng.below(kBins - (kWordFrames / 2U) + 1U);
-  }
-  for (std::uint32_t k = 0U; k < kWordFrames; ++k) {
-    std::uint32_t bin = start;
-    if (label == 0U) {
-      bin = start + k;
-    } else if (label == 1U) {
-      bin = start - k;
-    } else if (label == 3U) {
-      const std::uint32_t half = kWordFrames / 2U;
-      bin = (k < half) ? (start + k) : (start + ((2U * half) - 1U - k));
-    }
-    float* frame = x + ((onset + k) * kBins);
-    const float a = loudness * rng.uniform_float(0.8F, 1.2F);
-    frame[bin] += a;
-    // A tone leaks into its neighbouring bins.
-    if (bin > 0U) {
-      frame[bin - 1U] += 0.3F * a;
-    }
-    if ((bin + 1U) < kBins) {
-      frame[bin + 1U] += 0.3F * a;
-    }
-  }
-}
-
 void fail(const char* what) { firmware::fail(what, g_tape); }
 
-bool create(Model& m, nn::Rng& rng) {
-  const bool ok = m.conv1.create(g_tape, kConv1, rng) && m.conv2.create(g_tape, kConv2, rng) &&
-                  m.head.create(g_tape, kHead, rng);
-  m.params = nn::model_params(ok, m.conv1.params(), m.head.params(), kParameters);
-  return m.params.count != 0U;
-}
-
 #if !BURTORCH_FIRMWARE_LANES
-// The logits of input x, recorded on the tape.
-bt::View logits(bt::Tape<float>& tape, const float* x) {
-  const bt::View in = bt::record_view(tape, kInputs, [&](bt::Index i) noexcept { return tape.leaf(x[i]); });
-  const bt::View h1 = g_model.conv1.forward(tape, in, kTime);
-  const bt::View h2 = g_model.conv2.forward(tape, h1, kLength1);
-  const bt::View pooled = g_model.pool.forward(tape, h2, kLength2);
-  return g_model.head.forward(tape, nn::flatten(pooled));
-}
-
 bt::Value<float> sample_loss(bt::Tape<float>& tape, const float* x, std::uint32_t label) {
-  return nn::cross_entropy(tape, logits(tape, x), label);
+  return nn::cross_entropy(tape, g_model.logits(tape, x), label);
 }
 #else
-// The logits of kLanes inputs on the lane tape (lane l: xs[l]), the layers
-// reading their weights from g_tape through p: the same layers and inputs
-// (leaves) as logits().
-bt::View lane_logits(bt::Tape<Lane>& tape, const bt::LaneParams<float>& p, const float* const* xs) {
-  const bt::View in = bt::record_view(tape, kInputs, [&](bt::Index i) noexcept {
-    Lane v;
-    for (std::size_t l = 0U; l < kLanes; ++l) {
-      v.lane[l] = xs[l][i];
-    }
-    return tape.leaf(v);
-  });
-  const bt::View h1 = g_model.conv1.forward(tape, p, in, kTime);
-  const bt::View h2 = g_model.conv2.forward(tape, p, h1, kLength1);
-  const bt::View pooled = g_model.pool.forward(tape, h2, kLength2);
-  return g_model.head.forward(tape, p, nn::flatten(pooled));
-}
-
 // The losses of samples first .. first + active - 1 of the batch in lanes
 // 0 .. active - 1 (the lanes after them repeat sample `first`).
 bt::Value<Lane> lane_loss(bt::Tape<Lane>& tape, const bt::LaneParams<float>& p, std::size_t first,
@@ -203,7 +114,7 @@ bt::Value<Lane> lane_loss(bt::Tape<Lane>& tape, const bt::LaneParams<float>& p, 
     xs[l] = g_x[i];
     ys[l] = g_y[i];
   }
-  return nn::cross_entropy(tape, lane_logits(tape, p, xs), ys);
+  return nn::cross_entropy(tape, g_model.logits(tape, p, xs), ys);
 }
 #endif
 
@@ -232,7 +143,7 @@ Score evaluate() {
       xs[l] = g_x[l];
     }
     const bt::Mark start = g_lanes.mark();
-    const bt::View z = lane_logits(g_lanes, nn::lane_params(g_tape), xs);
+    const bt::View z = g_model.logits(g_lanes, nn::lane_params(g_tape), xs);
     const bt::Value<Lane> loss = nn::cross_entropy(g_lanes, z, ys);
     if (g_lanes.status() != bt::Status::kOk) {
       firmware::fail("evaluation failed", g_lanes);
@@ -261,7 +172,7 @@ Score evaluate() {
     const std::uint32_t label = n % kClasses;
     generate(rng, label, x);
     const bt::Mark start = g_tape.mark();
-    const bt::View z = logits(g_tape, x);
+    const bt::View z = g_model.logits(g_tape, x);
     const bt::Value<float> loss = nn::cross_entropy(g_tape, z, label);
     if (g_tape.status() != bt::Status::kOk) {
       fail("evaluation failed");
@@ -366,7 +277,7 @@ int main() {
   print(" bytes\n");
 #endif
   nn::Rng rng(42U);
-  if (!create(g_model, rng)) {
+  if (!g_model.create(g_tape, rng)) {
     fail("model creation failed");
   }
   // The plan is exact: one sample (one sweep) records exactly the plan's
