@@ -92,8 +92,6 @@ constexpr float kAccuracyThreshold = 0.9F;
 #if BURTORCH_FIRMWARE_LANES
 using firmware::finetune::kLanes;
 using firmware::finetune::kLanePlan;
-using firmware::finetune::kLaneSampleNodes;
-using firmware::finetune::kLaneSampleSlots;
 using Lane = bt::Lanes<float, kLanes>;
 using Activations = firmware::finetune::LaneActivations<kLanes>;
 static_assert(kLanePlan.bytes + sizeof(Activations) <= kModelBudget,
@@ -164,14 +162,9 @@ float batch_loss(const Backbone& bb) {
 // True if one sample's loss over backbone bb records exactly the plan's
 // nodes and slots (main's check; fleet_device.cpp has a main of its own).
 [[maybe_unused]] bool plan_is_exact(const Backbone& bb, const float* x, std::uint32_t label) {
-  const bt::Mark start = g_tape.mark();
-  const std::size_t nodes0 = g_tape.size();
-  const std::size_t slots0 = g_tape.usage().slots;
-  static_cast<void>(nn::cross_entropy(g_tape, logits(g_tape, bb, x), label));
-  const bool exact = (g_tape.status() == bt::Status::kOk) && ((g_tape.size() - nodes0) == kSampleNodes) &&
-                     ((g_tape.usage().slots - slots0) == kSampleSlots);
-  static_cast<void>(g_tape.rewind(start));
-  return exact;
+  return firmware::records_exactly(g_tape, kSampleNodes, kSampleSlots, [&] {
+    static_cast<void>(nn::cross_entropy(g_tape, logits(g_tape, bb, x), label));
+  });
 }
 #else
 // The losses of the pictures of the batch from `first` in lanes 0 ..
@@ -180,11 +173,7 @@ bt::Value<Lane> lane_loss(bt::Tape<Lane>& tape, const bt::LaneParams<float>& p, 
                           std::size_t first, std::size_t active) {
   const float* xs[kLanes];
   bt::Index ys[kLanes];
-  for (std::size_t l = 0U; l < kLanes; ++l) {
-    const std::size_t i = first + ((l < active) ? l : 0U);
-    xs[l] = g_x[i];
-    ys[l] = g_y[i];
-  }
+  firmware::sweep_samples(g_x, g_y, first, active, xs, ys);
   return nn::cross_entropy(tape, firmware::finetune::logits(tape, p, bb, g_pool, g_head, xs, g_act), ys);
 }
 
@@ -238,14 +227,10 @@ float batch_loss(const Backbone& bb) {
 [[maybe_unused]] bool plan_is_exact(const Backbone& bb, const float* x, std::uint32_t label) {
   const float* xs[kLanes] = {x, x, x, x};
   const bt::Index ys[kLanes] = {label, label, label, label};
-  const bt::Mark start = g_lanes.mark();
-  const std::size_t nodes0 = g_lanes.size();
-  const std::size_t slots0 = g_lanes.usage().slots;
-  static_cast<void>(nn::cross_entropy(g_lanes, firmware::finetune::logits(g_lanes, nn::lane_params(g_tape), bb, g_pool, g_head, xs, g_act), ys));
-  const bool exact = (g_lanes.status() == bt::Status::kOk) && ((g_lanes.size() - nodes0) == kLaneSampleNodes) &&
-                     ((g_lanes.usage().slots - slots0) == kLaneSampleSlots);
-  static_cast<void>(g_lanes.rewind(start));
-  return exact;
+  return firmware::records_exactly(g_lanes, firmware::finetune::kLaneSampleNodes, firmware::finetune::kLaneSampleSlots, [&] {
+    const bt::View z = firmware::finetune::logits(g_lanes, nn::lane_params(g_tape), bb, g_pool, g_head, xs, g_act);
+    static_cast<void>(nn::cross_entropy(g_lanes, z, ys));
+  });
 }
 #endif
 
@@ -315,11 +300,8 @@ int main() {
   firmware::print_unsigned(kSteps);
   print(" steps\n");
 #if BURTORCH_FIRMWARE_LANES
-  print("  lanes ");
-  firmware::print_unsigned(kLanes);
-  print(": lane batches, ");
-  firmware::print_unsigned(kLanes);
-  print(" pictures per sweep; the backbone's activations of a sweep ");
+  firmware::print_lanes(kLanes, "pictures");
+  print("; the backbone's activations of a sweep ");
   firmware::print_unsigned(sizeof(Activations));
   print(" bytes\n");
   firmware::print_lane_plan(kLanePlan);

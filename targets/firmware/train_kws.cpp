@@ -74,8 +74,6 @@ constexpr float kAccuracyThreshold = 0.9F;
 #if BURTORCH_FIRMWARE_LANES
 using firmware::kws::kLanes;
 using firmware::kws::kLanePlan;
-using firmware::kws::kLaneSampleNodes;
-using firmware::kws::kLaneSampleSlots;
 using Lane = bt::Lanes<float, kLanes>;
 static_assert(kLanePlan.bytes <= kModelBudget, "the model's lane plan does not fit its share of 64 KiB");
 // The parameter tape, Adam's state and the lane tape: one object of kLanePlan.bytes.
@@ -109,11 +107,7 @@ bt::Value<Lane> lane_loss(bt::Tape<Lane>& tape, const bt::LaneParams<float>& p, 
                           std::size_t active) {
   const float* xs[kLanes];
   bt::Index ys[kLanes];
-  for (std::size_t l = 0U; l < kLanes; ++l) {
-    const std::size_t i = first + ((l < active) ? l : 0U);
-    xs[l] = g_x[i];
-    ys[l] = g_y[i];
-  }
+  firmware::sweep_samples(g_x, g_y, first, active, xs, ys);
   return nn::cross_entropy(tape, g_model.logits(tape, p, xs), ys);
 }
 #endif
@@ -216,26 +210,13 @@ bool plan_is_exact(nn::Rng& rng) {
   g_y[0] = 0U;
   generate(rng, 0U, g_x[0]);
 #if BURTORCH_FIRMWARE_LANES
-  bt::Tape<Lane>& tape = g_lanes;
-  const std::size_t nodes = kLaneSampleNodes;
-  const std::size_t slots = kLaneSampleSlots;
-  const bt::Mark start = tape.mark();
-  const std::size_t nodes0 = tape.size();
-  const std::size_t slots0 = tape.usage().slots;
-  static_cast<void>(lane_loss(tape, nn::lane_params(g_tape), 0U, 1U));
+  return firmware::records_exactly(g_lanes, firmware::kws::kLaneSampleNodes, firmware::kws::kLaneSampleSlots, [] {
+    static_cast<void>(lane_loss(g_lanes, nn::lane_params(g_tape), 0U, 1U));
+  });
 #else
-  bt::Tape<float>& tape = g_tape;
-  const std::size_t nodes = kSampleNodes;
-  const std::size_t slots = kSampleSlots;
-  const bt::Mark start = tape.mark();
-  const std::size_t nodes0 = tape.size();
-  const std::size_t slots0 = tape.usage().slots;
-  static_cast<void>(sample_loss(tape, g_x[0], 0U));
+  return firmware::records_exactly(g_tape, kSampleNodes, kSampleSlots,
+                                   [] { static_cast<void>(sample_loss(g_tape, g_x[0], 0U)); });
 #endif
-  const bool exact = (tape.status() == bt::Status::kOk) && ((tape.size() - nodes0) == nodes) &&
-                     ((tape.usage().slots - slots0) == slots);
-  static_cast<void>(tape.rewind(start));
-  return exact;
 }
 
 void print_score(const char* when, const Score& s) {
@@ -257,11 +238,8 @@ int main() {
   firmware::print_unsigned(kBatch);
   print("\n");
 #if BURTORCH_FIRMWARE_LANES
-  print("  lanes ");
-  firmware::print_unsigned(kLanes);
-  print(": lane batches, ");
-  firmware::print_unsigned(kLanes);
-  print(" samples per sweep\n");
+  firmware::print_lanes(kLanes, "samples");
+  print("\n");
   firmware::print_lane_plan(kLanePlan);
   print("  Adam state ");
   firmware::print_unsigned(kLanePlan.params.optimizer_bytes);

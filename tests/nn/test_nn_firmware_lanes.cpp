@@ -33,6 +33,8 @@
 #include <cstdint>
 
 #include "finetune_net.hpp"
+#include "firmware.hpp"
+#include "golden.hpp"
 #include "harness.hpp"
 #include "kws_model.hpp"
 #include "plans.hpp"
@@ -86,28 +88,7 @@ float dyadic(std::size_t i, std::size_t salt, int range, float scale) {
 void compare(bt_test::Context& t, float loss_lanes, float loss_serial, const float* grads, std::size_t count) {
   BT_CHECK(t, std::isfinite(loss_lanes) && std::isfinite(loss_serial));
   BT_CHECK_NEAR(t, static_cast<double>(loss_lanes), static_cast<double>(loss_serial), kTolerance);
-  double scale = 0.0;
-  for (std::size_t i = 0U; i < count; ++i) {
-    scale = (std::fabs(g_grads[i]) > scale) ? std::fabs(g_grads[i]) : scale;
-  }
-  BT_CHECK(t, scale > 0.0);
-  std::size_t bad = 0U;
-  for (std::size_t i = 0U; i < count; ++i) {
-    bad += (std::fabs(static_cast<double>(grads[i]) - g_grads[i]) <= (kTolerance * scale)) ? 0U : 1U;
-  }
-  BT_CHECK(t, bad == 0U);
-}
-
-// The inputs of lanes first .. first + active - 1 (the lanes after them
-// repeat `first`), as nn::lane_batch's sweeps take them.
-template <class X>
-void sweep_inputs(X (&xs)[kBatch], const bt::Index* ys, std::size_t first, std::size_t active,
-                  const float* (&lane_x)[kLanes], bt::Index (&lane_y)[kLanes]) {
-  for (std::size_t l = 0U; l < kLanes; ++l) {
-    const std::size_t i = first + ((l < active) ? l : 0U);
-    lane_x[l] = xs[i];
-    lane_y[l] = ys[i];
-  }
+  bt_test::check_of_largest(t, grads, g_grads, count, kTolerance);
 }
 
 // --- which backend ---------------------------------------------------------------
@@ -151,7 +132,7 @@ void kws_batch(bt_test::Context& t) {
       [&](bt::Tape<L4>& lt, const bt::LaneParams<float>& p, std::size_t first, std::size_t active) {
         const float* xs[kLanes];
         bt::Index ys[kLanes];
-        sweep_inputs(g_x, g_y, first, active, xs, ys);
+        firmware::sweep_samples(g_x, g_y, first, active, xs, ys);
         return nn::cross_entropy(lt, lane_model.logits(lt, p, xs), ys);
       });
   BT_CHECK(t, (g_kws_lanes.lanes.status() == bt::Status::kOk) && (g_kws_lanes.params.status() == bt::Status::kOk));
@@ -304,7 +285,7 @@ void finetune_batch(bt_test::Context& t) {
         [&](bt::Tape<L4>& lt, const bt::LaneParams<float>& p, std::size_t first, std::size_t active) {
           const float* xs[kLanes];
           bt::Index ys[kLanes];
-          sweep_inputs(g_pictures, g_labels, first, active, xs, ys);
+          firmware::sweep_samples(g_pictures, g_labels, first, active, xs, ys);
           return nn::cross_entropy(lt, ft::logits(lt, p, bb, pool, lane_head, xs, g_act), ys);
         });
     BT_CHECK(t, (g_ft_lanes.lanes.status() == bt::Status::kOk) && (g_ft_lanes.params.status() == bt::Status::kOk));

@@ -34,8 +34,12 @@
 /// (docs/floating-point.md). The selects, relu and the tests are bitwise
 /// the scalar ones; exp and tanh are the generic vector functions'
 /// operations (lanes/functions.hpp) in the same order, tanh's one division
-/// lane by lane (Helium has no vector divide). tests/core/test_lanes.cpp
-/// compares all of it with the fallback on the M55.
+/// lane by lane (Helium has no vector divide). On the M55,
+/// tests/core/test_lanes.cpp checks the selects against the scalar ones bit
+/// for bit and exp and tanh against correctly rounded values;
+/// tests/nn/test_nn_lanes.cpp and test_nn_firmware_lanes.cpp check layers
+/// against a scalar tape, bit for bit where the arithmetic is exact, and
+/// lane batches against serial batches within the tolerance.
 #ifndef BURTORCH_LANES_HELIUM_HPP
 #define BURTORCH_LANES_HELIUM_HPP
 
