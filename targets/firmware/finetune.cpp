@@ -24,14 +24,27 @@
 // sized by the constexpr memory plan; the link's RAM budget
 // (targets/firmware/CMakeLists.txt: 16 KiB with the stacks, on every board) is the
 // enforced limit.
+//
+// Built with BURTORCH_FIRMWARE_LANES=1 (burtorch-finetune-lanes, on the
+// Cortex-M55) it trains by lane batches instead: the same pictures, head and
+// steps, kLanes pictures per sweep. The frozen backbone is evaluated in
+// Lanes<float, kLanes> without a tape (FrozenConv2d::evaluate: each weight
+// read once for the four pictures; no node, as nothing below the features
+// is swept), the pooled features are recorded as inputs on a tape of lanes
+// whose head reads its weights from the parameter tape as shared scalars
+// (nn::lane_batch); the held-out sets are evaluated kLanes pictures at a
+// time. Its memory is the lane plan's and the backbone's activations of one
+// sweep, within the same budget.
 #include <burtorch/burtorch.hpp>
 #include <burtorch/frozen/ops.hpp>
 #include <burtorch/nn/nn.hpp>
 #include <burtorch/port/port.hpp>
 
+#include <cstddef>
 #include <cstdint>
 
 #include "finetune_model.hpp"
+#include "finetune_net.hpp"
 #include "firmware.hpp"
 #include "plans.hpp"
 #include "shapes_data.hpp"
@@ -40,50 +53,22 @@ namespace bt = burtorch;
 namespace nn = burtorch::nn;
 namespace fm = finetune_model;
 
+#ifndef BURTORCH_FIRMWARE_LANES
+#define BURTORCH_FIRMWARE_LANES 0  // 1: lane batches (see the file comment)
+#endif
+
 namespace {
 
 // The model and its memory plan: plans.hpp (tests/nn/test_nn_memory.cpp checks the plan).
 using firmware::finetune::kInputs;
-using firmware::finetune::kIn;
-using firmware::finetune::kSize1;
-using firmware::finetune::kSize2;
-using firmware::finetune::kConv1Options;
-using firmware::finetune::kConv2Options;
 using firmware::finetune::kHead;
 using firmware::finetune::kPool;
 using firmware::finetune::kSampleNodes;
 using firmware::finetune::kSampleSlots;
 using firmware::finetune::kPlan;
 using firmware::finetune::kParameters;
-constexpr bt::Index kCols1 = 9U * fm::kChannels;
-constexpr bt::Index kCols2 = 9U * fm::kConv1;
-static_assert(sizeof(fm::kConv1WeightI8) == (fm::kConv1 * kCols1), "conv1: [C_out][3][3][C_in]");
-static_assert(sizeof(fm::kConv2WeightI8) == (fm::kConv2 * kCols2), "conv2: [C_out][3][3][C_in]");
-static_assert(shapes_data::kPixels == kInputs, "the generated pictures are the model's input");
-
-// The backbone in flash, twice: int8 weights (FP32 biases) and FP16.
-constexpr nn::FrozenConv2d<float> kConv1I8{
-    {bt::frozen_i8(fm::kConv1WeightI8, fm::kConv1WeightScale), fm::kConv1, kCols1},
-    {bt::frozen_f32(fm::kConv1Bias), fm::kConv1},
-    kConv1Options};
-constexpr nn::FrozenConv2d<float> kConv2I8{
-    {bt::frozen_i8(fm::kConv2WeightI8, fm::kConv2WeightScale), fm::kConv2, kCols2},
-    {bt::frozen_f32(fm::kConv2Bias), fm::kConv2},
-    kConv2Options};
-constexpr nn::FrozenConv2d<float> kConv1F16{
-    {bt::frozen_f16(fm::kConv1WeightF16), fm::kConv1, kCols1}, {bt::frozen_f16(fm::kConv1BiasF16), fm::kConv1},
-    kConv1Options};
-constexpr nn::FrozenConv2d<float> kConv2F16{
-    {bt::frozen_f16(fm::kConv2WeightF16), fm::kConv2, kCols2}, {bt::frozen_f16(fm::kConv2BiasF16), fm::kConv2},
-    kConv2Options};
-
-struct Backbone {
-  const char* name;
-  const nn::FrozenConv2d<float>* conv1;
-  const nn::FrozenConv2d<float>* conv2;
-};
-constexpr Backbone kBackbones[2] = {{"int8", &kConv1I8, &kConv2I8}, {"FP16", &kConv1F16, &kConv2F16}};
-
+using firmware::finetune::Backbone;
+using firmware::finetune::kBackbones;
 static_assert(kPlan.parameters == 36U, "Linear(8 -> 4)");
 // The link enforces the whole firmware's budget (16 KiB with stacks on the
 // micro:bit); the model's own memory must leave room for the stacks, the
@@ -104,10 +89,25 @@ constexpr std::uint64_t kHeldOutStream = shapes_data::kSeed + 11U;
 constexpr float kLossThreshold = 0.3F;
 constexpr float kAccuracyThreshold = 0.9F;
 
+#if BURTORCH_FIRMWARE_LANES
+using firmware::finetune::kLanes;
+using firmware::finetune::kLanePlan;
+using Lane = bt::Lanes<float, kLanes>;
+using Activations = firmware::finetune::LaneActivations<kLanes>;
+static_assert(kLanePlan.bytes + sizeof(Activations) <= kModelBudget,
+              "the lane plan and the backbone's activations do not fit the model's share of 16 KiB");
+// The parameter tape and the lane tape (SGD: no optimizer state): one object of kLanePlan.bytes.
+nn::LaneMemory<float, kLanePlan> g_memory;
+static_assert(sizeof(g_memory) == kLanePlan.bytes, "the plan counts every byte");
+bt::Tape<float>& g_tape = g_memory.params;
+bt::Tape<Lane>& g_lanes = g_memory.lanes;
+Activations g_act;
+#else
 // The tape (SGD: no optimizer state): one object of kPlan.bytes.
 nn::TrainingMemory<float, kPlan> g_memory;
 static_assert(sizeof(g_memory) == kPlan.bytes, "the plan counts every byte");
 bt::Tape<float>& g_tape = g_memory.tape;
+#endif
 nn::Linear<float> g_head;
 nn::AvgPool2d<float> g_pool{kPool};
 // One batch of generated pictures and their classes.
@@ -128,14 +128,10 @@ void load_head() {
   }
 }
 
+#if !BURTORCH_FIRMWARE_LANES
 // The logits of picture x: the frozen backbone, the stop, the head.
 bt::View logits(bt::Tape<float>& tape, const Backbone& bb, const float* x) {
-  const bt::View in = bt::record_view(tape, kInputs, [&](bt::Index i) noexcept { return tape.leaf(x[i]); });
-  const bt::View h1 = bb.conv1->forward(tape, in, kIn);
-  const bt::View h2 = bb.conv2->forward(tape, h1, kSize1);
-  const bt::View features = g_pool.forward(tape, h2, kSize2);
-  bt::stop_gradient(tape);  // the backward sweep ends at the features
-  return g_head.forward(tape, nn::flatten(features));
+  return firmware::finetune::logits(tape, bb, g_pool, g_head, x);
 }
 
 // Accuracy over kHeldOut pictures of `style` from the held-out stream.
@@ -154,6 +150,89 @@ float accuracy(const Backbone& bb, const shapes_data::Style& style) {
   }
   return static_cast<float>(right) / kHeldOut;
 }
+
+// One batch's forward and backward: the mean loss, the gradients of the
+// batch's mean on g_tape.
+float batch_loss(const Backbone& bb) {
+  return nn::serial_batch(g_tape, g_head.params(), kBatch, [&](bt::Tape<float>& tp, std::size_t i) {
+    return nn::cross_entropy(tp, logits(tp, bb, g_x[i]), g_y[i]);
+  });
+}
+
+// True if one sample's loss over backbone bb records exactly the plan's
+// nodes and slots (main's check; fleet_device.cpp has a main of its own).
+[[maybe_unused]] bool plan_is_exact(const Backbone& bb, const float* x, std::uint32_t label) {
+  return firmware::records_exactly(g_tape, kSampleNodes, kSampleSlots, [&] {
+    static_cast<void>(nn::cross_entropy(g_tape, logits(g_tape, bb, x), label));
+  });
+}
+#else
+// The losses of the pictures of the batch from `first` in lanes 0 ..
+// active - 1 (the lanes after them repeat picture `first`).
+bt::Value<Lane> lane_loss(bt::Tape<Lane>& tape, const bt::LaneParams<float>& p, const Backbone& bb,
+                          std::size_t first, std::size_t active) {
+  const float* xs[kLanes];
+  bt::Index ys[kLanes];
+  firmware::sweep_samples(g_x, g_y, first, active, xs, ys);
+  return nn::cross_entropy(tape, firmware::finetune::logits(tape, p, bb, g_pool, g_head, xs, g_act), ys);
+}
+
+// Accuracy over kHeldOut pictures of `style` from the held-out stream,
+// kLanes per sweep of the lane tape (forward only; the batch's buffer g_x
+// holds them).
+static_assert((kHeldOut % kLanes) == 0U, "whole sweeps");
+static_assert(kLanes <= kBatch, "a sweep's pictures fit the batch's buffer");
+float accuracy(const Backbone& bb, const shapes_data::Style& style) {
+  std::uint32_t right = 0U;
+  for (std::uint32_t n = 0U; n < kHeldOut; n += kLanes) {
+    const float* xs[kLanes];
+    std::uint32_t labels[kLanes];
+    for (std::size_t l = 0U; l < kLanes; ++l) {
+      labels[l] = shapes_data::image(kHeldOutStream, n + l, style, g_x[l]);
+      xs[l] = g_x[l];
+    }
+    const bt::Mark start = g_lanes.mark();
+    const bt::View z = firmware::finetune::logits(g_lanes, nn::lane_params(g_tape), bb, g_pool, g_head, xs, g_act);
+    if (g_lanes.status() != bt::Status::kOk) {
+      firmware::fail("evaluation failed", g_lanes);
+    }
+    for (std::size_t l = 0U; l < kLanes; ++l) {
+      std::uint32_t best = 0U;
+      for (std::uint32_t c = 1U; c < z.count; ++c) {
+        best = (g_lanes.value(z.first + c).lane[l] > g_lanes.value(z.first + best).lane[l]) ? c : best;
+      }
+      right += (best == labels[l]) ? 1U : 0U;
+    }
+    static_cast<void>(g_lanes.rewind(start));
+  }
+  return static_cast<float>(right) / kHeldOut;
+}
+
+// One batch's forward and backward by lane batches: the mean loss, the
+// gradients of the batch's mean on g_tape.
+float batch_loss(const Backbone& bb) {
+  const float loss = nn::lane_batch(
+      g_tape, g_head.params(), g_lanes, kBatch,
+      [&bb](bt::Tape<Lane>& lt, const bt::LaneParams<float>& p, std::size_t first, std::size_t active) {
+        return lane_loss(lt, p, bb, first, active);
+      });
+  if (g_lanes.status() != bt::Status::kOk) {
+    firmware::fail("training failed", g_lanes);
+  }
+  return loss;
+}
+
+// True if a sweep of copies of one picture records exactly the lane plan's
+// nodes and slots.
+[[maybe_unused]] bool plan_is_exact(const Backbone& bb, const float* x, std::uint32_t label) {
+  const float* xs[kLanes] = {x, x, x, x};
+  const bt::Index ys[kLanes] = {label, label, label, label};
+  return firmware::records_exactly(g_lanes, firmware::finetune::kLaneSampleNodes, firmware::finetune::kLaneSampleSlots, [&] {
+    const bt::View z = firmware::finetune::logits(g_lanes, nn::lane_params(g_tape), bb, g_pool, g_head, xs, g_act);
+    static_cast<void>(nn::cross_entropy(g_lanes, z, ys));
+  });
+}
+#endif
 
 void print_accuracy(const char* what, float a) {
   firmware::print("  ");
@@ -184,9 +263,7 @@ bool finetune(const Backbone& bb, std::uint64_t* ticks) {
       ++drawn;
     }
     const std::uint64_t t0 = bt::port::ticks();
-    const float loss = nn::serial_batch(g_tape, g_head.params(), kBatch, [&](bt::Tape<float>& tp, std::size_t i) {
-      return nn::cross_entropy(tp, logits(tp, bb, g_x[i]), g_y[i]);
-    });
+    const float loss = batch_loss(bb);
     if (g_tape.status() != bt::Status::kOk) {
       fail("training failed");
     }
@@ -222,7 +299,15 @@ int main() {
   print(", ");
   firmware::print_unsigned(kSteps);
   print(" steps\n");
+#if BURTORCH_FIRMWARE_LANES
+  firmware::print_lanes(kLanes, "pictures");
+  print("; the backbone's activations of a sweep ");
+  firmware::print_unsigned(sizeof(Activations));
+  print(" bytes\n");
+  firmware::print_lane_plan(kLanePlan);
+#else
   firmware::print_plan(kPlan);
+#endif
   print("  backbone in flash: int8 ");
   firmware::print_unsigned(sizeof(fm::kConv1WeightI8) + sizeof(fm::kConv2WeightI8) + 8U + sizeof(fm::kConv1Bias) +
                            sizeof(fm::kConv2Bias));
@@ -234,19 +319,12 @@ int main() {
   if (!g_head.create(g_tape, kHead, rng) || (g_head.weight != 0U)) {
     fail("head creation failed");
   }
-  // The plan is exact: one sample records exactly kSampleNodes nodes and
-  // kSampleSlots slots.
+  // The plan is exact: one sample (a sweep) records exactly the plan's nodes
+  // and slots.
   {
     float x[kInputs];
     const std::uint32_t label = shapes_data::image(kTrainStream, 0U, fm::kShifted, x);
-    const bt::Mark start = g_tape.mark();
-    const std::size_t nodes0 = g_tape.size();
-    const std::size_t slots0 = g_tape.usage().slots;
-    static_cast<void>(nn::cross_entropy(g_tape, logits(g_tape, kBackbones[0], x), label));
-    const bool exact = (g_tape.status() == bt::Status::kOk) && ((g_tape.size() - nodes0) == kSampleNodes) &&
-                       ((g_tape.usage().slots - slots0) == kSampleSlots);
-    static_cast<void>(g_tape.rewind(start));
-    if (!exact) {
+    if (!plan_is_exact(kBackbones[0], x, label)) {
       fail("one sample does not record what the memory plan says");
     }
   }

@@ -50,6 +50,33 @@ inline void print_plan(const burtorch::nn::MemoryPlan& plan) {
   print(" slots)\n");
 }
 
+// "  lanes L: lane batches, L <samples> per sweep"
+inline void print_lanes(std::size_t lanes, const char* samples) {
+  print("  lanes ");
+  print_unsigned(lanes);
+  print(": lane batches, ");
+  print_unsigned(lanes);
+  print(" ");
+  print(samples);
+  print(" per sweep");
+}
+
+// "  lane plan: L lanes, parameter tape P bytes, lane tape B bytes (N nodes
+// per sweep; K slots)"
+inline void print_lane_plan(const burtorch::nn::LanePlan& plan) {
+  print("  lane plan: ");
+  print_unsigned(plan.lanes);
+  print(" lanes, parameter tape ");
+  print_unsigned(plan.params.tape_bytes);
+  print(" bytes, lane tape ");
+  print_unsigned(plan.lane_tape_bytes);
+  print(" bytes (");
+  print_unsigned(plan.sample_nodes);
+  print(" nodes per sweep; ");
+  print_unsigned(plan.slots);
+  print(" slots)\n");
+}
+
 // The first lines a trainer prints: "<title> (P parameters), FP32, SGD,
 // batch B<unit>" and its memory plan.
 inline void print_banner(const char* title, const burtorch::nn::MemoryPlan& plan, std::uint64_t batch,
@@ -127,6 +154,34 @@ void fail(const char* what, const Tape& tape) {
   print(burtorch::status_name(tape.status()));
   print("\n");
   burtorch::port::exit(1);
+}
+
+// The samples of one sweep of a lane batch (nn::lane_batch): lane l gets
+// sample first + l of the batch (inputs xs, classes ys), the lanes from
+// `active` on repeat sample `first`.
+template <std::size_t N, class X, class Y>
+void sweep_samples(const X* xs, const Y* ys, std::size_t first, std::size_t active, const float* (&lane_x)[N],
+                   burtorch::Index (&lane_y)[N]) {
+  for (std::size_t l = 0U; l < N; ++l) {
+    const std::size_t i = first + ((l < active) ? l : 0U);
+    lane_x[l] = xs[i];
+    lane_y[l] = static_cast<burtorch::Index>(ys[i]);
+  }
+}
+
+// True if record() records exactly `nodes` nodes and `slots` argument
+// slots on the tape without an error (a memory plan's check); the tape is
+// rewound after.
+template <class Tape, class Record>
+bool records_exactly(Tape& tape, std::size_t nodes, std::size_t slots, Record&& record) {
+  const burtorch::Mark start = tape.mark();
+  const std::size_t nodes0 = tape.size();
+  const std::size_t slots0 = tape.usage().slots;
+  record();
+  const bool exact = (tape.status() == burtorch::Status::kOk) && ((tape.size() - nodes0) == nodes) &&
+                     ((tape.usage().slots - slots0) == slots);
+  static_cast<void>(tape.rewind(start));
+  return exact;
 }
 
 // The class with the largest logit of z (the first of equals).

@@ -87,6 +87,23 @@ constexpr std::size_t kSampleSlots = nn::Conv1d<float>::slots(kConv1, kTime) +
                                      nn::Conv1d<float>::slots(kConv2, kLength1) +
                                      nn::AvgPool1d<float>::slots(kPool, kLength2) + nn::Linear<float>::view_slots(kHead);
 constexpr nn::MemoryPlan kPlan = nn::make_plan<float>(kParameters, kSampleNodes, kSampleSlots, nn::OptimizerKind::kAdam);
+
+// Lane batches of kLanes samples per sweep (burtorch-train-kws-lanes): the
+// parameters and Adam's state on a tape of their own, one sweep's graph of
+// kLanes samples on a tape of Lanes<float, kLanes> whose layers read the
+// weights as shared scalars (nn::lane_params).
+constexpr std::size_t kLanes = 4U;
+using LaneSource = bt::LaneParams<float>;
+constexpr std::size_t kLaneSampleNodes =
+    kInputs + nn::Conv1d<float>::nodes<LaneSource>(kConv1, kTime) + nn::Conv1d<float>::nodes<LaneSource>(kConv2, kLength1) +
+    nn::AvgPool1d<float>::nodes(kPool, kLength2) + nn::Linear<float>::nodes<LaneSource>(kHead) +
+    nn::kLaneCrossEntropyNodes;
+constexpr std::size_t kLaneSampleSlots =
+    nn::Conv1d<float>::slots<LaneSource>(kConv1, kTime) + nn::Conv1d<float>::slots<LaneSource>(kConv2, kLength1) +
+    nn::AvgPool1d<float>::slots(kPool, kLength2) + nn::Linear<float>::view_slots<LaneSource>(kHead) +
+    bt::pick_slots(kLanes);
+constexpr nn::LanePlan kLanePlan =
+    nn::make_lane_plan<float, kLanes>(kParameters, kLaneSampleNodes, kLaneSampleSlots, nn::OptimizerKind::kAdam);
 }  // namespace kws
 
 // burtorch-finetune: nn::SmallCnn of finetune_model.hpp with its backbone
@@ -125,6 +142,23 @@ constexpr std::size_t kSampleSlots = nn::FrozenConv2d<float>::slots(kConv1Option
                                      nn::AvgPool2d<float>::slots(kPool, kSize2) + nn::Linear<float>::view_slots(kHead);
 constexpr nn::MemoryPlan kPlan =
     nn::make_finetune_plan<float>(kParameters, kParameters, kSampleNodes, kSampleSlots, nn::OptimizerKind::kSgd);
+
+// Lane batches of kLanes samples per sweep (burtorch-finetune-lanes): the
+// frozen backbone evaluated in lanes without a tape (FrozenConv2d::evaluate,
+// AvgPool2d::evaluate: nothing below the features needs a graph), the
+// pooled features recorded as inputs on a tape of Lanes<float, kLanes>,
+// then the head over the shared parameters and the loss. (Recording the
+// backbone on the lane tape as the serial path records it on its tape
+// would take 13 KB of lane tape: more than the firmware's 16 KiB leave.)
+constexpr std::size_t kLanes = 4U;
+constexpr std::size_t kActivations1 = static_cast<std::size_t>(kSize1.height) * kSize1.width * fm::kConv1;
+constexpr std::size_t kActivations2 = static_cast<std::size_t>(kSize2.height) * kSize2.width * fm::kConv2;
+constexpr std::size_t kLaneSampleNodes =
+    kHead.in + nn::Linear<float>::nodes<bt::LaneParams<float>>(kHead) + nn::kLaneCrossEntropyNodes;
+constexpr std::size_t kLaneSampleSlots =
+    nn::Linear<float>::view_slots<bt::LaneParams<float>>(kHead) + bt::pick_slots(kLanes);
+constexpr nn::LanePlan kLanePlan =
+    nn::make_lane_plan<float, kLanes>(kParameters, kLaneSampleNodes, kLaneSampleSlots, nn::OptimizerKind::kSgd);
 }  // namespace finetune
 
 }  // namespace firmware

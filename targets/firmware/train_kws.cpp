@@ -21,36 +21,41 @@
 // training and the mean training loss every kPrintEvery steps; exits 0 only
 // if the last printed loss is below kLossThreshold and the held-out
 // accuracy after training at least kAccuracyThreshold.
+//
+// Built with BURTORCH_FIRMWARE_LANES=1 (burtorch-train-kws-lanes, on the
+// Cortex-M55) it trains by lane batches instead: the same model, data and
+// steps, kLanes samples per sweep on a tape of Lanes<float, kLanes> (one
+// Helium register per node) whose layers read the parameters of their own
+// tape as shared scalars (nn::lane_batch); the held-out set is evaluated
+// kLanes inputs at a time too. Its memory is the lane plan's, within the
+// same budget.
 #include <burtorch/burtorch.hpp>
 #include <burtorch/nn/nn.hpp>
 #include <burtorch/port/port.hpp>
 
+#include <cstddef>
 #include <cstdint>
 
 #include "firmware.hpp"
+#include "kws_model.hpp"
 #include "plans.hpp"
 
 namespace bt = burtorch;
 namespace nn = burtorch::nn;
 
+#ifndef BURTORCH_FIRMWARE_LANES
+#define BURTORCH_FIRMWARE_LANES 0  // 1: lane batches (see the file comment)
+#endif
+
 namespace {
 
 // The model and its memory plan: plans.hpp (tests/nn/test_nn_memory.cpp checks the plan).
-using firmware::kws::kTime;
-using firmware::kws::kBins;
 using firmware::kws::kClasses;
-using firmware::kws::kWordFrames;
 using firmware::kws::kInputs;
-using firmware::kws::kConv1;
-using firmware::kws::kLength1;
-using firmware::kws::kConv2;
-using firmware::kws::kLength2;
-using firmware::kws::kPool;
-using firmware::kws::kHead;
-using firmware::kws::kParameters;
 using firmware::kws::kSampleNodes;
 using firmware::kws::kSampleSlots;
 using firmware::kws::kPlan;
+using firmware::kws::generate;
 static_assert(kPlan.parameters == 484U, "248 + 200 + 36");
 // The link enforces the whole firmware's 64 KiB (stacks, the port's state);
 // the model's own memory must leave room for them.
@@ -66,86 +71,46 @@ constexpr std::uint32_t kHeldOut = 200U;
 constexpr float kLossThreshold = 0.3F;
 constexpr float kAccuracyThreshold = 0.9F;
 
+#if BURTORCH_FIRMWARE_LANES
+using firmware::kws::kLanes;
+using firmware::kws::kLanePlan;
+using Lane = bt::Lanes<float, kLanes>;
+static_assert(kLanePlan.bytes <= kModelBudget, "the model's lane plan does not fit its share of 64 KiB");
+// The parameter tape, Adam's state and the lane tape: one object of kLanePlan.bytes.
+nn::LaneMemory<float, kLanePlan> g_memory;
+static_assert(sizeof(g_memory) == kLanePlan.bytes, "the plan counts every byte");
+bt::Tape<float>& g_tape = g_memory.params;
+bt::Tape<Lane>& g_lanes = g_memory.lanes;
+#else
 // The tape and Adam's state: one object of kPlan.bytes.
 nn::TrainingMemory<float, kPlan> g_memory;
 static_assert(sizeof(g_memory) == kPlan.bytes, "the plan counts every byte");
 bt::Tape<float>& g_tape = g_memory.tape;
+#endif
 
-struct Model {
-  nn::Conv1d<float> conv1;
-  nn::Conv1d<float> conv2;
-  nn::AvgPool1d<float> pool{kPool};
-  nn::Linear<float> head;
-  bt::View params = bt::kNoView;
-};
-Model g_model;
+firmware::kws::Model g_model;
 // One batch of generated inputs and their classes (static: 6.4 KB would not
 // fit the thread stack).
 float g_x[kBatch][kInputs];
 std::uint32_t g_y[kBatch];
 
-// One input of class `label` into x[kInputs] (channels-last).
-void generate(nn::Rng& rng, std::uint32_t label, float* x) {
-  for (bt::Index i = 0U; i < kInputs; ++i) {
-    x[i] = 0.15F * rng.normal_float();
-  }
-  const std::uint32_t onset = rng.below(kTime - kWordFrames + 1U);
-  const float loudness = rng.uniform_float(0.6F, 1.2F);
-  // Pitch of the first frame: the whole word stays inside the bins.
-  std::uint32_t start = 0U;
-  if (label == 0U) {
-    start = rng.below(kBins - kWordFrames + 1U);
-  } else if (label == 1U) {
-    start = (kWordFrames - 1U) + rng.below(kBins - kWordFrames + 1U);
-  } else if (label == 2U) {
-    start = rng.below(kBins);
-  } else {
-    start = rng.below(kBins - (kWordFrames / 2U) + 1U);
-  }
-  for (std::uint32_t k = 0U; k < kWordFrames; ++k) {
-    std::uint32_t bin = start;
-    if (label == 0U) {
-      bin = start + k;
-    } else if (label == 1U) {
-      bin = start - k;
-    } else if (label == 3U) {
-      const std::uint32_t half = kWordFrames / 2U;
-      bin = (k < half) ? (start + k) : (start + ((2U * half) - 1U - k));
-    }
-    float* frame = x + ((onset + k) * kBins);
-    const float a = loudness * rng.uniform_float(0.8F, 1.2F);
-    frame[bin] += a;
-    // A tone leaks into its neighbouring bins.
-    if (bin > 0U) {
-      frame[bin - 1U] += 0.3F * a;
-    }
-    if ((bin + 1U) < kBins) {
-      frame[bin + 1U] += 0.3F * a;
-    }
-  }
-}
-
 void fail(const char* what) { firmware::fail(what, g_tape); }
 
-bool create(Model& m, nn::Rng& rng) {
-  const bool ok = m.conv1.create(g_tape, kConv1, rng) && m.conv2.create(g_tape, kConv2, rng) &&
-                  m.head.create(g_tape, kHead, rng);
-  m.params = nn::model_params(ok, m.conv1.params(), m.head.params(), kParameters);
-  return m.params.count != 0U;
-}
-
-// The logits of input x, recorded on the tape.
-bt::View logits(bt::Tape<float>& tape, const float* x) {
-  const bt::View in = bt::record_view(tape, kInputs, [&](bt::Index i) noexcept { return tape.leaf(x[i]); });
-  const bt::View h1 = g_model.conv1.forward(tape, in, kTime);
-  const bt::View h2 = g_model.conv2.forward(tape, h1, kLength1);
-  const bt::View pooled = g_model.pool.forward(tape, h2, kLength2);
-  return g_model.head.forward(tape, nn::flatten(pooled));
-}
-
+#if !BURTORCH_FIRMWARE_LANES
 bt::Value<float> sample_loss(bt::Tape<float>& tape, const float* x, std::uint32_t label) {
-  return nn::cross_entropy(tape, logits(tape, x), label);
+  return nn::cross_entropy(tape, g_model.logits(tape, x), label);
 }
+#else
+// The losses of samples first .. first + active - 1 of the batch in lanes
+// 0 .. active - 1 (the lanes after them repeat sample `first`).
+bt::Value<Lane> lane_loss(bt::Tape<Lane>& tape, const bt::LaneParams<float>& p, std::size_t first,
+                          std::size_t active) {
+  const float* xs[kLanes];
+  bt::Index ys[kLanes];
+  firmware::sweep_samples(g_x, g_y, first, active, xs, ys);
+  return nn::cross_entropy(tape, g_model.logits(tape, p, xs), ys);
+}
+#endif
 
 struct Score {
   float loss = 0.0F;
@@ -154,6 +119,44 @@ struct Score {
 
 // Mean loss and accuracy over kHeldOut inputs drawn from a generator of
 // their own (the same set every time: seed 7, balanced classes).
+#if BURTORCH_FIRMWARE_LANES
+// The same, kLanes inputs per sweep of the lane tape (forward only; the
+// batch's buffer g_x holds them).
+static_assert((kHeldOut % kLanes) == 0U, "whole sweeps");
+static_assert(kLanes <= kBatch, "a sweep's inputs fit the batch's buffer");
+Score evaluate() {
+  nn::Rng rng(7U);
+  Score s;
+  std::uint32_t right = 0U;
+  for (std::uint32_t n = 0U; n < kHeldOut; n += kLanes) {
+    const float* xs[kLanes];
+    bt::Index ys[kLanes];
+    for (std::size_t l = 0U; l < kLanes; ++l) {
+      ys[l] = (n + l) % kClasses;
+      generate(rng, ys[l], g_x[l]);
+      xs[l] = g_x[l];
+    }
+    const bt::Mark start = g_lanes.mark();
+    const bt::View z = g_model.logits(g_lanes, nn::lane_params(g_tape), xs);
+    const bt::Value<Lane> loss = nn::cross_entropy(g_lanes, z, ys);
+    if (g_lanes.status() != bt::Status::kOk) {
+      firmware::fail("evaluation failed", g_lanes);
+    }
+    for (std::size_t l = 0U; l < kLanes; ++l) {
+      s.loss += loss.value().lane[l];
+      std::uint32_t best = 0U;
+      for (std::uint32_t c = 1U; c < z.count; ++c) {
+        best = (g_lanes.value(z.first + c).lane[l] > g_lanes.value(z.first + best).lane[l]) ? c : best;
+      }
+      right += (best == ys[l]) ? 1U : 0U;
+    }
+    static_cast<void>(g_lanes.rewind(start));
+  }
+  s.loss /= kHeldOut;
+  s.accuracy = static_cast<float>(right) / kHeldOut;
+  return s;
+}
+#else
 Score evaluate() {
   nn::Rng rng(7U);
   Score s;
@@ -163,7 +166,7 @@ Score evaluate() {
     const std::uint32_t label = n % kClasses;
     generate(rng, label, x);
     const bt::Mark start = g_tape.mark();
-    const bt::View z = logits(g_tape, x);
+    const bt::View z = g_model.logits(g_tape, x);
     const bt::Value<float> loss = nn::cross_entropy(g_tape, z, label);
     if (g_tape.status() != bt::Status::kOk) {
       fail("evaluation failed");
@@ -175,6 +178,45 @@ Score evaluate() {
   s.loss /= kHeldOut;
   s.accuracy = static_cast<float>(right) / kHeldOut;
   return s;
+}
+#endif
+
+// One batch's forward and backward: the mean loss, the gradients of the
+// batch's mean on g_tape (serially, or by lane batches).
+float batch_loss() {
+#if BURTORCH_FIRMWARE_LANES
+  const float loss = nn::lane_batch(
+      g_tape, g_model.params, g_lanes, kBatch,
+      [](bt::Tape<Lane>& lt, const bt::LaneParams<float>& p, std::size_t first, std::size_t active) {
+        return lane_loss(lt, p, first, active);
+      });
+  if (g_lanes.status() != bt::Status::kOk) {
+    firmware::fail("training failed", g_lanes);
+  }
+#else
+  const float loss = nn::serial_batch(g_tape, g_model.params, kBatch, [&](bt::Tape<float>& tp, std::size_t i) {
+    return sample_loss(tp, g_x[i], g_y[i]);
+  });
+#endif
+  if (g_tape.status() != bt::Status::kOk) {
+    fail("training failed");
+  }
+  return loss;
+}
+
+// True if one sample (a sweep of kLanes copies of it) records exactly the
+// nodes and slots the memory plan says. Draws one input from rng.
+bool plan_is_exact(nn::Rng& rng) {
+  g_y[0] = 0U;
+  generate(rng, 0U, g_x[0]);
+#if BURTORCH_FIRMWARE_LANES
+  return firmware::records_exactly(g_lanes, firmware::kws::kLaneSampleNodes, firmware::kws::kLaneSampleSlots, [] {
+    static_cast<void>(lane_loss(g_lanes, nn::lane_params(g_tape), 0U, 1U));
+  });
+#else
+  return firmware::records_exactly(g_tape, kSampleNodes, kSampleSlots,
+                                   [] { static_cast<void>(sample_loss(g_tape, g_x[0], 0U)); });
+#endif
 }
 
 void print_score(const char* when, const Score& s) {
@@ -195,31 +237,31 @@ int main() {
   print(" parameters), FP32, Adam, batch ");
   firmware::print_unsigned(kBatch);
   print("\n");
+#if BURTORCH_FIRMWARE_LANES
+  firmware::print_lanes(kLanes, "samples");
+  print("\n");
+  firmware::print_lane_plan(kLanePlan);
+  print("  Adam state ");
+  firmware::print_unsigned(kLanePlan.params.optimizer_bytes);
+  print(" bytes; plan total ");
+  firmware::print_unsigned(kLanePlan.bytes);
+  print(" bytes\n");
+#else
   firmware::print_plan(kPlan);
   print("  Adam state ");
   firmware::print_unsigned(kPlan.optimizer_bytes);
   print(" bytes; plan total ");
   firmware::print_unsigned(kPlan.bytes);
   print(" bytes\n");
+#endif
   nn::Rng rng(42U);
-  if (!create(g_model, rng)) {
+  if (!g_model.create(g_tape, rng)) {
     fail("model creation failed");
   }
-  // The plan is exact: one sample records exactly kSampleNodes nodes and
-  // kSampleSlots slots.
-  {
-    float x[kInputs];
-    generate(rng, 0U, x);
-    const bt::Mark start = g_tape.mark();
-    const std::size_t nodes0 = g_tape.size();
-    const std::size_t slots0 = g_tape.usage().slots;
-    static_cast<void>(sample_loss(g_tape, x, 0U));
-    const bool exact = (g_tape.status() == bt::Status::kOk) && ((g_tape.size() - nodes0) == kSampleNodes) &&
-                       ((g_tape.usage().slots - slots0) == kSampleSlots);
-    static_cast<void>(g_tape.rewind(start));
-    if (!exact) {
-      fail("one sample does not record what the memory plan says");
-    }
+  // The plan is exact: one sample (one sweep) records exactly the plan's
+  // nodes and slots.
+  if (!plan_is_exact(rng)) {
+    fail("one sample does not record what the memory plan says");
   }
   const Score before = evaluate();
   print_score("before:", before);
@@ -240,12 +282,7 @@ int main() {
       generate(rng, g_y[b], g_x[b]);
     }
     const std::uint64_t s0 = bt::port::ticks();
-    const float loss = nn::serial_batch(g_tape, g_model.params, kBatch, [&](bt::Tape<float>& tp, std::size_t i) {
-      return sample_loss(tp, g_x[i], g_y[i]);
-    });
-    if (g_tape.status() != bt::Status::kOk) {
-      fail("training failed");
-    }
+    const float loss = batch_loss();
     firmware::step(opt, g_tape, g_model.params);
     step_ticks += bt::port::ticks() - s0;
     since += loss;

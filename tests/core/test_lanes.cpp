@@ -21,6 +21,7 @@
 #include <cstring>
 #include <limits>
 
+#include "golden.hpp"
 #include "harness.hpp"
 
 namespace bt = burtorch;
@@ -157,19 +158,7 @@ template <class T>
 void compare(bt_test::Context& t, double loss_serial, T loss_lanes, const bt::Tape<T>& params, std::size_t count) {
   BT_CHECK(t, std::isfinite(static_cast<double>(loss_lanes)));
   BT_CHECK_NEAR(t, static_cast<double>(loss_lanes), loss_serial, tolerance<T>());
-  double scale = 0.0;
-  for (std::size_t i = 0U; i < count; ++i) {
-    scale = (std::fabs(g_grads[i]) > scale) ? std::fabs(g_grads[i]) : scale;
-  }
-  BT_CHECK(t, scale > 0.0);
-  std::size_t bad = 0U;
-  for (std::size_t i = 0U; i < count; ++i) {
-    const double g = static_cast<double>(params.grads()[i]);
-    if (!(std::fabs(g - g_grads[i]) <= (tolerance<T>() * scale))) {
-      ++bad;
-    }
-  }
-  BT_CHECK(t, bad == 0U);
+  bt_test::check_of_largest(t, params.grads(), g_grads, count, tolerance<T>());
 }
 
 // --- the MLP ---------------------------------------------------------------

@@ -61,6 +61,23 @@ void check_array(Context& t, const T* got, const double* expected, std::size_t n
   BT_CHECK(t, all);
 }
 
+/// A lane batch's gradients against a serial batch's (docs/floating-point.md,
+/// "Lane batches"): every got[i] within rel of the largest |expected[i]|,
+/// which must not be 0.
+template <class T>
+void check_of_largest(Context& t, const T* got, const double* expected, std::size_t n, double rel) {
+  double largest = 0.0;
+  for (std::size_t i = 0U; i < n; ++i) {
+    largest = (std::fabs(expected[i]) > largest) ? std::fabs(expected[i]) : largest;
+  }
+  BT_CHECK(t, largest > 0.0);
+  std::size_t bad = 0U;
+  for (std::size_t i = 0U; i < n; ++i) {
+    bad += near(static_cast<double>(got[i]), expected[i], 0.0, rel * largest) ? 0U : 1U;
+  }
+  BT_CHECK(t, bad == 0U);
+}
+
 }  // namespace bt_test
 
 #endif  // BURTORCH_TESTS_GOLDEN_HPP

@@ -62,6 +62,11 @@ inline Index next_list(const Index* slots, Index list) noexcept {
 template <Index kRows, class S, std::size_t N>
 inline void conv_rows(const Lanes<S, N>* v, const Index* list, Index zeros, const S* w, std::size_t n, const S* bias,
                       Lanes<S, N>* out) noexcept {
+  if constexpr (kHelium<S, N>) {  // lanes/helium.hpp: the same sums, in Helium registers
+    HeliumLanes<S, N>::template rows<kRows>(
+        v, list, [zeros](Index first, Index /*r*/) noexcept { return first == zeros; }, w, n, nullptr, bias, out);
+    return;
+  }
   constexpr std::size_t kParts = registers_of<S, N>();
   constexpr std::size_t kWidth = part_lanes<S, N>();
   using V = typename VectorOf<S, kWidth>::Type;

@@ -35,6 +35,7 @@
 #include <type_traits>
 
 #include "burtorch/lanes/functions.hpp"
+#include "burtorch/lanes/helium.hpp"
 #include "burtorch/scalar.hpp"
 
 namespace burtorch {
@@ -113,16 +114,22 @@ struct Lanes {
   /// Lane-by-lane elementary functions and selects: ScalarOps<Lanes>.
   struct Ops {
     /// True for float lanes where exp and tanh run in vector registers
-    /// (lanes/functions.hpp: within a few ulp of the C library's);
-    /// double lanes call the C library lane by lane (the same bits as one
-    /// sample on a tape of double).
+    /// (lanes/functions.hpp, or lanes/helium.hpp for four float lanes on
+    /// Helium: within a few ulp of the C library's); double lanes call the
+    /// C library lane by lane (the same bits as one sample on a tape of
+    /// double).
     static constexpr bool is_float_vector() noexcept {
-      return std::is_same<T, float>::value && detail::kVectorFunctions<N>;
+      return (std::is_same<T, float>::value && detail::kVectorFunctions<N>) || detail::kHelium<T, N>;
     }
+    /// True where the functions below run on the Helium backend
+    /// (lanes/helium.hpp: four float lanes on a core with MVE).
+    static constexpr bool helium() noexcept { return detail::kHelium<T, N>; }
     /// The function of ScalarOps of the same name, in every lane.
     /// @{
     static Lanes exp(Lanes x) noexcept {
-      if constexpr (is_float_vector()) {
+      if constexpr (helium()) {
+        detail::HeliumLanes<T, N>::exp(x.lane);
+      } else if constexpr (is_float_vector()) {
         detail::exp_lanes<N>(x.lane);  // in vector registers (lanes/functions.hpp)
       } else {
         for (std::size_t i = 0U; i < N; ++i) {
@@ -138,7 +145,9 @@ struct Lanes {
       return x;
     }
     static Lanes tanh(Lanes x) noexcept {
-      if constexpr (is_float_vector()) {
+      if constexpr (helium()) {
+        detail::HeliumLanes<T, N>::tanh(x.lane);
+      } else if constexpr (is_float_vector()) {
         detail::tanh_lanes<N>(x.lane);  // in vector registers (lanes/functions.hpp)
       } else {
         for (std::size_t i = 0U; i < N; ++i) {
@@ -154,7 +163,9 @@ struct Lanes {
       return x;
     }
     static Lanes relu(Lanes x) noexcept {
-      if constexpr (detail::kVectorSelects<N>) {
+      if constexpr (helium()) {
+        detail::HeliumLanes<T, N>::relu(x.lane);
+      } else if constexpr (detail::kVectorSelects<N>) {
         detail::relu_lanes<T, N>(x.lane);
       } else {
         for (std::size_t i = 0U; i < N; ++i) {
@@ -164,7 +175,9 @@ struct Lanes {
       return x;
     }
     static Lanes relu_grad(const Lanes& x, Lanes g) noexcept {
-      if constexpr (detail::kVectorSelects<N>) {
+      if constexpr (helium()) {
+        detail::HeliumLanes<T, N>::relu_grad(x.lane, g.lane);
+      } else if constexpr (detail::kVectorSelects<N>) {
         detail::relu_grad_lanes<T, N>(x.lane, g.lane);
       } else {
         for (std::size_t i = 0U; i < N; ++i) {
@@ -176,7 +189,9 @@ struct Lanes {
     static Lanes max(Lanes a, const Lanes& b) noexcept {
       // b where b > a, else a: select_greater(b, a, b, a).
       Lanes out = b;
-      if constexpr (detail::kVectorSelects<N>) {
+      if constexpr (helium()) {
+        detail::HeliumLanes<T, N>::select_greater(b.lane, a.lane, out.lane, a.lane);
+      } else if constexpr (detail::kVectorSelects<N>) {
         detail::select_greater_lanes<T, N>(b.lane, a.lane, out.lane, a.lane);
       } else {
         for (std::size_t i = 0U; i < N; ++i) {
@@ -186,8 +201,12 @@ struct Lanes {
       return out;
     }
     static Lanes abs(Lanes x) noexcept {
-      for (std::size_t i = 0U; i < N; ++i) {
-        x.lane[i] = std::fabs(x.lane[i]);
+      if constexpr (helium()) {
+        detail::HeliumLanes<T, N>::abs(x.lane);
+      } else {
+        for (std::size_t i = 0U; i < N; ++i) {
+          x.lane[i] = std::fabs(x.lane[i]);
+        }
       }
       return x;
     }
@@ -198,7 +217,9 @@ struct Lanes {
       return x;
     }
     static Lanes select_greater(const Lanes& a, const Lanes& b, Lanes x, const Lanes& y) noexcept {
-      if constexpr (detail::kVectorSelects<N>) {
+      if constexpr (helium()) {
+        detail::HeliumLanes<T, N>::select_greater(a.lane, b.lane, x.lane, y.lane);
+      } else if constexpr (detail::kVectorSelects<N>) {
         detail::select_greater_lanes<T, N>(a.lane, b.lane, x.lane, y.lane);
       } else {
         for (std::size_t i = 0U; i < N; ++i) {
@@ -208,37 +229,57 @@ struct Lanes {
       return x;
     }
     static Lanes select_equal(const Lanes& a, const Lanes& b, Lanes x, const Lanes& y) noexcept {
-      for (std::size_t i = 0U; i < N; ++i) {
-        x.lane[i] = (a.lane[i] == b.lane[i]) ? x.lane[i] : y.lane[i];  // BT-DEV-004: exact test
+      if constexpr (helium()) {
+        detail::HeliumLanes<T, N>::select_equal(a.lane, b.lane, x.lane, y.lane);
+      } else {
+        for (std::size_t i = 0U; i < N; ++i) {
+          x.lane[i] = (a.lane[i] == b.lane[i]) ? x.lane[i] : y.lane[i];  // BT-DEV-004: exact test
+        }
       }
       return x;
     }
     static Lanes select_nan(const Lanes& a, Lanes x, const Lanes& y) noexcept {
-      for (std::size_t i = 0U; i < N; ++i) {
-        x.lane[i] = std::isnan(a.lane[i]) ? x.lane[i] : y.lane[i];
+      if constexpr (helium()) {
+        detail::HeliumLanes<T, N>::select_nan(a.lane, x.lane, y.lane);
+      } else {
+        for (std::size_t i = 0U; i < N; ++i) {
+          x.lane[i] = std::isnan(a.lane[i]) ? x.lane[i] : y.lane[i];
+        }
       }
       return x;
     }
     static Lanes finite_or_zero(Lanes x) noexcept {
-      for (std::size_t i = 0U; i < N; ++i) {
-        x.lane[i] = std::isfinite(x.lane[i]) ? x.lane[i] : T(0);
+      if constexpr (helium()) {
+        detail::HeliumLanes<T, N>::finite_or_zero(x.lane);
+      } else {
+        for (std::size_t i = 0U; i < N; ++i) {
+          x.lane[i] = std::isfinite(x.lane[i]) ? x.lane[i] : T(0);
+        }
       }
       return x;
     }
     // True only if every lane is zero (BT-DEV-004: exact zero test).
     static bool is_zero(const Lanes& x) noexcept {
-      bool zero = true;
-      for (std::size_t i = 0U; i < N; ++i) {
-        zero = zero && (x.lane[i] == T(0));  // BT-DEV-004: exact zero test
+      if constexpr (helium()) {
+        return detail::HeliumLanes<T, N>::is_zero(x.lane);
+      } else {
+        bool zero = true;
+        for (std::size_t i = 0U; i < N; ++i) {
+          zero = zero && (x.lane[i] == T(0));  // BT-DEV-004: exact zero test
+        }
+        return zero;
       }
-      return zero;
     }
     static bool finite(const Lanes& x) noexcept {
-      bool ok = true;
-      for (std::size_t i = 0U; i < N; ++i) {
-        ok = ok && std::isfinite(x.lane[i]);
+      if constexpr (helium()) {
+        return detail::HeliumLanes<T, N>::finite(x.lane);
+      } else {
+        bool ok = true;
+        for (std::size_t i = 0U; i < N; ++i) {
+          ok = ok && std::isfinite(x.lane[i]);
+        }
+        return ok;
       }
-      return ok;
     }
     /// @}
   };

@@ -24,6 +24,7 @@
 #include <cstring>
 
 #include "burtorch/core/detail/math.hpp"
+#include "burtorch/lanes/helium.hpp"
 #include "burtorch/lanes/vector.hpp"
 #include "burtorch/index.hpp"
 #include "burtorch/lanes/lanes.hpp"
@@ -293,6 +294,12 @@ inline void matvec_rows(const Lanes<S, N>* v, const Index* list, std::uint64_t u
   S shared[kRows] = {};  // the marked runs' terms, the same in every lane
   if (uniform != 0U) {
     uniform_dots<kRows>(list, uniform, row_of, w, n, shared);
+  }
+  if constexpr (kHelium<S, N>) {  // lanes/helium.hpp: the same sums, in Helium registers
+    HeliumLanes<S, N>::template rows<kRows>(
+        v, list, [uniform](Index /*first*/, Index r) noexcept { return run_uniform(uniform, r); }, w, n,
+        (uniform != 0U) ? shared : nullptr, bias, out);
+    return;
   }
   V acc[kRows][kParts] = {};
   Segments walk(list, uniform);

@@ -31,6 +31,10 @@ namespace detail {
 template <Index kCols, class S, std::size_t N>
 inline void input_grad_cols(const Lanes<S, N>* g, const S* w, Index lo, Index top, std::size_t n,
                             Lanes<S, N>* gx) noexcept {
+  if constexpr (kHelium<S, N>) {  // lanes/helium.hpp: the same sums, in Helium registers
+    HeliumLanes<S, N>::template input_grad_cols<kCols>(g, w, lo, top, n, gx);
+    return;
+  }
   constexpr std::size_t kParts = registers_of<S, N>();
   constexpr std::size_t kWidth = part_lanes<S, N>();
   using V = typename VectorOf<S, kWidth>::Type;
@@ -186,6 +190,10 @@ inline void weight_columns(const Lanes<S, N>* g, const Lanes<S, N>* x, Index row
 template <class S, std::size_t N>
 void lanes_matvec_weight_grad(const Lanes<S, N>* g, const Lanes<S, N>* x, Index rows, Index n, S* gw,
                               Index count) noexcept {
+  if constexpr (kHelium<S, N>) {  // lanes/helium.hpp: tiles of four columns transposed by one load
+    HeliumLanes<S, N>::weight_grad(g, x, rows, n, gw, count);
+    return;
+  }
   constexpr Index kRegister = register_columns<S>();
   constexpr Index kTile = weight_tile<S>();
   S tile[N][kTile];  // BT-DEV-013: N * kTile values on the stack (8 KiB for 16 float lanes with AVX-512, 1 KiB for 8 with AVX2)

@@ -222,8 +222,9 @@ V frozen_window_dot(const Reader& weights, std::size_t at, const RunList& window
   V acc(0.0F);
   for (std::size_t k = 0U; k < window.count; ++k) {
     const WindowRun& run = window.runs[k];
-    for (std::uint64_t i = 0U; (!run.zeros) && (i < run.count); ++i) {
-      acc += V(weights[at + i]) * x[run.offset + i];
+    const std::size_t offset = static_cast<std::size_t>(run.offset);
+    for (std::size_t i = 0U; (!run.zeros) && (i < run.count); ++i) {
+      acc += V(weights[at + i]) * x[offset + i];
     }
     at += static_cast<std::size_t>(run.count);
   }
@@ -248,7 +249,7 @@ bool frozen_conv_evaluate(const ConvGeometry& g, const FrozenMatrix& w, const Fr
   }
   const Index rows = out_rows(g);
   const Index cols = out_cols(g);
-  with_reader(w.data, [&](auto weights) noexcept {
+  burtorch::detail::with_reader(w.data, [&](auto weights) noexcept {
     V* out = y;
     for (Index r = 0U; r < rows; ++r) {
       for (Index c = 0U; c < cols; ++c) {
