@@ -26,6 +26,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <new>
 
 #include "harness.hpp"
 
@@ -42,7 +43,11 @@ constexpr std::size_t kClasses = 4U;
 constexpr std::size_t kParams = kClasses * (kIn + 1U);
 constexpr std::size_t kSamples = 8U;
 constexpr std::size_t kMaxRanks = 4U;
-alignas(64) unsigned char g_arena[2][6 * 1024];
+constexpr std::size_t kNodes = 64U;
+constexpr std::size_t kSlots = 32U;
+// Two tapes at once (a model and its twin) in static storage: the micro:bit
+// has 16 KB of RAM and a 3 KB thread stack for everything this suite holds.
+alignas(64) unsigned char g_arena[2][bt::Tape<double>::bytes_required(kNodes, kSlots) + 64U];
 
 double input(std::size_t s, std::size_t i) { return std::sin(static_cast<double>((3U * s) + i) + 0.5) * 2.0; }
 bt::Index label(std::size_t s) { return static_cast<bt::Index>((s * 5U) % kClasses); }
@@ -54,7 +59,7 @@ struct Model {
   nn::Optimizer<double> opt;
   bool ok = false;
   explicit Model(std::size_t which)
-      : tape(g_arena[which], sizeof(g_arena[which]), 128U, 32U), opt(sgd()) {
+      : tape(g_arena[which], sizeof(g_arena[which]), kNodes, kSlots), opt(sgd()) {
     nn::LinearOptions o;
     o.in = kIn;
     o.out = kClasses;
@@ -162,9 +167,13 @@ fl::Reducer<double> sim_reducer(Member* m, std::size_t ranks) {
 // `steps` data-parallel steps of `batch` samples on `ranks` simulated
 // members against the hand-made oracle and one process; returns the
 // largest parameter difference from one process.
+// run_members' two models, off the stack (see g_arena).
+alignas(Model) unsigned char g_models[2][sizeof(Model)];
+Model& fresh_model(std::size_t which) { return *new (static_cast<void*>(g_models[which])) Model(which); }
+
 double run_members(bt_test::Context& t, std::size_t ranks, std::size_t batch, int steps) {
-  Model m(0U);       // every member in turn (they start each step alike)
-  Model whole(1U);   // one process, the whole batch
+  Model& m = fresh_model(0U);      // every member in turn (they start each step alike)
+  Model& whole = fresh_model(1U);  // one process, the whole batch
   BT_CHECK(t, m.ok && whole.ok);
   Sim sim;
   sim.ranks = ranks;
@@ -499,8 +508,13 @@ struct Fleet {
   }
 };
 
+// The fleets in static storage, made afresh by each case: two at once are
+// 5.4 KB, more than the micro:bit's 3 KB thread stack.
+alignas(Fleet) unsigned char g_fleets[2][sizeof(Fleet)];
+Fleet& fresh_fleet(std::size_t k) { return *new (static_cast<void*>(g_fleets[k])) Fleet(); }
+
 void rounds_are_fedavg(bt_test::Context& t) {
-  Fleet f;
+  Fleet& f = fresh_fleet(0U);
   const bool all[kClients] = {true, true, true};
   for (std::uint32_t r = 1U; r <= 3U; ++r) {
     double want[kN];
@@ -516,7 +530,7 @@ void rounds_are_fedavg(bt_test::Context& t) {
 }
 
 void a_silent_client_is_counted_at_the_deadline(bt_test::Context& t) {
-  Fleet f;
+  Fleet& f = fresh_fleet(0U);
   f.loop.silent = 2U;
   const bool sends[kClients] = {true, false, true};
   double want[kN];
@@ -528,7 +542,7 @@ void a_silent_client_is_counted_at_the_deadline(bt_test::Context& t) {
 }
 
 void late_damaged_and_failed_frames(bt_test::Context& t) {
-  Fleet f;
+  Fleet& f = fresh_fleet(0U);
   const bool all[kClients] = {true, true, true};
   double want[kN];
   bt::Status s = bt::Status::kIoError;
@@ -544,7 +558,7 @@ void late_damaged_and_failed_frames(bt_test::Context& t) {
   BT_CHECK(t, f.loop.refused_status == bt::Status::kChecksumMismatch);
   BT_CHECK(t, std::memcmp(f.server_params, want, sizeof(want)) == 0);
   // Another job: client 1's receive fails (refused, counted), the others count.
-  Fleet g;
+  Fleet& g = fresh_fleet(1U);
   g.loop.broken = 1U;
   const bool none[kClients] = {false, true, true};
   const fl::RoundReport rep3 = g.round(1U, 0.0, none, want, &s);
@@ -553,7 +567,7 @@ void late_damaged_and_failed_frames(bt_test::Context& t) {
 }
 
 void round_refusals(bt_test::Context& t) {
-  Fleet f;
+  Fleet& f = fresh_fleet(0U);
   fl::RoundReport rep;
   const double before = f.server_params[3];
   BT_CHECK(t, f.server.round(1U, 0U, 0.0, &rep) == bt::Status::kInvalidArgument);

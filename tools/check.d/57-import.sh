@@ -27,6 +27,11 @@
 #                compliance kit on the M4 firmware (the generated header is
 #                the user's code): exit 0, no finding; its flash, RAM and
 #                accuracy are docs/footprint.md's rows (tools/import-footprint)
+#   the gates    the library's gates on the M4 and M0 firmwares' unit that
+#                includes the generated header (tools/gates/unit_gates.py:
+#                no recursion, no unbounded frame, no heap/exception/I/O
+#                symbol, main's worst stack within the board's stack), and
+#                planted violations in the same build are reported (~5 s)
 # suite: import
 # jobs: 1
 # after: 10-host 22-cortex-m0 23-cortex-m4
@@ -126,4 +131,19 @@ tools/import-footprint --dir "$work" --rows | tools/docs-numbers --verify tools/
 (cd "$work/cortex-m4" && "$(preset_prefix cortex-m4)/bin/burtorch-compliance" -p . -j 1 --sarif kit.sarif) \
   >"$work/kit.log" 2>&1 || { tail -n 30 "$work/kit.log"; fail "the compliance kit on the imported firmware"; }
 grep -q "unsuppressed findings: 0 " "$work/kit.log" || fail "the kit reported findings"
-echo "ok: parity, conformance, refusals, CMake and Make, the example on the host, M4 and M0, the kit"
+echo "== the library's gates on the imported firmware's unit (tools/gates/unit_gates.py)"
+for cpu in cortex-m4 cortex-m0; do
+  hex=$(arm-none-eabi-nm "$work/$cpu/import_finetune.elf" | awk '$3 == "__burtorch_stack_size" { print $1 }')
+  [ -n "$hex" ] || fail "$cpu: no __burtorch_stack_size in the firmware"
+  stack=$((0x$hex))
+  python3 tools/gates/unit_gates.py --preset "$cpu" --build "$work/$cpu" --unit main.cpp --entry '^main$' \
+    --budget "$stack" >"$work/$cpu-gates.log" 2>&1 || { cat "$work/$cpu-gates.log"; fail "$cpu: the gates on the imported firmware"; }
+  sed -n '1,2p' "$work/$cpu-gates.log"
+  # The gates can fail there: planted recursion, heap and unbounded frame, compiled with the same command.
+  python3 tools/gates/unit_gates.py --preset "$cpu" --build "$work/$cpu" --unit main.cpp --also tests/import/planted_unit.cpp \
+    --entry '^(main|planted_entry)$' >"$work/$cpu-planted.log" 2>&1 && fail "$cpu: the planted violations passed the gates"
+  for want in "recursion: planted::tick" "unbounded dynamic stack frame: planted::unbounded_frame" "symbol operator new"; do
+    grep -q "$want" "$work/$cpu-planted.log" || { cat "$work/$cpu-planted.log"; fail "$cpu: planted '$want' not reported"; }
+  done
+done
+echo "ok: parity, conformance, refusals, CMake and Make, the example on the host, M4 and M0, the kit, the gates"
