@@ -463,10 +463,7 @@ class Writer:
                 self.w("        rows[q] = %s.row(input[q]);" % emb.name)
                 self.w("      }")
                 self.w("      const bt::ViewList x = bt::view_list(tape, rows.data(), rows.size());")
-                if l.trainable:
-                    self.w("      h = %s.forward(tape, x);" % n)
-                else:
-                    self.w("      h = %s.forward<nn::Activation::%s>(tape, x);" % (n, l.act))
+                self.w("      h = %s.forward<nn::Activation::%s>(tape, x);" % (n, l.act))
                 self.w("    }")
             elif l.kind == "gru" and emb is not None:
                 self.w("    {  // %s: %d steps over the rows of %s from a zero state; h is the last state" % (
@@ -477,12 +474,10 @@ class Writer:
                 self.w("      }")
                 self.w("    }")
             elif l.kind == "linear":
-                if l.trainable:
-                    self.w("    h = %s.forward(tape, h);" % n)
-                else:
-                    self.w("    h = %s.forward<nn::Activation::%s>(tape, h);" % (n, l.act))
+                # The activation at compile time: only its code is linked.
+                self.w("    h = %s.forward<nn::Activation::%s>(tape, h);" % (n, l.act))
             elif l.kind in ("conv1d", "conv2d"):
-                self.w("    h = %s.forward(tape, h, %s);" % (n, self.extent(l)))
+                self.w("    h = %s.forward<nn::Activation::%s>(tape, h, %s);" % (n, l.act, self.extent(l)))
             elif l.kind == "layernorm":
                 self.w("    h = %s.forward(tape, h);" % n)
             elif l.kind == "gru":

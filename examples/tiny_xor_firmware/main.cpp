@@ -10,6 +10,12 @@
 // as values: no Rng and no Init code linked (create(tape, options, rng)
 // draws in float too, and links the Rng and Init code).
 //
+// Built with TINY_XOR_DEFAULTS=1 (target tiny_xor_firmware_defaults) it is
+// the same trainer written as docs/getting-started-mcu.md teaches: the
+// layers made by create(tape, options, rng) (torch.nn.Linear's
+// initialisation, drawn in float) and the numbers printed with
+// burtorch::format_double.
+//
 // Prints "epoch <n> loss <x>" and "final loss <x>"; returns 0 (QEMU's exit
 // code) if the loss went below 0.01 without a tape error.
 #include <burtorch/nn/linear.hpp>
@@ -21,6 +27,10 @@
 
 #include <cstddef>
 #include <cstdint>
+
+#ifndef TINY_XOR_DEFAULTS
+#define TINY_XOR_DEFAULTS 0
+#endif
 
 namespace bt = burtorch;
 namespace nn = burtorch::nn;
@@ -47,6 +57,7 @@ bt::FixedTape<float, kNodes, kSlots, kParams> g_tape;
 
 constexpr float kCases[4][3] = {{0.0F, 0.0F, 0.0F}, {0.0F, 1.0F, 1.0F}, {1.0F, 0.0F, 1.0F}, {1.0F, 1.0F, 0.0F}};
 
+#if !TINY_XOR_DEFAULTS
 // Uniform in [-bound, bound) from a 32-bit xorshift, in float arithmetic.
 struct Draw {
   std::uint32_t state = 2463534242U;
@@ -58,10 +69,16 @@ struct Draw {
     return bound * ((2.0F * unit) - 1.0F);
   }
 };
+#endif
 
 void print(const char* label, float value) {
+#if TINY_XOR_DEFAULTS
+  char text[32];
+  const std::size_t n = bt::format_double(value, text, sizeof(text), 6);
+#else
   char text[24];
   const std::size_t n = bt::format_float(value, text, sizeof(text), 6);
+#endif
   bt::port::write(label);
   bt::port::write(text, n);
 }
@@ -69,17 +86,24 @@ void print(const char* label, float value) {
 }  // namespace
 
 int main() {
+  nn::Linear<float> hidden;
+  nn::Linear<float> output;
+#if TINY_XOR_DEFAULTS
+  nn::Rng rng(1U);
+  if (!hidden.create(g_tape, kHidden, rng) || !output.create(g_tape, kOutput, rng)) {
+    return 1;
+  }
+#else
   float initial[kParams];
   Draw draw;
   for (float& w : initial) {
     w = draw(0.9F);
   }
-  nn::Linear<float> hidden;
-  nn::Linear<float> output;
   if (!hidden.create(g_tape, kHidden, initial) ||
       !output.create(g_tape, kOutput, &initial[nn::Linear<float>::parameters(kHidden)])) {
     return 1;
   }
+#endif
   const bt::View params{hidden.weight, static_cast<bt::Index>(kParams)};
   nn::OptimizerOptions<float> sgd;
   sgd.lr = 0.1F;

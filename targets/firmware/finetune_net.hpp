@@ -55,11 +55,11 @@ constexpr Backbone kBackbones[2] = {{"int8", &kConv1I8, &kConv2I8}, {"FP16", &kC
 inline bt::View logits(bt::Tape<float>& tape, const Backbone& bb, const nn::AvgPool2d<float>& pool,
                        const nn::Linear<float>& head, const float* x) {
   const bt::View in = bt::record_view(tape, kInputs, [&](bt::Index i) noexcept { return tape.leaf(x[i]); });
-  const bt::View h1 = bb.conv1->forward(tape, in, kIn);
-  const bt::View h2 = bb.conv2->forward(tape, h1, kSize1);
+  const bt::View h1 = bb.conv1->forward<kConv1Options.act>(tape, in, kIn);
+  const bt::View h2 = bb.conv2->forward<kConv2Options.act>(tape, h1, kSize1);
   const bt::View features = pool.forward(tape, h2, kSize2);
   bt::stop_gradient(tape);
-  return head.forward(tape, nn::flatten(features));
+  return head.forward<kHead.act>(tape, nn::flatten(features));
 }
 
 // The frozen backbone's values for one sweep of N pictures.
@@ -86,7 +86,8 @@ bt::View logits(bt::Tape<bt::Lanes<float, N>>& tape, const bt::LaneParams<float>
       act.in[i].lane[l] = xs[l][i];
     }
   }
-  const bool evaluated = bb.conv1->evaluate(act.in, kIn, act.h1) && bb.conv2->evaluate(act.h1, kSize1, act.h2) &&
+  const bool evaluated = bb.conv1->evaluate<kConv1Options.act>(act.in, kIn, act.h1) &&
+                         bb.conv2->evaluate<kConv2Options.act>(act.h1, kSize1, act.h2) &&
                          pool.evaluate(act.h2, kSize2, act.features);
   if (!evaluated) {
     static_cast<void>(tape.report(bt::Status::kInvalidArgument));
@@ -94,7 +95,7 @@ bt::View logits(bt::Tape<bt::Lanes<float, N>>& tape, const bt::LaneParams<float>
   }
   const bt::View features =
       bt::record_view(tape, kHead.in, [&tape, &act](bt::Index i) noexcept { return tape.input(act.features[i]); });
-  return head.forward(tape, p, features);
+  return head.forward<kHead.act>(tape, p, features);
 }
 
 }  // namespace finetune

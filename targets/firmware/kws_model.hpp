@@ -40,10 +40,10 @@ struct Model {
   // tape that holds the parameters; the input as leaves.
   bt::View logits(bt::Tape<float>& tape, const float* x) const {
     const bt::View in = bt::record_view(tape, kInputs, [&](bt::Index i) noexcept { return tape.leaf(x[i]); });
-    const bt::View h1 = conv1.forward(tape, in, kTime);
-    const bt::View h2 = conv2.forward(tape, h1, kLength1);
+    const bt::View h1 = conv1.forward<kConv1.act>(tape, in, kTime);
+    const bt::View h2 = conv2.forward<kConv2.act>(tape, h1, kLength1);
     const bt::View pooled = pool.forward(tape, h2, kLength2);
-    return head.forward(tape, nn::flatten(pooled));
+    return head.forward<kHead.act>(tape, nn::flatten(pooled));
   }
 
   // The logits of N inputs on a tape of N lanes (lane l: xs[l]), the layers
@@ -58,10 +58,10 @@ struct Model {
       }
       return tape.leaf(v);
     });
-    const bt::View h1 = conv1.forward(tape, p, in, kTime);
-    const bt::View h2 = conv2.forward(tape, p, h1, kLength1);
+    const bt::View h1 = conv1.forward<kConv1.act>(tape, p, in, kTime);
+    const bt::View h2 = conv2.forward<kConv2.act>(tape, p, h1, kLength1);
     const bt::View pooled = pool.forward(tape, h2, kLength2);
-    return head.forward(tape, p, nn::flatten(pooled));
+    return head.forward<kHead.act>(tape, p, nn::flatten(pooled));
   }
 };
 

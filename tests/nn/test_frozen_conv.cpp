@@ -5,7 +5,8 @@
 // weight (from the formats' definitions: the float, f16_to_float of the
 // bits, scale * q) times the input, zero outside it, plus the bias, then
 // the activation; the input gradients of sum(y * c) are the same loops
-// transposed. On an FP64 tape only the order of the sums differs (1e-12).
+// transposed; with the activation at run time and at compile time
+// (forward<A>, evaluate<A>), on the tape and without one. On an FP64 tape only the order of the sums differs (1e-12).
 // Also: each forward records exactly the nodes and slots its constexpr
 // plan states; arrays that do not describe the layer, inputs of another
 // width or not on the tape, and too small a tape are refused with the
@@ -14,6 +15,7 @@
 #include <burtorch/frozen/ops.hpp>
 #include <burtorch/nn/nn.hpp>
 
+#include <cmath>
 #include <cstdint>
 
 #include "harness.hpp"
@@ -48,7 +50,51 @@ struct FrozenWeights {
   double w[kConvMaxW];  // what the layer must use, per format
 };
 
-void conv_check(bt_test::Context& t, const ConvCase& k, bt::WeightFormat format, bool two_d) {
+// What conv_check leaves for evaluate_check: the layers of the last case
+// and their direct outputs (file statics: the micro:bit's 3 KiB thread
+// stack holds conv_check's frame or the tape-free evaluation's window
+// list, not both).
+struct LastCase {
+  nn::FrozenConv2d<double> c2;
+  nn::FrozenConv1d<double> c1;
+  nn::Size2d in;
+  std::size_t n_in = 0U;
+  std::size_t n_out = 0U;
+  double want_y[kConvMaxOut];
+};
+LastCase g_last;
+
+// The layer's forward, with its activation at run time or (compile_time)
+// as forward<A> for the case's activation.
+template <class Layer, class Extent>
+bt::View forward_of(const Layer& layer, bt::Tape<double>& tape, bt::View x, Extent extent, nn::Activation act,
+                    bool compile_time) {
+  if (!compile_time) {
+    return layer.forward(tape, x, extent);
+  }
+  return (act == nn::Activation::kRelu) ? layer.template forward<nn::Activation::kRelu>(tape, x, extent)
+                                        : layer.template forward<nn::Activation::kIdentity>(tape, x, extent);
+}
+
+// The layer's tape-free outputs, as forward_of. Not inlined: its window
+// list (768 B) is on the stack only while it runs.
+template <class Layer, class Extent>
+[[gnu::noinline]] bool evaluate_of(const Layer& layer, const double* x, Extent extent, double* y, nn::Activation act,
+                 bool compile_time) {
+  if (!compile_time) {
+    return layer.evaluate(x, extent, y);
+  }
+  return (act == nn::Activation::kRelu) ? layer.template evaluate<nn::Activation::kRelu>(x, extent, y)
+                                        : layer.template evaluate<nn::Activation::kIdentity>(x, extent, y);
+}
+
+// layer.evaluate<A>, not inlined (as evaluate_of).
+template <nn::Activation A, class Layer, class Extent>
+[[gnu::noinline]] bool evaluate_as(const Layer& layer, const double* x, Extent extent, double* y) {
+  return layer.template evaluate<A>(x, extent, y);
+}
+
+void conv_check(bt_test::Context& t, const ConvCase& k, bt::WeightFormat format, bool two_d, bool compile_time) {
   const bt::Index cols = k.kh * k.kw * k.cin;
   const std::size_t n_w = static_cast<std::size_t>(k.cout) * cols;
   static FrozenWeights fw;
@@ -71,7 +117,10 @@ void conv_check(bt_test::Context& t, const ConvCase& k, bt::WeightFormat format,
                                                                        : bt::frozen_i8(fw.i8, fw.scale);
   const bt::FrozenMatrix matrix{weights, k.cout, cols};
   const bt::FrozenVector bias{bt::frozen_f32(fw.bias), k.cout};
-  nn::Conv2dOptions o2{};
+  // static: the micro:bit's 3 KiB thread stack (the frame calls both
+  // forward and evaluate).
+  static nn::Conv2dOptions o2;
+  o2 = nn::Conv2dOptions{};
   o2.in_channels = k.cin;
   o2.out_channels = k.cout;
   o2.kernel_h = k.kh;
@@ -83,7 +132,8 @@ void conv_check(bt_test::Context& t, const ConvCase& k, bt::WeightFormat format,
   o2.dilation_h = k.dilation;
   o2.dilation_w = k.dilation;
   o2.act = k.act;
-  nn::Conv1dOptions o1{};
+  static nn::Conv1dOptions o1;
+  o1 = nn::Conv1dOptions{};
   o1.in_channels = k.cin;
   o1.out_channels = k.cout;
   o1.kernel = k.kw;
@@ -91,8 +141,10 @@ void conv_check(bt_test::Context& t, const ConvCase& k, bt::WeightFormat format,
   o1.padding = k.pad;
   o1.dilation = k.dilation;
   o1.act = k.act;
-  const nn::FrozenConv2d<double> c2{matrix, bias, o2};
-  const nn::FrozenConv1d<double> c1{matrix, bias, o1};
+  g_last.c2 = nn::FrozenConv2d<double>{matrix, bias, o2};
+  g_last.c1 = nn::FrozenConv1d<double>{matrix, bias, o1};
+  const nn::FrozenConv2d<double>& c2 = g_last.c2;
+  const nn::FrozenConv1d<double>& c1 = g_last.c1;
   const nn::Size2d in{k.height, k.width};
   const nn::Size2d out = two_d ? nn::FrozenConv2d<double>::output_size(o2, in)
                                : nn::Size2d{1U, nn::FrozenConv1d<double>::output_length(o1, k.width)};
@@ -105,7 +157,8 @@ void conv_check(bt_test::Context& t, const ConvCase& k, bt::WeightFormat format,
                                       [&](bt::Index i) noexcept { return tape.leaf(conv_value(i, 2.0)); });
   const std::size_t nodes0 = tape.size();
   const std::size_t slots0 = tape.usage().slots;
-  const bt::View y = two_d ? c2.forward(tape, x, in) : c1.forward(tape, x, k.width);
+  const bt::View y = two_d ? forward_of(c2, tape, x, in, k.act, compile_time)
+                            : forward_of(c1, tape, x, k.width, k.act, compile_time);
   BT_CHECK(t, (tape.status() == bt::Status::kOk) && (y.count == n_out));
   const std::size_t plan_nodes = two_d ? nn::FrozenConv2d<double>::nodes(o2, in)
                                        : nn::FrozenConv1d<double>::nodes(o1, k.width);
@@ -121,9 +174,9 @@ void conv_check(bt_test::Context& t, const ConvCase& k, bt::WeightFormat format,
   BT_CHECK(t, tape.backward(root) == bt::Status::kOk);
 
   // The direct convolution and its transpose.
-  static double want_y[kConvMaxOut];  // static: a 3 KiB stack on the Cortex-M0
+  double* const want_y = g_last.want_y;  // static: a 3 KiB stack on the Cortex-M0
   static double want_gx[kConvMaxIn];
-  for (double& v : want_y) {
+  for (double& v : g_last.want_y) {
     v = 0.0;
   }
   for (double& v : want_gx) {
@@ -171,6 +224,25 @@ void conv_check(bt_test::Context& t, const ConvCase& k, bt::WeightFormat format,
   }
   BT_CHECK(t, values);
   BT_CHECK(t, grads);
+  g_last.in = in;
+  g_last.n_in = n_in;
+  g_last.n_out = n_out;
+}
+
+// The last conv_check case without a tape (evaluate): the same outputs.
+void evaluate_check(bt_test::Context& t, const ConvCase& k, bool two_d, bool compile_time) {
+  static double xs[kConvMaxIn];
+  static double ys[kConvMaxOut];
+  for (std::size_t i = 0U; i < g_last.n_in; ++i) {
+    xs[i] = conv_value(i, 2.0);
+  }
+  const bool evaluated = two_d ? evaluate_of(g_last.c2, xs, g_last.in, ys, k.act, compile_time)
+                               : evaluate_of(g_last.c1, xs, k.width, ys, k.act, compile_time);
+  bool direct = evaluated && (g_last.n_out > 0U);
+  for (std::size_t i = 0U; i < g_last.n_out; ++i) {
+    direct = direct && bt_test::near(ys[i], g_last.want_y[i], 1e-12, 1e-12);
+  }
+  BT_CHECK(t, direct);
 }
 
 constexpr bt::WeightFormat kFormats[3] = {bt::WeightFormat::kF32, bt::WeightFormat::kF16, bt::WeightFormat::kI8};
@@ -183,7 +255,10 @@ void frozen_conv2d_matches_direct(bt_test::Context& t) {
   };
   for (const ConvCase& k : cases) {
     for (bt::WeightFormat f : kFormats) {
-      conv_check(t, k, f, true);
+      conv_check(t, k, f, true, false);
+      evaluate_check(t, k, true, false);
+      conv_check(t, k, f, true, true);
+      evaluate_check(t, k, true, true);
     }
   }
 }
@@ -195,7 +270,10 @@ void frozen_conv1d_matches_direct(bt_test::Context& t) {
   };
   for (const ConvCase& k : cases) {
     for (bt::WeightFormat f : kFormats) {
-      conv_check(t, k, f, false);
+      conv_check(t, k, f, false, false);
+      evaluate_check(t, k, false, false);
+      conv_check(t, k, f, false, true);
+      evaluate_check(t, k, false, true);
     }
   }
 }
@@ -247,10 +325,66 @@ void frozen_conv_refuses(bt_test::Context& t) {
   BT_CHECK(t, tape.status() == bt::Status::kOk);
 }
 
+// forward<A> and evaluate<A> of another activation than the layer's are
+// refused: kInvalidArgument and nothing recorded, false and nothing written.
+void frozen_conv_refuses_other_activation(bt_test::Context& t) {
+  static const float w[2U * 9U] = {0.5F, -0.25F, 0.125F};
+  static nn::Conv2dOptions o2{};
+  o2.in_channels = 1U;
+  o2.out_channels = 2U;
+  o2.kernel_h = 3U;
+  o2.kernel_w = 3U;
+  o2.act = nn::Activation::kRelu;
+  static nn::Conv1dOptions o1{};
+  o1.in_channels = 1U;
+  o1.out_channels = 2U;
+  o1.kernel = 9U;
+  o1.act = nn::Activation::kTanh;
+  const nn::FrozenConv2d<double> c2{{bt::frozen_f32(w), 2U, 9U}, {}, o2};
+  const nn::FrozenConv1d<double> c1{{bt::frozen_f32(w), 2U, 9U}, {}, o1};
+  bt::Tape<double> tape(g_conv_arena, sizeof(g_conv_arena), 96U, kConvSlots);
+  const bt::View x = bt::record_view(tape, 16U, [&](bt::Index i) noexcept { return tape.leaf(conv_value(i, 1.0)); });
+  BT_CHECK(t, c2.forward<nn::Activation::kTanh>(tape, x, nn::Size2d{4U, 4U}).count == 0U);
+  BT_CHECK(t, (tape.status() == bt::Status::kInvalidArgument) && (tape.size() == 16U) && (tape.usage().slots == 0U));
+  bt::Tape<double> tape1(g_conv_arena, sizeof(g_conv_arena), 96U, kConvSlots);
+  const bt::View x1 = bt::record_view(tape1, 16U, [&](bt::Index i) noexcept { return tape1.leaf(conv_value(i, 1.0)); });
+  BT_CHECK(t, c1.forward<nn::Activation::kRelu>(tape1, x1, 16U).count == 0U);
+  BT_CHECK(t, (tape1.status() == bt::Status::kInvalidArgument) && (tape1.size() == 16U) && (tape1.usage().slots == 0U));
+  static double xs[16];  // static: the micro:bit's 3 KiB thread stack
+  for (std::size_t i = 0U; i < 16U; ++i) {
+    xs[i] = conv_value(i, 1.0);
+  }
+  static double ys[16];
+  for (double& v : ys) {
+    v = 7.0;
+  }
+  BT_CHECK(t, !evaluate_as<nn::Activation::kSigmoid>(c2, xs, nn::Size2d{4U, 4U}, ys));
+  BT_CHECK(t, !evaluate_as<nn::Activation::kIdentity>(c1, xs, 16U, ys));
+  bool untouched = true;
+  for (const double v : ys) {
+    untouched = untouched && (v == 7.0);
+  }
+  BT_CHECK(t, untouched);
+  // The layer's own activation works: tanh of the 8 sums of the 1-D layer.
+  BT_CHECK(t, evaluate_as<nn::Activation::kTanh>(c1, xs, 16U, ys));
+  bool tanh_ok = true;
+  for (std::size_t p = 0U; p < 8U; ++p) {
+    for (std::size_t o = 0U; o < 2U; ++o) {
+      double sum = 0.0;
+      for (std::size_t j = 0U; j < 9U; ++j) {
+        sum += static_cast<double>(w[(o * 9U) + j]) * xs[p + j];
+      }
+      tanh_ok = tanh_ok && bt_test::near(ys[(p * 2U) + o], std::tanh(sum), 1e-12, 1e-12);
+    }
+  }
+  BT_CHECK(t, tanh_ok);
+}
+
 const bt_test::TestCase kCases[] = {
     {"frozen_conv2d_matches_direct", frozen_conv2d_matches_direct},
     {"frozen_conv1d_matches_direct", frozen_conv1d_matches_direct},
     {"frozen_conv_refuses", frozen_conv_refuses},
+    {"frozen_conv_refuses_other_activation", frozen_conv_refuses_other_activation},
 };
 
 }  // namespace

@@ -6,7 +6,8 @@
 //    (stride, padding, dilation), AvgPool and MaxPool 1-D and 2-D (ties):
 //    values and the gradients of weights, biases and inputs, FP64 to 1e-10
 //    relative, FP32 to 1e-4; every forward records exactly the nodes and
-//    slots its constexpr plan states.
+//    slots its constexpr plan states; the convolutions both with the
+//    activation chosen at run time and at compile time (forward<A>).
 //  - The memory plan: hand-counted geometries (an oracle independent of the
 //    window walker), and a tape of exactly the plan works while one node or
 //    one slot less is refused with nothing recorded.
@@ -286,8 +287,10 @@ nn::Conv2dOptions conv2d_options(const int* g) {
   return o;
 }
 
+// compile_time: the layer's forward<kIdentity> (the golden layers have no
+// activation) instead of its run-time forward.
 template <class T>
-void conv1d_case(bt_test::Context& t, const Case& k) {
+void conv1d_case(bt_test::Context& t, const Case& k, bool compile_time) {
   bt::Tape<T> tape(g_arena, sizeof(g_arena), kLayerNodes, kLayerSlots);
   nn::Rng rng(1U);
   const nn::Conv1dOptions o = conv1d_options(k.geometry);
@@ -297,11 +300,14 @@ void conv1d_case(bt_test::Context& t, const Case& k) {
   BT_CHECK(t, conv.params().count == (k.w_n + (o.bias ? k.b_n : 0U)));
   BT_CHECK(t, (nn::Conv1d<T>::output_length(o, length) * o.out_channels) == k.y_n);
   check_case(t, tape, k, conv.weight, conv.bias, nn::Conv1d<T>::nodes(o, length), nn::Conv1d<T>::slots(o, length),
-             [&](bt::Tape<T>& tp, bt::View x) { return conv.forward(tp, x, length); });
+             [&](bt::Tape<T>& tp, bt::View x) {
+               return compile_time ? conv.template forward<nn::Activation::kIdentity>(tp, x, length)
+                                   : conv.forward(tp, x, length);
+             });
 }
 
 template <class T>
-void conv2d_case(bt_test::Context& t, const Case& k) {
+void conv2d_case(bt_test::Context& t, const Case& k, bool compile_time) {
   bt::Tape<T> tape(g_arena, sizeof(g_arena), kLayerNodes, kLayerSlots);
   nn::Rng rng(1U);
   const nn::Conv2dOptions o = conv2d_options(k.geometry);
@@ -311,7 +317,10 @@ void conv2d_case(bt_test::Context& t, const Case& k) {
   const nn::Size2d out = nn::Conv2d<T>::output_size(o, in);
   BT_CHECK(t, (out.height * out.width * o.out_channels) == k.y_n);
   check_case(t, tape, k, conv.weight, conv.bias, nn::Conv2d<T>::nodes(o, in), nn::Conv2d<T>::slots(o, in),
-             [&](bt::Tape<T>& tp, bt::View x) { return conv.forward(tp, x, in); });
+             [&](bt::Tape<T>& tp, bt::View x) {
+               return compile_time ? conv.template forward<nn::Activation::kIdentity>(tp, x, in)
+                                   : conv.forward(tp, x, in);
+             });
 }
 
 template <class T>
@@ -320,7 +329,8 @@ void conv1d_all(bt_test::Context& t) {
                         BT_LAYER_CASE(conv1d_dilation), BT_LAYER_CASE(conv1d_wide_pad),
                         BT_LAYER_CASE(conv1d_long_kernel), BT_LAYER_CASE(conv1d_stride_gap)};
   for (const Case& k : cases) {
-    conv1d_case<T>(t, k);
+    conv1d_case<T>(t, k, false);
+    conv1d_case<T>(t, k, true);
   }
 }
 template <class T>
@@ -328,7 +338,8 @@ void conv2d_all(bt_test::Context& t) {
   const Case cases[] = {BT_LAYER_CASE(conv2d_plain), BT_LAYER_CASE(conv2d_stride_pad),
                         BT_LAYER_CASE(conv2d_dilation)};
   for (const Case& k : cases) {
-    conv2d_case<T>(t, k);
+    conv2d_case<T>(t, k, false);
+    conv2d_case<T>(t, k, true);
   }
 }
 
@@ -610,6 +621,44 @@ void conv_refuses(bt_test::Context& t) {
 // conv1d_stride_pad's 21 parameters and 16 inputs, then 2 zero leaves and 12
 // outputs on a tape of 51 nodes; with a parameter region of 39 nodes the
 // outputs fit after it, with 40 they do not and nothing is recorded.
+// forward<kRelu> of a ReLU layer: the golden layer's outputs through
+// max(0, y), on exactly the plan's nodes and slots. Another activation
+// than the layer's is refused: kInvalidArgument, nothing recorded.
+void conv_compile_time_relu(bt_test::Context& t) {
+  const Case k = BT_LAYER_CASE(conv1d_plain);
+  nn::Conv1dOptions o = conv1d_options(k.geometry);
+  o.act = nn::Activation::kRelu;
+  const bt::Index length = idx(k.geometry[6]);
+  bt::Tape<double> tape(g_arena, sizeof(g_arena), kLayerNodes, kLayerSlots);
+  nn::Rng rng(1U);
+  nn::Conv1d<double> conv;
+  BT_CHECK(t, conv.create(tape, o, rng));
+  overwrite(tape, conv.weight, k.w, k.w_n);
+  if (conv.bias != bt::kNoIndex) {
+    overwrite(tape, conv.bias, k.b, k.b_n);
+  }
+  const bt::View x = leaves(tape, k.x, k.x_n);
+  const std::size_t nodes_before = tape.size();
+  const std::size_t slots_before = tape.usage().slots;
+  BT_CHECK(t, conv.forward<nn::Activation::kTanh>(tape, x, length).count == 0U);
+  BT_CHECK(t, tape.status() == bt::Status::kInvalidArgument);
+  BT_CHECK(t, (tape.size() == nodes_before) && (tape.usage().slots == slots_before));
+  tape.clear_status();
+  const bt::View y = conv.forward<nn::Activation::kRelu>(tape, x, length);
+  BT_CHECK(t, (tape.status() == bt::Status::kOk) && (y.count == k.y_n));
+  BT_CHECK(t, (tape.size() - nodes_before) == nn::Conv1d<double>::nodes(o, length));
+  BT_CHECK(t, (tape.usage().slots - slots_before) == nn::Conv1d<double>::slots(o, length));
+  bool values = y.count == k.y_n;
+  std::size_t positive = 0U;
+  for (std::size_t i = 0U; values && (i < k.y_n); ++i) {
+    const double want = (k.y[i] > 0.0) ? k.y[i] : 0.0;
+    values = bt_test::near(tape.value(y.first + static_cast<bt::Index>(i)), want, 1e-10, 1e-12);
+    positive += (k.y[i] > 0.0) ? 1U : 0U;
+  }
+  BT_CHECK(t, values);
+  BT_CHECK(t, (positive > 0U) && (positive < k.y_n));  // the case exercises both sides of the ReLU
+}
+
 void conv_parameter_region(bt_test::Context& t) {
   const nn::Conv1dOptions o = conv1d_options(golden::conv1d_stride_pad_geometry);
   static_assert(nn::Conv1d<double>::nodes(conv1d(2U, 3U, 3U, 2U, 1U, 1U), 8U) == 2U + 12U, "zeros + outputs");
@@ -916,6 +965,7 @@ const bt_test::TestCase kCases[] = {
     {"pool_fp32", pool_fp32},
     {"plans_are_exact", plans_are_exact},
     {"conv_refuses", conv_refuses},
+    {"conv_compile_time_relu", conv_compile_time_relu},
     {"conv_parameter_region", conv_parameter_region},
     {"conv_create_refuses", conv_create_refuses},
     {"pool_refuses", pool_refuses},

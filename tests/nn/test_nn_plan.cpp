@@ -311,6 +311,29 @@ void narrow_to_float_matches_cast(bt_test::Context& t) {
   BT_CHECK(t, wrong == 0);
 }
 
+// narrow_as<T>: a double option in T's precision, as static_cast<T> gives
+// it; a LayerNorm<float> keeps its eps so rounded (no double arithmetic for
+// it in a float firmware), a LayerNorm<double> keeps it whole.
+void options_in_model_precision(bt_test::Context& t) {
+  const double xs[] = {1e-5, 1e-12, 0.1, 2.0 / 3.0, 1e-45, 5e-324, 3.5e38, -7.25};
+  for (const double x : xs) {
+    BT_CHECK(t, nn::narrow_as<float>(x) == static_cast<float>(x));
+    BT_CHECK(t, nn::narrow_as<double>(x) == x);
+  }
+  nn::Rng rng(3U);
+  nn::LayerNormOptions o;
+  o.width = 2U;
+  o.eps = 1e-6;
+  bt::FixedTape<float, 8U, 4U> tf;
+  nn::LayerNorm<float> nf;
+  BT_CHECK(t, nf.create(tf, o, rng));
+  BT_CHECK(t, nf.eps == 1e-6F);
+  bt::FixedTape<double, 8U, 4U> td;
+  nn::LayerNorm<double> nd;
+  BT_CHECK(t, nd.create(td, o, rng));
+  BT_CHECK(t, nd.eps == 1e-6);
+}
+
 // A float model's draws (draw_float): Rng::uniform_float is uniform()'s top
 // 24 bits; portable_logf within a few float ulp of the double logarithm;
 // the moments and bounds as for double; a double model's draws (draw_as)
@@ -777,6 +800,7 @@ const bt_test::TestCase kCases[] = {
     {"init_moments", init_moments},
     {"narrow_to_float_matches_cast", narrow_to_float_matches_cast},
     {"float_draws", float_draws},
+    {"options_in_model_precision", options_in_model_precision},
     {"view_list_errors", view_list_errors},
     {"matvec_rows", matvec_rows},
     {"range_ops", range_ops},

@@ -106,9 +106,11 @@ Index conv_positions(Tape<T>& tape, const ConvGeometry& g, std::uint64_t zero_wi
 /// than kMaxWindowRuns runs give kInvalidArgument; an input or a parameter
 /// not recorded (a tape reset since create()) kInvalidHandle; too little
 /// room kCapacityExceeded. Returns the outputs (kNoView on error).
-template <class T, class Src>
+/// `activate_outputs(View)` records the activation (act: the layer's, for
+/// the count of nodes it takes).
+template <class T, class Src, class Activate>
 View conv_forward(Tape<T>& tape, const Src& src, const ConvGeometry& g, Index weight, Index out_channels, Index bias,
-                  Activation act, View x) noexcept {
+                  Activation act, View x, Activate&& activate_outputs) noexcept {
   if (tape.status() != Status::kOk) {
     return kNoView;
   }
@@ -154,7 +156,30 @@ View conv_forward(Tape<T>& tape, const Src& src, const ConvGeometry& g, Index we
   if constexpr (Src::kConvOneOp) {
     y = source_conv(tape, src, weight, out_channels, first_window, static_cast<Index>(p.windows), zeros.first, bias);
   }
-  return (y.count != 0U) ? activate(tape, y, act) : kNoView;
+  return (y.count != 0U) ? activate_outputs(y) : kNoView;
+}
+
+/// conv_forward with the activation chosen at run time: every activation's
+/// code is compiled in.
+template <class T, class Src>
+View conv_forward(Tape<T>& tape, const Src& src, const ConvGeometry& g, Index weight, Index out_channels, Index bias,
+                  Activation act, View x) noexcept {
+  return conv_forward(tape, src, g, weight, out_channels, bias, act, x,
+                      [&tape, act](View y) noexcept { return activate(tape, y, act); });
+}
+
+/// conv_forward with the activation A known at compile time (`act`, the
+/// layer's, must be A: else kInvalidArgument and nothing recorded): only
+/// A's code is compiled in.
+template <Activation A, class T, class Src>
+View conv_forward(Tape<T>& tape, const Src& src, const ConvGeometry& g, Index weight, Index out_channels, Index bias,
+                  Activation act, View x) noexcept {
+  if (act != A) {
+    static_cast<void>(tape.report(Status::kInvalidArgument));
+    return kNoView;
+  }
+  return conv_forward(tape, src, g, weight, out_channels, bias, A, x,
+                      [&tape](View y) noexcept { return activate<A>(tape, y); });
 }
 
 /// Creates a convolution's parameters: out * fan_in weights, then (if
@@ -292,6 +317,20 @@ struct Conv1d {
     return detail::conv_forward(tape, src, geometry(options, length), weight, options.out_channels, bias, options.act,
                                 x);
   }
+  /// forward() with the activation chosen at compile time (A must be
+  /// options.act, else kInvalidArgument and nothing recorded): only A's
+  /// code is compiled in, so a ReLU model links no tanhf or expf for it,
+  /// e.g. `conv.forward<nn::Activation::kRelu>(tape, x, length)`.
+  template <Activation A>
+  View forward(Tape<T>& tape, View x, Index length) const noexcept {
+    return forward<A>(tape, TapeParams{}, x, length);
+  }
+  /// forward<A>() over a source.
+  template <Activation A, class U, class Src>
+  View forward(Tape<U>& tape, const Src& src, View x, Index length) const noexcept {
+    return detail::conv_forward<A>(tape, src, geometry(options, length), weight, options.out_channels, bias,
+                                   options.act, x);
+  }
 };
 
 /// How to build a Conv2d: torch.nn.Conv2d's defaults as for Conv1dOptions
@@ -395,6 +434,17 @@ struct Conv2d {
   template <class U, class Src>
   View forward(Tape<U>& tape, const Src& src, View x, Size2d in) const noexcept {
     return detail::conv_forward(tape, src, geometry(options, in), weight, options.out_channels, bias, options.act, x);
+  }
+  /// Conv1d::forward<A>'s form.
+  template <Activation A>
+  View forward(Tape<T>& tape, View x, Size2d in) const noexcept {
+    return forward<A>(tape, TapeParams{}, x, in);
+  }
+  /// Conv1d::forward<A>'s form over a source.
+  template <Activation A, class U, class Src>
+  View forward(Tape<U>& tape, const Src& src, View x, Size2d in) const noexcept {
+    return detail::conv_forward<A>(tape, src, geometry(options, in), weight, options.out_channels, bias, options.act,
+                                   x);
   }
 };
 

@@ -23,7 +23,7 @@
 /// static constexpr float kB[8] = {...};
 /// static constexpr nn::FrozenConv2d<float> kConv{
 ///     {bt::frozen_i8(kW, 0.0123F), 8U, 9U}, {bt::frozen_f32(kB), 8U}, options};  // options: Conv2dOptions
-/// bt::View h = kConv.forward(tape, x, nn::Size2d{8U, 8U});
+/// bt::View h = kConv.forward<nn::Activation::kRelu>(tape, x, nn::Size2d{8U, 8U});  // options.act
 /// burtorch::stop_gradient(tape);  // a frozen backbone needs no sweep
 /// @endcode
 /// The options' init and name fields are not used. Backward passes
@@ -154,9 +154,11 @@ inline bool frozen_conv_valid(const ConvGeometry& g, Index out_channels, const F
 /// than kMaxWindowRuns runs give kInvalidArgument; an input not recorded
 /// kInvalidHandle; too little room kCapacityExceeded. Returns the outputs
 /// (kNoView on error).
-template <class T>
+/// `activate_outputs(View)` records the activation (act: the layer's, for
+/// the count of nodes it takes).
+template <class T, class Activate>
 View frozen_conv_forward(Tape<T>& tape, const ConvGeometry& g, const FrozenMatrix& w, const FrozenVector& bias,
-                         Index out_channels, Activation act, View x) noexcept {
+                         Index out_channels, Activation act, View x, Activate&& activate_outputs) noexcept {
   if (tape.status() != Status::kOk) {
     return kNoView;
   }
@@ -184,7 +186,30 @@ View frozen_conv_forward(Tape<T>& tape, const ConvGeometry& g, const FrozenMatri
   if (tape.status() != Status::kOk) {
     return kNoView;
   }
-  return activate(tape, View{first, static_cast<Index>(outputs)}, act);
+  return activate_outputs(View{first, static_cast<Index>(outputs)});
+}
+
+/// frozen_conv_forward with the activation chosen at run time: every
+/// activation's code is compiled in.
+template <class T>
+View frozen_conv_forward(Tape<T>& tape, const ConvGeometry& g, const FrozenMatrix& w, const FrozenVector& bias,
+                         Index out_channels, Activation act, View x) noexcept {
+  return frozen_conv_forward(tape, g, w, bias, out_channels, act, x,
+                             [&tape, act](View y) noexcept { return activate(tape, y, act); });
+}
+
+/// frozen_conv_forward with the activation A known at compile time (`act`,
+/// the layer's, must be A: else kInvalidArgument and nothing recorded):
+/// only A's code is compiled in.
+template <Activation A, class T>
+View frozen_conv_forward(Tape<T>& tape, const ConvGeometry& g, const FrozenMatrix& w, const FrozenVector& bias,
+                         Index out_channels, Activation act, View x) noexcept {
+  if (act != A) {
+    static_cast<void>(tape.report(Status::kInvalidArgument));
+    return kNoView;
+  }
+  return frozen_conv_forward(tape, g, w, bias, out_channels, A, x,
+                             [&tape](View y) noexcept { return activate<A>(tape, y); });
 }
 
 /// Collects a window's runs (conv_window's sink) for frozen_conv_evaluate.
@@ -214,6 +239,21 @@ inline V activated(V x, Activation act) noexcept {
   return x;
 }
 
+/// activated() with the activation known at compile time: only A's
+/// function is compiled in.
+template <Activation A, class V>
+inline V activated(V x) noexcept {
+  if constexpr (A == Activation::kRelu) {
+    return ScalarOps<V>::relu(x);
+  } else if constexpr (A == Activation::kTanh) {
+    return ScalarOps<V>::tanh(x);
+  } else if constexpr (A == Activation::kSigmoid) {
+    return V(1) / (V(1) + ScalarOps<V>::exp(-x));
+  } else {
+    return x;
+  }
+}
+
 /// One output of a frozen convolution before bias and activation: the
 /// weights from `at` (one per input of the window, padding included) times
 /// the window's inputs of x, the padding skipped.
@@ -239,9 +279,10 @@ V frozen_window_dot(const Reader& weights, std::size_t at, const RunList& window
 /// another sample, each weight read once for all lanes). False, nothing
 /// written, for arrays that do not describe the layer or a geometry
 /// without windows or with windows of more than kMaxWindowRuns runs.
-template <class V>
+/// `activation(V)` is the layer's activation of one value.
+template <class V, class Act>
 bool frozen_conv_evaluate(const ConvGeometry& g, const FrozenMatrix& w, const FrozenVector& bias, Index out_channels,
-                          Activation act, const V* x, V* y) noexcept {
+                          const V* x, V* y, Act&& activation) noexcept {
   const WindowPlan p = plan_windows(g);
   if ((x == nullptr) || (y == nullptr) || !frozen_conv_valid(g, out_channels, w, bias) || (p.windows == 0U) ||
       (p.max_runs > kMaxWindowRuns)) {
@@ -260,13 +301,29 @@ bool frozen_conv_evaluate(const ConvGeometry& g, const FrozenMatrix& w, const Fr
           if (bias.size != 0U) {
             acc += V(frozen_at(bias.data, o));
           }
-          out[o] = activated(acc, act);
+          out[o] = activation(acc);
         }
         out += out_channels;
       }
     }
   });
   return true;
+}
+
+/// frozen_conv_evaluate with the activation chosen at run time.
+template <class V>
+bool frozen_conv_evaluate(const ConvGeometry& g, const FrozenMatrix& w, const FrozenVector& bias, Index out_channels,
+                          Activation act, const V* x, V* y) noexcept {
+  return frozen_conv_evaluate(g, w, bias, out_channels, x, y, [act](V v) noexcept { return activated(v, act); });
+}
+
+/// frozen_conv_evaluate with the activation A known at compile time (`act`,
+/// the layer's, must be A: else false, nothing written).
+template <Activation A, class V>
+bool frozen_conv_evaluate(const ConvGeometry& g, const FrozenMatrix& w, const FrozenVector& bias, Index out_channels,
+                          Activation act, const V* x, V* y) noexcept {
+  return (act == A) &&
+         frozen_conv_evaluate(g, w, bias, out_channels, x, y, [](V v) noexcept { return activated<A>(v); });
 }
 
 }  // namespace detail
@@ -303,6 +360,15 @@ struct FrozenConv1d {
   View forward(Tape<T>& tape, View x, Index length) const noexcept {
     return detail::frozen_conv_forward(tape, Conv1d<T>::geometry(options, length), weight, bias, options.out_channels, options.act, x);
   }
+  /// forward() with the activation chosen at compile time, as for
+  /// FrozenLinear (A must be options.act, else kInvalidArgument and nothing
+  /// recorded): only A's code is compiled in, so a ReLU backbone links no
+  /// tanhf or expf for it.
+  template <Activation A>
+  View forward(Tape<T>& tape, View x, Index length) const noexcept {
+    return detail::frozen_conv_forward<A>(tape, Conv1d<T>::geometry(options, length), weight, bias,
+                                          options.out_channels, options.act, x);
+  }
   /// The outputs of x (length * in_channels values, channels-last) into y
   /// without a tape (detail::frozen_conv_evaluate: a frozen backbone below
   /// stop_gradient needs no graph); V float, double or a lane type (a lane
@@ -312,6 +378,13 @@ struct FrozenConv1d {
   bool evaluate(const V* x, Index length, V* y) const noexcept {
     return detail::frozen_conv_evaluate(Conv1d<T>::geometry(options, length), weight, bias, options.out_channels,
                                         options.act, x, y);
+  }
+  /// evaluate() with the activation chosen at compile time (A must be
+  /// options.act, else false, nothing written): only A's code is compiled in.
+  template <Activation A, class V>
+  bool evaluate(const V* x, Index length, V* y) const noexcept {
+    return detail::frozen_conv_evaluate<A>(Conv1d<T>::geometry(options, length), weight, bias, options.out_channels,
+                                           options.act, x, y);
   }
 };
 
@@ -340,11 +413,23 @@ struct FrozenConv2d {
   View forward(Tape<T>& tape, View x, Size2d in) const noexcept {
     return detail::frozen_conv_forward(tape, Conv2d<T>::geometry(options, in), weight, bias, options.out_channels, options.act, x);
   }
+  /// FrozenConv1d::forward<A>'s form.
+  template <Activation A>
+  View forward(Tape<T>& tape, View x, Size2d in) const noexcept {
+    return detail::frozen_conv_forward<A>(tape, Conv2d<T>::geometry(options, in), weight, bias, options.out_channels,
+                                          options.act, x);
+  }
   /// As FrozenConv1d::evaluate over in.height * in.width positions.
   template <class V>
   bool evaluate(const V* x, Size2d in, V* y) const noexcept {
     return detail::frozen_conv_evaluate(Conv2d<T>::geometry(options, in), weight, bias, options.out_channels,
                                         options.act, x, y);
+  }
+  /// FrozenConv1d::evaluate<A>'s form.
+  template <Activation A, class V>
+  bool evaluate(const V* x, Size2d in, V* y) const noexcept {
+    return detail::frozen_conv_evaluate<A>(Conv2d<T>::geometry(options, in), weight, bias, options.out_channels,
+                                           options.act, x, y);
   }
 };
 

@@ -162,6 +162,19 @@ inline float draw_float(const Init& init, std::size_t fan_in, Rng& rng) noexcept
   return x;
 }
 
+/// A double option (an Init's parameter, LayerNorm's eps) in T's
+/// precision: narrow_to_float() for float, a conversion for any other type.
+/// The same value as static_cast<T>(x), with no soft-double code in a
+/// float model's firmware.
+template <class T>
+inline T narrow_as(double x) noexcept {
+  if constexpr (std::is_same<T, float>::value) {
+    return narrow_to_float(x);
+  } else {
+    return static_cast<T>(x);
+  }
+}
+
 /// One draw for a parameter of type T: draw_float() for float, draw()
 /// (rounded to T) for any other type.
 template <class T>

@@ -57,7 +57,7 @@ struct LayerNorm {
   /// full or failed (params() is then kNoView).
   bool create(Tape<T>& tape, const LayerNormOptions& o, Rng& rng) noexcept {
     n = o.width;
-    eps = static_cast<T>(o.eps);
+    eps = narrow_as<T>(o.eps);  // no soft-double code for a float model
     const Index g = make_params(tape, o.width, o.gain_init, o.width, rng, o.gain_name);
     const Index b = make_params(tape, o.width, o.bias_init, o.width, rng, o.bias_name);
     const bool ok = (g != kNoIndex) && (b != kNoIndex);
