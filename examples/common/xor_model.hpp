@@ -79,7 +79,7 @@ struct XorNet {
     static_cast<void>(tape.leaf(b));
     const bt::View h = hidden.forward(tape, bt::View{x0.index(), 2U});
     const bt::View y = output.forward(tape, h);
-    return nn::mse(tape, y, &target);
+    return nn::mse(tape, y, target);
   }
 };
 

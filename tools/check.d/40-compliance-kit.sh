@@ -30,6 +30,10 @@
 #     placed under a base of its own (the prefix, the checkout), every SARIF
 #     location relative to a base (a related location with an absolute URI
 #     is refused);
+#  5c. tests/compliance/tables.cpp (a one-output model trained over a C
+#     table with nn::serial_batch): no finding in libburtorch with mse's
+#     by-value and counted forms; the same unit with a bare pointer draws
+#     clang-analyzer's garbage argument in nn/losses.hpp (the path exists);
 #  6. MISRA messages: the rule number and chapter without --rule-texts, the
 #     user's text with it;
 #  7. a deviation applies only at its site (BT-DEV-012 comment removed);
@@ -285,6 +289,34 @@ if python3 tests/compliance/check_sarif.py clean-sources "$out/absolute.sarif" d
 fi
 grep -q "not relative to a base" "$out/absolute.log" || { cat "$out/absolute.log"; exit 1; }
 echo "an absolute related location: refused ($(cut -c1-100 "$out/absolute.log"))"
+
+echo "== mse over a C table per sample: no finding in libburtorch with the forms that say the count"
+# tests/compliance/tables.cpp: the loss of a one-output model against a
+# table's target, by value and by pointer with the count. The same unit with
+# a bare pointer (mse(t, y, &ys[i])) must draw clang-analyzer's garbage
+# argument in nn/losses.hpp, so the unit does exercise the path the two
+# forms close. The unit's own C arrays are the product's findings (exit 1).
+tables="$root/$out/tables"
+mkdir -p "$tables"
+sed -e 's|mse(t, y, &ys\[i\], 1U)|mse(t, y, \&ys[i])|' -e 's|mse(t, y, ys\[i\])|mse(t, y, \&ys[i])|' \
+  tests/compliance/tables.cpp >"$tables/bare.cpp"
+[ "$(grep -c 'mse(t, y, &ys\[i\]);' "$tables/bare.cpp")" = 2 ] || { echo "FAIL: tables.cpp's mse calls not found"; exit 1; }
+python3 - "$tables" "$root" <<'PY'
+import json, sys
+d, root = sys.argv[1], sys.argv[2]
+for name, src in (("forms", f"{root}/tests/compliance/tables.cpp"), ("bare", f"{d}/bare.cpp")):
+    args = ["g++", "-std=c++17", "-O1", "-fno-exceptions", "-fno-rtti", "-isystem", f"{root}/include",
+            "-isystem", f"{root}/port/include", "-c", src, "-o", f"{name}.o"]
+    json.dump([{"directory": d, "arguments": args, "file": src}], open(f"{d}/{name}.json", "w"), indent=1)
+PY
+expect_rc 1 "$out/tables.log" "$kit" -p "$tables/forms.json" --only clang-tidy --cache-dir "$cache"
+grep -Eq "unsuppressed findings: [1-9][0-9]* \([1-9][0-9]* in your code, 0 in libburtorch\)" "$out/tables.log" || {
+  cat "$out/tables.log"; echo "FAIL: findings in libburtorch with mse's counted and by-value forms"; exit 1; }
+expect_rc 1 "$out/tables-bare.log" "$kit" -p "$tables/bare.json" --only clang-tidy --cache-dir "$cache"
+grep -q "include/burtorch/nn/losses.hpp:[0-9]*:[0-9]*: \[clang-tidy\] clang-analyzer-core.CallAndMessage" "$out/tables-bare.log" || {
+  cat "$out/tables-bare.log"; echo "FAIL: tables.cpp no longer reaches the read past the table"; exit 1; }
+echo "mse by value and with the count: $(grep -o 'unsuppressed findings: .*' "$out/tables.log");" \
+  "with a bare pointer: clang-analyzer-core.CallAndMessage in nn/losses.hpp"
 
 echo "== MISRA messages: rule number and chapter, or the user's rule texts"
 python3 - "$out/planted.sarif" <<'PY'
