@@ -24,10 +24,10 @@
 #    install: 0 findings, exit 0;
 #  - compiles docs/training.md's memory-plan block (its static_asserts of
 #    plan.bytes == sizeof) for the host (64-bit) and the Cortex-M4.
-# About 45 s on 2 cores at load average 1 with a warm compiler cache (build/
-# check-logs/44-make-firmware.time has the last run), most of it the kit's
-# cold run over the 17 units of the Make build (the library's sources
-# included; 25 s).
+# About 55 s on 2 cores at load average 1.7 with a warm compiler cache, 150 s
+# at load average 5.7 (build/check-logs/44-make-firmware.time has the last
+# run); most of it the kit's cold runs: the 17 units of the Make build (the
+# library's sources included; 25 s at load 1.7), then xor_firmware (12 s).
 # suite: compliance
 # jobs: 1
 # after: 23-cortex-m4
