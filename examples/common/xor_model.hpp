@@ -9,6 +9,7 @@
 #include <burtorch/burtorch.hpp>
 #include <burtorch/nn/nn.hpp>
 
+#include <array>
 #include <cstddef>
 #include <limits>
 
@@ -78,7 +79,7 @@ struct XorNet {
     static_cast<void>(tape.leaf(b));
     const bt::View h = hidden.forward(tape, bt::View{x0.index(), 2U});
     const bt::View y = output.forward(tape, h);
-    return nn::mse(tape, y, &target);
+    return nn::mse(tape, y, target);
   }
 };
 
@@ -90,7 +91,7 @@ struct Case {
   T target;
 };
 template <class T>
-constexpr Case<T> kCases[4] = {{T(0), T(0), T(0)}, {T(0), T(1), T(1)}, {T(1), T(0), T(1)}, {T(1), T(1), T(0)}};
+constexpr std::array<Case<T>, 4U> kCases = {{{T(0), T(0), T(0)}, {T(0), T(1), T(1)}, {T(1), T(0), T(1)}, {T(1), T(1), T(0)}}};
 
 // One epoch: the four cases as one serial batch (nn::serial_batch: per
 // case forward, backward and rewind, so the tape holds one case's graph at

@@ -13,6 +13,7 @@
 #include <burtorch/burtorch.hpp>
 #include <burtorch/port/port.hpp>
 
+#include <array>
 #include <cmath>
 #include <cstddef>
 
@@ -66,14 +67,14 @@ bt::Value<T> hypot(bt::Value<T> x, bt::Value<T> y) noexcept {
 namespace {
 
 void print_line(const char* label, double a, double b) {
-  char text[32];
+  std::array<char, 32U> text{};
   bt::port::write(label);
-  std::size_t n = bt::format_double(a, text, sizeof(text));
+  std::size_t n = bt::format_double(a, text.data(), text.size());
   bt::port::write(" ");
-  bt::port::write(text, n);
-  n = bt::format_double(b, text, sizeof(text));
+  bt::port::write(text.data(), n);
+  n = bt::format_double(b, text.data(), text.size());
   bt::port::write(" ");
-  bt::port::write(text, n);
+  bt::port::write(text.data(), n);
   bt::port::write("\n");
 }
 
@@ -95,7 +96,7 @@ bool close(double x, double y) { return std::fabs(x - y) <= 1e-6 * (1.0 + std::f
 int main() {
   static bt::FixedTape<double, 64> tape;
   const bt::Mark start = tape.mark();
-  const double points[][2] = {{0.5, -1.5}, {-2.0, 0.25}, {3.0, 4.0}};
+  const std::array<std::array<double, 2U>, 3U> points = {{{0.5, -1.5}, {-2.0, 0.25}, {3.0, 4.0}}};
   bool ok = true;
   for (const auto& p : points) {
     const bt::Value<double> a = tape.leaf(p[0]);

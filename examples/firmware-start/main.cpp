@@ -68,7 +68,7 @@ struct Model {
 
   // One sample's loss: the mean squared error of its output.
   bt::Value<float> loss(bt::Tape<float>& tape, const std::array<float, 2U>& x, float target) const {
-    return nn::mse(tape, forward(tape, x), &target);
+    return nn::mse(tape, forward(tape, x), target);
   }
 };
 

@@ -10,6 +10,7 @@
 #include <burtorch/burtorch.hpp>
 #include <burtorch/port/port.hpp>
 
+#include <array>
 #include <cstddef>
 
 namespace bt = burtorch;
@@ -17,10 +18,10 @@ namespace bt = burtorch;
 namespace {
 
 void print_number(const char* label, double value) {
-  char text[32];
-  const std::size_t n = bt::format_double(value, text, sizeof(text));
+  std::array<char, 32U> text{};
+  const std::size_t n = bt::format_double(value, text.data(), text.size());
   bt::port::write(label);
-  bt::port::write(text, n);
+  bt::port::write(text.data(), n);
 }
 
 }  // namespace
@@ -28,8 +29,8 @@ void print_number(const char* label, double value) {
 int main() {
   // Points near y = 1.5 x - 0.5 (the last column is the noise added).
   constexpr std::size_t kPoints = 8U;
-  const double xs[kPoints] = {-1.0, -0.5, 0.0, 0.5, 1.0, 1.5, 2.0, 2.5};
-  const double ys[kPoints] = {-2.05, -1.21, -0.46, 0.31, 0.98, 1.83, 2.47, 3.29};
+  const std::array<double, kPoints> xs = {-1.0, -0.5, 0.0, 0.5, 1.0, 1.5, 2.0, 2.5};
+  const std::array<double, kPoints> ys = {-2.05, -1.21, -0.46, 0.31, 0.98, 1.83, 2.47, 3.29};
 
   // Two parameters, then per step: 8 x (mul, add, sub, square) + mean.
   static bt::FixedTape<double, 64> tape;
@@ -47,11 +48,11 @@ int main() {
   constexpr double kLearningRate = 0.1;
   double loss_value = 0.0;
   for (int step = 0; step <= kSteps; ++step) {
-    bt::Value<double> errors[kPoints];
+    std::array<bt::Value<double>, kPoints> errors;
     for (std::size_t i = 0U; i < kPoints; ++i) {
       errors[i] = bt::sqr(w * xs[i] + b - ys[i]);
     }
-    const bt::Value<double> loss = bt::reduce_mean(errors, kPoints);
+    const bt::Value<double> loss = bt::reduce_mean(errors.data(), errors.size());
     tape.zero_grad();
     if (tape.backward(loss) != bt::Status::kOk) {
       bt::port::write("backward failed\n");

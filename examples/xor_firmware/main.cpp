@@ -10,6 +10,7 @@
 // (the exit code QEMU reports) if training ran without a tape error.
 #include <burtorch/port/port.hpp>
 
+#include <array>
 #include <cmath>
 #include <cstddef>
 
@@ -27,16 +28,21 @@ constexpr nn::MemoryPlan kPlan = XorNet<Real>::plan();
 static_assert(kPlan.bytes < XOR_RAM_BUDGET / 4U, "the model takes at most a quarter of the RAM budget");
 #endif
 
-// The tape and the optimizer state: one object, kPlan.bytes in size.
-nn::TrainingMemory<Real, kPlan> g_memory;
-static_assert(sizeof(g_memory) == kPlan.bytes, "the plan counts every byte");
-bt::Tape<Real>& g_tape = g_memory.tape;
+// The tape and the optimizer state: one object, kPlan.bytes in size, for
+// the whole run: a static inside the one function that hands it out (not a
+// global variable: nothing else can reach it).
+using Memory = nn::TrainingMemory<Real, kPlan>;
+static_assert(sizeof(Memory) == kPlan.bytes, "the plan counts every byte");
+Memory& training_memory() {
+  static Memory g_memory;
+  return g_memory;
+}
 
 void print(const char* label, float value) {
-  char text[32];
-  const std::size_t n = bt::format_double(value, text, sizeof(text), 6);
+  std::array<char, 32U> text{};
+  const std::size_t n = bt::format_double(value, text.data(), text.size(), 6);
   bt::port::write(label);
-  bt::port::write(text, n);
+  bt::port::write(text.data(), n);
 }
 
 }  // namespace
@@ -44,22 +50,24 @@ void print(const char* label, float value) {
 int main() {
   print("xor on the device: model ", static_cast<float>(kPlan.bytes));
   bt::port::write(" bytes\n");
+  Memory& memory = training_memory();
+  bt::Tape<Real>& tape = memory.tape;
   nn::Rng rng(7U);
   XorNet<Real> net;
-  if (!net.create(g_tape, rng)) {
+  if (!net.create(tape, rng)) {
     bt::port::write("could not create the model\n");
     return 1;
   }
   nn::OptimizerOptions<Real> config;
   config.kind = xor_example::kOptimizer;
   config.lr = 0.05F;
-  nn::Optimizer<Real> optimizer = g_memory.optimizer(config);  // over the memory's state
+  nn::Optimizer<Real> optimizer = memory.optimizer(config);  // over the memory's state
 
   std::size_t peak_nodes = 0U;
   std::size_t peak_slots = 0U;
   Real loss = 0.0F;
   for (int epoch = 1; epoch <= 1000; ++epoch) {
-    loss = xor_example::train_epoch(g_tape, net, optimizer, &peak_nodes, &peak_slots);
+    loss = xor_example::train_epoch(tape, net, optimizer, &peak_nodes, &peak_slots);
     if (std::isnan(loss)) {
       bt::port::write("training failed: the tape failed or the optimizer step was refused\n");
       return 1;
@@ -72,5 +80,5 @@ int main() {
   }
   print("final loss ", loss);
   bt::port::write("\n");
-  return (g_tape.status() == bt::Status::kOk) ? 0 : 1;
+  return (tape.status() == bt::Status::kOk) ? 0 : 1;
 }

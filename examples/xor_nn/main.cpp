@@ -7,6 +7,7 @@
 // and "final loss x"; exits non-zero if the tape or the plan failed.
 #include <burtorch/port/port.hpp>
 
+#include <array>
 #include <cmath>
 #include <cstddef>
 
@@ -22,16 +23,21 @@ using Real = double;
 constexpr nn::MemoryPlan kPlan = XorNet<Real>::plan();
 static_assert(kPlan.bytes < 4096U, "the XOR model fits in 4 KB");
 
-// The tape and the optimizer state: one object, kPlan.bytes in size.
-nn::TrainingMemory<Real, kPlan> g_memory;
-static_assert(sizeof(g_memory) == kPlan.bytes, "the plan counts every byte");
-bt::Tape<Real>& g_tape = g_memory.tape;
+// The tape and the optimizer state: one object, kPlan.bytes in size, for
+// the whole run: a static inside the one function that hands it out (not a
+// global variable: nothing else can reach it).
+using Memory = nn::TrainingMemory<Real, kPlan>;
+static_assert(sizeof(Memory) == kPlan.bytes, "the plan counts every byte");
+Memory& training_memory() {
+  static Memory g_memory;
+  return g_memory;
+}
 
 void print(const char* label, double value) {
-  char text[32];
-  const std::size_t n = bt::format_double(value, text, sizeof(text), 6);
+  std::array<char, 32U> text{};
+  const std::size_t n = bt::format_double(value, text.data(), text.size(), 6);
   bt::port::write(label);
-  bt::port::write(text, n);
+  bt::port::write(text.data(), n);
 }
 
 }  // namespace
@@ -43,22 +49,24 @@ int main() {
   print(" bytes ", static_cast<double>(kPlan.bytes));
   bt::port::write("\n");
 
+  Memory& memory = training_memory();
+  bt::Tape<Real>& tape = memory.tape;
   nn::Rng rng(7U);
   XorNet<Real> net;
-  if (!net.create(g_tape, rng)) {
+  if (!net.create(tape, rng)) {
     bt::port::write("could not create the model\n");
     return 1;
   }
   nn::OptimizerOptions<Real> config;
   config.kind = xor_example::kOptimizer;
   config.lr = 0.05;
-  nn::Optimizer<Real> optimizer = g_memory.optimizer(config);  // over the memory's state
+  nn::Optimizer<Real> optimizer = memory.optimizer(config);  // over the memory's state
 
   std::size_t peak_nodes = 0U;
   std::size_t peak_slots = 0U;
   Real loss = 0.0;
   for (int epoch = 1; epoch <= 1000; ++epoch) {
-    loss = xor_example::train_epoch(g_tape, net, optimizer, &peak_nodes, &peak_slots);
+    loss = xor_example::train_epoch(tape, net, optimizer, &peak_nodes, &peak_slots);
     if (std::isnan(static_cast<double>(loss))) {
       bt::port::write("training failed: the tape failed or the optimizer step was refused\n");
       return 1;
@@ -73,15 +81,15 @@ int main() {
   print("used: nodes ", static_cast<double>(peak_nodes));
   print(" slots ", static_cast<double>(peak_slots));
   bt::port::write("\n");
-  const bt::Mark start = g_tape.mark();
+  const bt::Mark start = tape.mark();
   for (const auto& c : xor_example::kCases<Real>) {
-    static_cast<void>(net.loss(g_tape, c.a, c.b, c.target));
+    static_cast<void>(net.loss(tape, c.a, c.b, c.target));
     // The prediction is the sigmoid node just before the loss's two nodes.
     print("xor ", c.a);
     print(" ", c.b);
-    print(" -> ", g_tape.value(static_cast<bt::Index>(g_tape.size() - 3U)));
+    print(" -> ", tape.value(static_cast<bt::Index>(tape.size() - 3U)));
     bt::port::write("\n");
-    static_cast<void>(g_tape.rewind(start));
+    static_cast<void>(tape.rewind(start));
   }
   print("final loss ", loss);
   bt::port::write("\n");
@@ -89,5 +97,5 @@ int main() {
   if (!plan_exact) {
     bt::port::write("the memory plan does not match what a sample records\n");
   }
-  return ((g_tape.status() == bt::Status::kOk) && plan_exact) ? 0 : 1;
+  return ((tape.status() == bt::Status::kOk) && plan_exact) ? 0 : 1;
 }

@@ -23,6 +23,18 @@ FileWriter::~FileWriter() {
 
 namespace {
 
+// The mode a created file gets before the umask: read and write for its
+// owner, read for the others (rw-r--r--).
+constexpr mode_t kCreateMode = S_IRUSR | S_IWUSR | S_IRGRP | S_IROTH;
+
+// The port's one call to open(2), which POSIX declares variadic: its third
+// argument, the mode, is read only when the flags create the file, and is
+// passed every time (ignored otherwise).
+int open_path(const char* path, int flags) noexcept {
+  // BT-DEV-025: open(2) is a C variadic function; no non-variadic POSIX call opens with these flags
+  return ::open(path, flags, kCreateMode);
+}
+
 // True if nothing is at `path` or a regular file is (not following a
 // symbolic link: a link, a device, a FIFO or a directory is refused).
 bool absent_or_regular(const char* path) noexcept {
@@ -38,11 +50,11 @@ bool absent_or_regular(const char* path) noexcept {
 // else in its place (a link, a FIFO, a device) is left alone and refused.
 int create_exclusive(const char* path) noexcept {
   constexpr int kFlags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC;
-  int fd = ::open(path, kFlags, 0644);
+  int fd = open_path(path, kFlags);
   if ((fd < 0) && (errno == EEXIST)) {
     struct stat st {};
     if ((::lstat(path, &st) == 0) && S_ISREG(st.st_mode) && (::unlink(path) == 0)) {
-      fd = ::open(path, kFlags, 0644);
+      fd = open_path(path, kFlags);
     } else {
       errno = EEXIST;
     }
@@ -63,7 +75,7 @@ Status FileWriter::open(const char* path, bool atomic) noexcept {
   atomic_ = atomic;
   status_ = Status::kOk;
   if (!atomic) {
-    fd_ = ::open(path_, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    fd_ = open_path(path_, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC);
     return (fd_ >= 0) ? Status::kOk : Status::kIoError;
   }
   // An atomic save replaces a regular file or creates one; it never renames
@@ -135,7 +147,7 @@ Status FileReader::open(const char* path) noexcept {
   // O_NONBLOCK: opening a FIFO without a writer must not wait; it is then
   // refused like every other file that is not a regular file (a device such
   // as /dev/zero has no end, a FIFO or a terminal cannot rewind).
-  fd_ = ::open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  fd_ = open_path(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
   if (fd_ < 0) {
     return Status::kIoError;
   }

@@ -101,7 +101,7 @@ void prologue(Script& out, const char* what, const char* png_path) noexcept {
   out.text(")\n");
 }
 
-void labels(Script& out, const PlotLabels& l, const char* title, const char* x, const char* y) noexcept {
+void write_labels(Script& out, const PlotLabels& l, const char* title, const char* x, const char* y) noexcept {
   out.text("TITLE = ");
   out.literal(or_default(l.title, title));
   out.text("\nX_LABEL = ");
@@ -169,7 +169,7 @@ Status write_loss_plot_script(const char* csv_path, const char* png_path, const 
   return out.commit();
 }
 
-Status write_line_plot_script(const double* x, const double* y, std::size_t n, const PlotLabels& labels_in,
+Status write_line_plot_script(const double* x, const double* y, std::size_t n, const PlotLabels& labels,
                               const char* png_path, const char* script_path) noexcept {
   if ((x == nullptr) || (y == nullptr) || (n == 0U) || !paths_ok(png_path, script_path)) {
     return Status::kInvalidArgument;
@@ -179,7 +179,7 @@ Status write_line_plot_script(const double* x, const double* y, std::size_t n, c
     return Status::kIoError;
   }
   prologue(out, "Line plot", png_path);
-  labels(out, labels_in, "", "x", "y");
+  write_labels(out, labels, "", "x", "y");
   out.text("X = ");
   out.list(x, n);
   out.text("\nY = ");
@@ -190,7 +190,7 @@ Status write_line_plot_script(const double* x, const double* y, std::size_t n, c
 }
 
 Status write_function_plot_script(double (*f)(double), double from, double to, std::size_t n,
-                                  const PlotLabels& labels_in, const char* png_path,
+                                  const PlotLabels& labels, const char* png_path,
                                   const char* script_path) noexcept {
   if ((f == nullptr) || (n < 2U) || !std::isfinite(from) || !std::isfinite(to) || !(from < to) ||
       !paths_ok(png_path, script_path)) {
@@ -201,7 +201,7 @@ Status write_function_plot_script(double (*f)(double), double from, double to, s
     return Status::kIoError;
   }
   prologue(out, "Function plot", png_path);
-  labels(out, labels_in, "", "x", "f(x)");
+  write_labels(out, labels, "", "x", "f(x)");
   // Sampled in place, so no buffer is needed: X first, then Y.
   const double last = static_cast<double>(n - 1U);
   for (int pass = 0; pass < 2; ++pass) {
@@ -219,7 +219,7 @@ Status write_function_plot_script(double (*f)(double), double from, double to, s
   return out.commit();
 }
 
-Status write_heatmap_script(const double* values, std::size_t rows, std::size_t cols, const PlotLabels& labels_in,
+Status write_heatmap_script(const double* values, std::size_t rows, std::size_t cols, const PlotLabels& labels,
                             const char* png_path, const char* script_path) noexcept {
   if ((values == nullptr) || (rows == 0U) || (cols == 0U) || !paths_ok(png_path, script_path)) {
     return Status::kInvalidArgument;
@@ -229,7 +229,7 @@ Status write_heatmap_script(const double* values, std::size_t rows, std::size_t 
     return Status::kIoError;
   }
   prologue(out, "Heatmap", png_path);
-  labels(out, labels_in, "", "column", "row");
+  write_labels(out, labels, "", "column", "row");
   out.text("DATA = [");
   for (std::size_t r = 0U; r < rows; ++r) {
     out.text("\n  ");

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // POSIX port: clock_gettime, stdout through write(2), exit().
-#include <time.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
+#include <ctime>  // clock_gettime and CLOCK_MONOTONIC (POSIX, declared by <time.h>, which it includes)
 
 #include "burtorch/port/port.hpp"
 

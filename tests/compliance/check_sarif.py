@@ -17,8 +17,9 @@
       such as cppcoreguidelines-avoid-c-arrays and hicpp-avoid-c-arrays, in
       one result that lists both); nothing in PLANTED_CPP is suppressed
 Structure, for both: every run names its tool, version and invocation; every
-rule has a short description and a help URI; every location is relative to
-a base of originalUriBaseIds; one result per diagnostic (aliases folded).
+rule has a short description and a help URI; every location (of results,
+related locations, code flows, artifacts) is relative to a base of
+originalUriBaseIds; one result per diagnostic (aliases folded).
 Exit 0 when every check holds, 1 otherwise. Standard library only.
 """
 
@@ -43,6 +44,27 @@ from urllib.parse import unquote, urlparse
 def fail(msg: str) -> None:
     print(f"check_sarif: FAIL: {msg}")
     sys.exit(1)
+
+
+def artifact_locations(node) -> list[dict]:
+    """Every artifactLocation under node, and the location of every entry
+    of an artifacts array."""
+    found = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, dict):
+            for k, v in n.items():
+                if k == "artifactLocation" and isinstance(v, dict):
+                    found.append(v)
+                elif k == "artifacts" and isinstance(v, list):
+                    found += [a["location"] for a in v if isinstance(a, dict) and isinstance(a.get("location"), dict)]
+                    stack += v
+                    continue
+                stack.append(v)
+        elif isinstance(n, list):
+            stack += n
+    return found
 
 
 def load(path: str) -> list[dict]:
@@ -77,6 +99,17 @@ def load(path: str) -> list[dict]:
         bases = {k: v["uri"] for k, v in run.get("originalUriBaseIds", {}).items()}
         if not bases.get("SRCROOT", "").startswith("file:///") or not bases["SRCROOT"].endswith("/"):
             fail(f"{name}: no SRCROOT in originalUriBaseIds")
+        # Every location anywhere in the run (results, related locations,
+        # code flows, artifacts, notifications), not only each result's
+        # first: relative to a base of originalUriBaseIds, never absolute.
+        n_locations = 0
+        for art in artifact_locations(run):
+            n_locations += 1
+            uri, base = art.get("uri", ""), art.get("uriBaseId")
+            if base not in bases or uri.startswith(("/", "file:")) or ":" in uri.split("/")[0]:
+                fail(f"{name}: a location not relative to a base of originalUriBaseIds: {base} {uri}")
+        if run.get("results") and n_locations < len(run["results"]):
+            fail(f"{name}: fewer locations than results")
         rules = {}
         for r in driver.get("rules", []):
             if not r.get("shortDescription", {}).get("text") or not str(r.get("helpUri", "")).startswith(

@@ -236,6 +236,38 @@ void losses(bt_test::Context& t) {
   BT_CHECK(t, tape.backward(m) == bt::Status::kOk);
   BT_CHECK_NEAR(t, static_cast<double>(m.value()), mse_loss, Tol<T>::rel);
   check_array(t, tape.grads() + p, mse_grad, 6U, "mse dpred");
+
+  // The form that says how many targets there are: the same loss and
+  // gradients (PyTorch's); any other count is refused, nothing recorded.
+  tape.reset();
+  const bt::Index q = leaves(tape, mse_pred, 6U);
+  const std::size_t before = tape.size();
+  const bt::Value<T> short_count = nn::mse(tape, bt::View{q, 6U}, target, 5U);
+  BT_CHECK(t, short_count.index() == bt::kNoIndex);
+  BT_CHECK(t, tape.status() == bt::Status::kInvalidArgument);
+  BT_CHECK(t, tape.size() == before);
+  tape.clear_status();
+  const bt::Value<T> counted = nn::mse(tape, bt::View{q, 6U}, target, 6U);
+  BT_CHECK(t, tape.backward(counted) == bt::Status::kOk);
+  BT_CHECK_NEAR(t, static_cast<double>(counted.value()), mse_loss, Tol<T>::rel);
+  check_array(t, tape.grads() + q, mse_grad, 6U, "mse (counted) dpred");
+
+  // One output against one target value: (p - y)^2 and d/dp = 2 (p - y),
+  // in closed form; two outputs are refused, nothing recorded.
+  tape.reset();
+  const bt::Index one = leaves(tape, mse_pred, 2U);
+  const std::size_t two_leaves = tape.size();
+  const T y = static_cast<T>(mse_target[0]);
+  const bt::Value<T> two = nn::mse(tape, bt::View{one, 2U}, y);
+  BT_CHECK(t, two.index() == bt::kNoIndex);
+  BT_CHECK(t, tape.status() == bt::Status::kInvalidArgument);
+  BT_CHECK(t, tape.size() == two_leaves);
+  tape.clear_status();
+  const bt::Value<T> single = nn::mse(tape, bt::View{one, 1U}, y);
+  BT_CHECK(t, tape.backward(single) == bt::Status::kOk);
+  const double r = static_cast<double>(static_cast<T>(mse_pred[0])) - static_cast<double>(y);
+  BT_CHECK_NEAR(t, static_cast<double>(single.value()), r * r, Tol<T>::rel);
+  BT_CHECK_NEAR(t, static_cast<double>(tape.grads()[one]), 2.0 * r, Tol<T>::rel);
 }
 void losses_fp64(bt_test::Context& t) { losses<double>(t); }
 void losses_fp32(bt_test::Context& t) { losses<float>(t); }

@@ -13,6 +13,16 @@ cd "$(dirname "$0")/../.."
 # .su and .ci files stages 31-33 read from this tree).
 cmake --preset cortex-m0 -DBURTORCH_ANALYSIS=ON
 cmake --build --preset cortex-m0
+# The runner writes nothing of its own on stderr: the micro:bit has no NIC,
+# so QEMU must not be given a network backend either (tools/qemu-run).
+elf=build/cortex-m0/tests/example_firmware_start.elf
+tools/qemu-run --machine microbit -- "$elf" >/dev/null 2>build/cortex-m0/qemu-run.err
+if [ -s build/cortex-m0/qemu-run.err ]; then
+  cat build/cortex-m0/qemu-run.err
+  echo "FAIL: tools/qemu-run wrote on stderr for $elf"
+  exit 1
+fi
+echo "tools/qemu-run on microbit: $elf passed, nothing on stderr"
 ctest --preset cortex-m0
 # The install the later stages share (tools/check.d/lib/trees.sh).
 . tools/check.d/lib/trees.sh

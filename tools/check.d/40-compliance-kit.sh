@@ -23,6 +23,17 @@
 #     that tries to suppress everything everywhere, through a bear-style
 #     database (command form, relative paths, GCC-only options, a response
 #     file);
+#  5b. the library's sources in a user's database (an install's
+#     share/burtorch/src, with and without the private -I, and this
+#     checkout's board and POSIX port sources, as add_subdirectory compiles
+#     them): reported as the library's, 0 findings (BT-DEV-025 applied), each
+#     placed under a base of its own (the prefix, the checkout), every SARIF
+#     location relative to a base (a related location with an absolute URI
+#     is refused);
+#  5c. tests/compliance/tables.cpp (a one-output model trained over a C
+#     table with nn::serial_batch): no finding in libburtorch with mse's
+#     by-value and counted forms; the same unit with a bare pointer draws
+#     clang-analyzer's garbage argument in nn/losses.hpp (the path exists);
 #  6. MISRA messages: the rule number and chapter without --rule-texts, the
 #     user's text with it;
 #  7. a deviation applies only at its site (BT-DEV-012 comment removed);
@@ -30,8 +41,8 @@
 #     missing header or compiler), never findings;
 #  9. every SARIF file validates against the SARIF 2.1.0 JSON schema
 #     (tests/compliance/sarif/), and the validator rejects a broken one.
-# About 1 minute on 2 idle cores, 1.5 at load average 6 (cppcheck's MISRA
-# addon on the hostile consumer is most of it).
+# About 1 minute on 2 idle cores, 2 at load average 7 (cppcheck's MISRA
+# addon on the hostile consumer is most of it; 5b about 25 s).
 # suite: compliance
 # jobs: 1
 # trees: compliance
@@ -188,6 +199,124 @@ expect_rc 1 "$out/relative.log" "$kit" -p "$rel" --cache-dir "$cache" --sarif "$
 python3 tests/compliance/check_sarif.py planted "$out/relative.sarif" tests/compliance/planted.cpp
 grep -q 'options clang does not know (left out for clang-tidy): -fcallgraph-info=su -fconserve-stack' \
   "$out/relative.sarif" || { echo "FAIL: GCC-only options not reported as left out"; exit 1; }
+
+echo "== the library's sources in a user's database: the library's, each location under a base"
+# A Makefile over an install's burtorch.mk compiles lib/, port/ and targets/
+# from P/share/burtorch/src; add_subdirectory compiles them from a source
+# checkout. Either way they are the library's: analysed under its record,
+# reported as lib/..., port/..., targets/... apart from the user's code, and
+# placed in SARIF relative to a base of their own (the install's prefix,
+# the checkout), never as absolute file:// URIs. A port source compiled
+# without the library's private -I (as the Make route may) is recognised
+# by where it lies. The user's unit next to them is clean: exit 0.
+srcdb="$root/$out/sources"
+mkdir -p "$srcdb/prefix/share/burtorch/src" "$srcdb/user"
+cp -r lib port targets "$srcdb/prefix/share/burtorch/src/"
+cat >"$srcdb/user/app.cpp" <<'CPP'
+// SPDX-License-Identifier: Apache-2.0
+// A user's unit beside the library's sources (tools/check.d/40-compliance-kit.sh).
+#include <burtorch/burtorch.hpp>
+
+int main() {
+  static burtorch::FixedTape<float, 8U> tape;
+  const burtorch::Value<float> x = tape.leaf(2.0F);
+  const burtorch::Value<float> y = x * x;
+  return (tape.backward(y) == burtorch::Status::kOk) ? 0 : 1;
+}
+CPP
+python3 - "$srcdb" "$root" <<'PY'
+import json, sys
+out, root = sys.argv[1], sys.argv[2]
+src = f"{out}/prefix/share/burtorch/src"
+cm4 = ["arm-none-eabi-g++", "-mthumb", "-mcpu=cortex-m4", "-mfpu=fpv4-sp-d16", "-mfloat-abi=hard", "-fno-exceptions",
+       "-fno-rtti", "-Os", "-DNDEBUG", "-std=c++17", "-isystem", f"{root}/include", "-isystem", f"{root}/port/include"]
+def entry(f, extra=()):
+    return {"directory": out, "arguments": [*cm4, *extra, "-c", f, "-o", f.rsplit("/", 1)[1] + ".o"], "file": f}
+host = {"directory": out, "file": f"{root}/port/posix/file_posix.cpp",   # the checkout's, a host build's port
+        "arguments": ["g++", "-std=c++17", "-O2", "-fno-exceptions", "-fno-rtti", "-I", f"{root}/include",
+                      "-I", f"{root}/port/include", "-c", f"{root}/port/posix/file_posix.cpp", "-o", "file_posix.o"]}
+json.dump([entry(f"{src}/lib/checkpoint.cpp", ["-I", f"{src}/lib"]),   # the install's, with the private -I
+           entry(f"{src}/port/cortex-m/semihosting.cpp"),              # the install's, without it
+           entry(f"{root}/targets/boards/cortex-m/board.cpp"),         # the checkout's
+           host, entry(f"{out}/user/app.cpp")], open(f"{out}/compile_commands.json", "w"), indent=1)
+PY
+expect_rc 0 "$out/sources.log" "$kit" -p "$srcdb" --cache-dir "$cache" --srcroot "$srcdb/user" --sarif "$out/sources.sarif"
+grep -q "unsuppressed findings: 0 (0 in your code, 0 in libburtorch)" "$out/sources.log" || {
+  cat "$out/sources.log"; echo "FAIL: findings with the library's sources in the database"; exit 1; }
+for f in lib/checkpoint.cpp port/cortex-m/semihosting.cpp targets/boards/cortex-m/board.cpp port/posix/file_posix.cpp; do
+  grep -q "^  $f (libburtorch): 0 finding(s)" "$out/sources.log" || {
+    cat "$out/sources.log"; echo "FAIL: $f not reported as the library's"; exit 1; }
+done
+python3 tests/compliance/check_sarif.py clean-sources "$out/sources.sarif" docs/misra/deviations.json
+python3 - "$out/sources.sarif" "$srcdb" "$root" <<'PY'
+import json, sys
+sarif, db, root = sys.argv[1:]
+want = {"lib/checkpoint.cpp": (f"file://{db}/prefix/", "share/burtorch/src/lib/checkpoint.cpp"),
+        "port/cortex-m/semihosting.cpp": (f"file://{db}/prefix/", "share/burtorch/src/port/cortex-m/semihosting.cpp"),
+        "targets/boards/cortex-m/board.cpp": (f"file://{root}/", "targets/boards/cortex-m/board.cpp"),
+        "port/posix/file_posix.cpp": (f"file://{root}/", "port/posix/file_posix.cpp")}
+seen = set()
+for run in json.load(open(sarif))["runs"]:
+    bases = {k: v["uri"] for k, v in run["originalUriBaseIds"].items()}
+    for r in run["results"]:
+        art = r["locations"][0]["physicalLocation"]["artifactLocation"]
+        path = r["properties"].get("burtorchPath")
+        if path in want:
+            if (bases[art["uriBaseId"]], art["uri"]) != want[path] or not art["uriBaseId"].startswith("BURTORCH"):
+                sys.exit(f"FAIL: {path} placed at {art['uriBaseId']}={bases[art['uriBaseId']]} + {art['uri']}, "
+                         f"not {want[path]}")
+            seen.add(path)
+if seen != set(want):
+    sys.exit(f"FAIL: no result placed for {sorted(set(want) - seen)}")
+if not any(r["properties"].get("burtorchPath") == "port/posix/file_posix.cpp" and
+           r.get("suppressions", [{}])[0].get("justification", "").startswith("BT-DEV-025")
+           for run in json.load(open(sarif))["runs"] for r in run["results"]):
+    sys.exit("FAIL: open(2) in port/posix/file_posix.cpp not suppressed by BT-DEV-025")
+print("the library's sources: " + ", ".join(f"{p} under {want[p][0]}" for p in sorted(want)))
+PY
+validate_sarif "$out/sources.sarif"
+# The location check reads every location, not only each result's first: a
+# related location with an absolute URI is refused.
+python3 - "$out/sources.sarif" "$out/absolute.sarif" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+r = doc["runs"][0]["results"][0]
+r["relatedLocations"] = [{"physicalLocation": {"artifactLocation": {"uri": "file:///etc/x.cpp"}, "region": {"startLine": 1}}}]
+json.dump(doc, open(sys.argv[2], "w"))
+PY
+if python3 tests/compliance/check_sarif.py clean-sources "$out/absolute.sarif" docs/misra/deviations.json >"$out/absolute.log"; then
+  echo "FAIL: check_sarif accepted an absolute related location"; exit 1
+fi
+grep -q "not relative to a base" "$out/absolute.log" || { cat "$out/absolute.log"; exit 1; }
+echo "an absolute related location: refused ($(cut -c1-100 "$out/absolute.log"))"
+
+echo "== mse over a C table per sample: no finding in libburtorch with the forms that say the count"
+# tests/compliance/tables.cpp: the loss of a one-output model against a
+# table's target, by value and by pointer with the count. The same unit with
+# a bare pointer (mse(t, y, &ys[i])) must draw clang-analyzer's garbage
+# argument in nn/losses.hpp, so the unit does exercise the path the two
+# forms close. The unit's own C arrays are the product's findings (exit 1).
+tables="$root/$out/tables"
+mkdir -p "$tables"
+sed -e 's|mse(t, y, &ys\[i\], 1U)|mse(t, y, \&ys[i])|' -e 's|mse(t, y, ys\[i\])|mse(t, y, \&ys[i])|' \
+  tests/compliance/tables.cpp >"$tables/bare.cpp"
+[ "$(grep -c 'mse(t, y, &ys\[i\]);' "$tables/bare.cpp")" = 2 ] || { echo "FAIL: tables.cpp's mse calls not found"; exit 1; }
+python3 - "$tables" "$root" <<'PY'
+import json, sys
+d, root = sys.argv[1], sys.argv[2]
+for name, src in (("forms", f"{root}/tests/compliance/tables.cpp"), ("bare", f"{d}/bare.cpp")):
+    args = ["g++", "-std=c++17", "-O1", "-fno-exceptions", "-fno-rtti", "-isystem", f"{root}/include",
+            "-isystem", f"{root}/port/include", "-c", src, "-o", f"{name}.o"]
+    json.dump([{"directory": d, "arguments": args, "file": src}], open(f"{d}/{name}.json", "w"), indent=1)
+PY
+expect_rc 1 "$out/tables.log" "$kit" -p "$tables/forms.json" --only clang-tidy --cache-dir "$cache"
+grep -Eq "unsuppressed findings: [1-9][0-9]* \([1-9][0-9]* in your code, 0 in libburtorch\)" "$out/tables.log" || {
+  cat "$out/tables.log"; echo "FAIL: findings in libburtorch with mse's counted and by-value forms"; exit 1; }
+expect_rc 1 "$out/tables-bare.log" "$kit" -p "$tables/bare.json" --only clang-tidy --cache-dir "$cache"
+grep -q "include/burtorch/nn/losses.hpp:[0-9]*:[0-9]*: \[clang-tidy\] clang-analyzer-core.CallAndMessage" "$out/tables-bare.log" || {
+  cat "$out/tables-bare.log"; echo "FAIL: tables.cpp no longer reaches the read past the table"; exit 1; }
+echo "mse by value and with the count: $(grep -o 'unsuppressed findings: .*' "$out/tables.log");" \
+  "with a bare pointer: clang-analyzer-core.CallAndMessage in nn/losses.hpp"
 
 echo "== MISRA messages: rule number and chapter, or the user's rule texts"
 python3 - "$out/planted.sarif" <<'PY'

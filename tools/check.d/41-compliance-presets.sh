@@ -19,7 +19,8 @@
 #     (CMAKE_CXX_CLANG_TIDY, CMAKE_<LANG>_CPPCHECK with the kit's settings):
 #     the kit's cold run must take at most KIT_MARGIN times that build;
 #  5. the kit on the examples (line_fit, xor_nn on the host install,
-#     xor_firmware on the Cortex-M4 install): nothing in our headers.
+#     xor_firmware on the Cortex-M4 install): exit 0, nothing in our
+#     headers, nothing in the examples' own code.
 # Writes build/compliance-presets/measure.json (wall times, load average);
 # tools/compliance-timings renders it into docs/compliance-in-your-ci.md
 # (--write) and checks the docs' block (--check, run here).
@@ -238,6 +239,10 @@ for ex in line_fit xor_nn xor_firmware; do
   grep -E 'burtorch-compliance: |unsuppressed' "$work/ex-$ex.kit"
   grep -q "unsuppressed findings: [0-9]* ([0-9]* in your code, 0 in libburtorch)" "$work/ex-$ex.kit" ||
     fail "$ex: findings in libburtorch's headers"
+  # The examples write what docs/compliance-in-your-ci.md teaches: nothing
+  # in their own code either.
+  [ "$rc" -eq 0 ] && grep -q "unsuppressed findings: 0 (0 in your code" "$work/ex-$ex.kit" ||
+    { cat "$work/ex-$ex.kit"; fail "$ex: findings in the example's own code"; }
   note "findings_example_$ex" "$(sed -n 's/.*unsuppressed findings: \([0-9]*\) .*/\1/p' "$work/ex-$ex.kit")"
   validate_sarif "$work/ex-$ex.sarif"
 done

@@ -73,7 +73,10 @@ inline Value<T> cross_entropy(Tape<T>& tape, View logits, const Index* targets) 
 constexpr std::size_t kLaneCrossEntropyNodes = 3U;
 
 /// Mean squared error mean((pred - target)^2) (torch.nn.MSELoss()).
-/// pred.count + 1 nodes, no slots.
+/// pred.count + 1 nodes, no slots. target[0 .. pred.count) is read; the
+/// two forms below say how many targets there are, which is what a static
+/// analyser needs to see that nothing past them is read (the number of
+/// outputs a layer returns is known only when it runs).
 template <class T>
 inline Value<T> mse(Tape<T>& tape, View pred, const T* target) noexcept {
   if ((target == nullptr) || (pred.count == 0U) || (pred.count > kMaxGather)) {
@@ -82,6 +85,23 @@ inline Value<T> mse(Tape<T>& tape, View pred, const T* target) noexcept {
   }
   const View diff = burtorch::record_view(tape, pred.count, [&](Index i) noexcept { return node(tape, pred.first + i) - target[i]; });
   return (diff.count != 0U) ? burtorch::reduce<Op::kMeanSqR>(tape, burtorch::View{diff.first, diff.count}) : Value<T>(&tape, kNoIndex);
+}
+/// mse against target[0 .. count): kInvalidArgument unless count is
+/// pred.count. The same nodes as mse(tape, pred, target).
+template <class T>
+inline Value<T> mse(Tape<T>& tape, View pred, const T* target, std::size_t count) noexcept {
+  if (count != pred.count) {
+    static_cast<void>(tape.report(Status::kInvalidArgument));
+    return Value<T>(&tape, kNoIndex);
+  }
+  return mse(tape, pred, target);
+}
+/// mse of a model's one output against one target value (the target's
+/// type need not be T: a literal converts): kInvalidArgument unless
+/// pred.count is 1. Two nodes, as mse(tape, pred, &target).
+template <class T>
+inline Value<T> mse(Tape<T>& tape, View pred, burtorch::detail::PlainT<T> target) noexcept {
+  return mse(tape, pred, &target, 1U);
 }
 
 /// Nodes binary_cross_entropy_with_logits() records for n elements: one

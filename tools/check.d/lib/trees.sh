@@ -51,13 +51,15 @@ preset_prefix() {  # preset_prefix PRESET
     fi
     cmake --build "$tree" -j2 >/dev/null || return 1
   fi
-  # Reinstall when the archive, or a file the install copies (the importer, the
-  # CMake package, the board files), is newer than the install: a stage run
-  # alone after an edit never tests an old copy. (tools/check.d and Python's
-  # caches are not copied: a full run never reinstalls partway through.)
+  # Reinstall when the archive, or a file the install copies (the headers,
+  # the library's and port's sources for burtorch.mk, the importer, the CMake
+  # package, the board files), is newer than the install: a stage run alone
+  # after an edit never tests an old copy (a header-only change leaves the
+  # archive as it was). (tools/check.d and Python's caches are not copied: a
+  # full run never reinstalls partway through.)
   local stale=""
   if [ -f "$prefix/.installed" ]; then
-    stale=$(cd "$_prefix_root" && find tools cmake targets toolchains -type f -newer "$prefix/.installed" \
+    stale=$(cd "$_prefix_root" && find include port lib tools cmake targets toolchains -type f -newer "$prefix/.installed" \
       ! -path 'tools/check.d/*' ! -path '*/__pycache__/*' -print -quit 2>/dev/null)
   fi
   if [ ! -f "$prefix/.installed" ] || [ "$tree/libburtorch.a" -nt "$prefix/.installed" ] || [ -n "$stale" ]; then
