@@ -31,15 +31,20 @@ inline Value<Lanes<T, N>> Gpt<T>::loss(Tape<Lanes<T, N>>& tape, const LaneParams
     static_cast<void>(tape.report(Status::kInvalidArgument));
     return Value<U>(&tape, kNoIndex);
   }
-  if (!lane_arguments(tape, tokens, targets, steps) || !lane_embed(tape, p, tokens, steps, x)) {
+  if (!lane_arguments(tape, tokens, targets, steps)) {
     return Value<U>(&tape, kNoIndex);
   }
-  for (Index l = 0U; l < options_.layers; ++l) {
-    if (!lane_block(tape, p, l, x, steps)) {
+  return all_or_nothing(tape, Value<U>(&tape, kNoIndex), [&]() noexcept {
+    if (!lane_embed(tape, p, tokens, steps, x)) {
       return Value<U>(&tape, kNoIndex);
     }
-  }
-  return lane_head(tape, p, x, targets, steps);
+    for (Index l = 0U; l < options_.layers; ++l) {
+      if (!lane_block(tape, p, l, x, steps)) {
+        return Value<U>(&tape, kNoIndex);
+      }
+    }
+    return lane_head(tape, p, x, targets, steps);
+  });
 }
 
 template <class T>
@@ -61,39 +66,59 @@ inline bool Gpt<T>::lane_sweep(Tape<Lanes<T, N>>& tape, const LaneParams<T>& p, 
     static_cast<void>(tape.report(Status::kCapacityExceeded));
     return false;
   }
-  const Index kept = static_cast<Index>(tape.size());
-  for (std::uint64_t i = 0U; i < leaves; ++i) {
-    static_cast<void>(tape.leaf(U(T(0))));
-  }
-  if (tape.status() != Status::kOk) {
-    return false;
-  }
-  const Mark phase = tape.mark();
-  View x[kMaxSteps];
-  // Forward: each phase's outputs become the next one's kept input.
-  bool ok = lane_embed(tape, p, tokens, steps, x) && keep(tape, x, steps, kept) && (tape.rewind(phase) == Status::kOk);
-  for (Index h = 0U; ok && (h < halves); ++h) {
-    kept_views(kept + (h * span), steps, x);
-    ok = lane_half(tape, p, h, x, steps) && keep(tape, x, steps, kept + ((h + 1U) * span)) &&
-         (tape.rewind(phase) == Status::kOk);
-  }
-  // The head and the losses, backward from loss * mask as lane_batch does.
-  if (ok) {
-    kept_views(kept + (halves * span), steps, x);
-    const Value<U> loss = lane_head(tape, p, x, targets, steps);
-    const Value<U> root = loss * mask;
-    ok = (tape.status() == Status::kOk) && (tape.backward(root) == Status::kOk);
-    *losses = loss.value();
-    ok = ok && (tape.rewind(phase) == Status::kOk);
-  }
-  // Backward: each half again from its kept input, then the embeddings.
-  for (Index h = halves; ok && (h > 0U); --h) {
-    kept_views(kept + ((h - 1U) * span), steps, x);
-    ok = lane_half(tape, p, h - 1U, x, steps) && seeded_backward(tape, x, steps, kept + (h * span)) &&
-         (tape.rewind(phase) == Status::kOk);
-  }
-  return ok && lane_embed(tape, p, tokens, steps, x) && seeded_backward(tape, x, steps, kept) &&
-         (tape.rewind(phase) == Status::kOk);
+  // A sweep that fails part-way leaves nothing (the kept inputs too).
+  return all_or_nothing(tape, false, [&]() noexcept {
+    const Index kept = static_cast<Index>(tape.size());
+    for (std::uint64_t i = 0U; i < leaves; ++i) {
+      static_cast<void>(tape.leaf(U(T(0))));
+    }
+    if (tape.status() != Status::kOk) {
+      return false;
+    }
+    const Mark phase = tape.mark();
+    // The largest phase of the forward pass: backward records each again,
+    // with its seeds on top.
+    std::size_t peak_nodes = 0U;
+    std::size_t peak_slots = 0U;
+    const auto end_phase = [&]() noexcept {
+      peak_nodes = (tape.size() > peak_nodes) ? tape.size() : peak_nodes;
+      peak_slots = (tape.usage().slots > peak_slots) ? tape.usage().slots : peak_slots;
+      return tape.rewind(phase) == Status::kOk;
+    };
+    View x[kMaxSteps];
+    // Forward: each phase's outputs become the next one's kept input.
+    bool ok = lane_embed(tape, p, tokens, steps, x) && keep(tape, x, steps, kept) && end_phase();
+    for (Index h = 0U; ok && (h < halves); ++h) {
+      kept_views(kept + (h * span), steps, x);
+      ok = lane_half(tape, p, h, x, steps) && keep(tape, x, steps, kept + ((h + 1U) * span)) && end_phase();
+    }
+    // The head and the losses, backward from loss * mask as lane_batch does;
+    // first, whether the backward phases will fit (a phase and its seeds:
+    // one product with a constant per kept value and their sum), so that a
+    // tape too small fails before any gradient reaches p.grads.
+    if (ok) {
+      kept_views(kept + (halves * span), steps, x);
+      const Value<U> loss = lane_head(tape, p, x, targets, steps);
+      const Value<U> root = loss * mask;
+      const bool room = ((peak_nodes + span + 1U) <= tape.usage().node_capacity) &&
+                        ((peak_slots + (static_cast<std::size_t>(span) * Recorder<U>::kConstantSlots)) <=
+                         tape.usage().slot_capacity);
+      if (!room) {
+        static_cast<void>(tape.report(Status::kCapacityExceeded));
+      }
+      ok = room && (tape.status() == Status::kOk) && (tape.backward(root) == Status::kOk);
+      *losses = loss.value();
+      ok = ok && (tape.rewind(phase) == Status::kOk);
+    }
+    // Backward: each half again from its kept input, then the embeddings.
+    for (Index h = halves; ok && (h > 0U); --h) {
+      kept_views(kept + ((h - 1U) * span), steps, x);
+      ok = lane_half(tape, p, h - 1U, x, steps) && seeded_backward(tape, x, steps, kept + (h * span)) &&
+           (tape.rewind(phase) == Status::kOk);
+    }
+    return ok && lane_embed(tape, p, tokens, steps, x) && seeded_backward(tape, x, steps, kept) &&
+           (tape.rewind(phase) == Status::kOk);
+  });
 }
 
 template <class T>
