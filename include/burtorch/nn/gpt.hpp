@@ -445,6 +445,22 @@ class Gpt {
   // exactly its g (one times g, added to zero).
   template <class U>
   bool seeded_backward(Tape<U>& tape, const View* x, Index steps, Index first) const noexcept;
+  // The largest phase a sweep recorded (nodes, slots in use at its end).
+  struct Peak {
+    std::size_t nodes = 0U;
+    std::size_t slots = 0U;
+  };
+  // A phase's end: the tape's use noted in *peak, then a rewind to `phase`.
+  template <class U>
+  static bool end_phase(Tape<U>& tape, Mark phase, Peak* peak) noexcept;
+  // True if the largest phase fits again with its seeds (span of them).
+  template <class U>
+  static bool seeds_fit(Tape<U>& tape, const Peak& peak, Index span) noexcept;
+  // lane_sweep's recording, its arguments and its kept inputs' room checked.
+  template <std::size_t N>
+  bool sweep_phases(Tape<Lanes<T, N>>& tape, const LaneParams<T>& p, const std::uint8_t* const* tokens,
+                    const std::uint8_t* const* targets, Index steps, const Lanes<T, N>& mask,
+                    Lanes<T, N>* losses) const noexcept;
 
   struct Block {
     LayerNorm<T> ln1;
