@@ -162,12 +162,77 @@ struct CausalSelfAttention {
   }
 
   /// x[0..steps): views of `width` nodes; out[0..steps) receives the outputs.
-  // NOLINTNEXTLINE(readability-function-cognitive-complexity): attention's loops, kept in one place
+  /// False on error, with nothing recorded (no node, no slot) and out[]
+  /// kNoView: refused before recording as accepts() says, or with
+  /// kInvalidHandle for parameters not recorded on the tape (created on
+  /// another tape); a tape too small is kCapacityExceeded, what the pass
+  /// recorded before it found out discarded (all_or_nothing).
   bool forward(Tape<T>& tape, const View* x, Index steps, View* out) const noexcept {
     const Index hs = accepts(tape, x, steps, out);
     if (hs == 0U) {
       return false;
     }
+    if (!is_recorded(tape, params())) {  // created on another tape
+      static_cast<void>(tape.report(Status::kInvalidHandle));
+      return false;
+    }
+    return settle(out, steps, all_or_nothing(tape, false, [&]() noexcept { return record(tape, x, steps, out, hs); }));
+  }
+
+  /// Nodes of the lane forward() over `steps` positions: forward()'s, plus
+  /// the head node of each position's four layers (lane_matvec).
+  static constexpr std::size_t lane_nodes(const AttentionOptions& o, std::size_t steps) noexcept {
+    return nodes(o, steps) + (4U * steps);
+  }
+  /// Argument slots of the lane forward() over `steps` positions on a tape
+  /// of N lanes of T.
+  template <std::size_t N>
+  static constexpr std::size_t lane_slots(const AttentionOptions& o, std::size_t steps) noexcept {
+    const std::size_t d = o.width;
+    const std::size_t h = o.heads;
+    const std::size_t hs = (h != 0U) ? (d / h) : 0U;
+    const std::size_t pairs = (steps * (steps + 1U)) / 2U;
+    return (3U * steps)                                         // one-run list per input position
+           + (static_cast<std::size_t>(4U * burtorch::detail::kMsSlots) * steps)  // q, k, v and the projection per position
+           + (constant_slots<Lanes<T, N>>() * d * steps)        // q * scale
+           + (h * 3U * pairs)                                   // scores
+           + (h * hs * ((3U * steps) + pairs - 1U))             // weighted values: descriptor + list of the values
+           + (steps * (1U + (2U * h)));                         // heads as a view list
+  }
+
+  /// The same on a tape of N lanes (one sequence per lane), the weights
+  /// shared through p (nn::lane_params). q, k and v are one shared-weight
+  /// layer per position; the weighted values are inner products of the
+  /// softmax weights with a list of the positions' values. Refused as
+  /// forward() above; weights p does not hold are kInvalidArgument.
+  template <std::size_t N>
+  bool forward(Tape<Lanes<T, N>>& tape, const LaneParams<T>& p, const View* x, Index steps, View* out) const noexcept {
+    const Index hs = accepts(tape, x, steps, out);
+    if (hs == 0U) {
+      return false;
+    }
+    const View v = params();
+    if (!burtorch::detail::params_cover(p, v.first, v.count)) {  // before the view lists are recorded
+      static_cast<void>(tape.report(Status::kInvalidArgument));
+      return false;
+    }
+    return settle(out, steps,
+                  all_or_nothing(tape, false, [&]() noexcept { return record(tape, p, x, steps, out, hs); }));
+  }
+
+ private:
+  /// A forward pass's result: out[0..steps) kNoView if it failed (its
+  /// recording was discarded).
+  static bool settle(View* out, Index steps, bool done) noexcept {
+    for (Index t = 0U; !done && (t < steps); ++t) {
+      out[t] = kNoView;
+    }
+    return done;
+  }
+
+  /// forward()'s recording, its arguments checked (hs: the head size).
+  // NOLINTNEXTLINE(readability-function-cognitive-complexity): attention's loops, kept in one place
+  bool record(Tape<T>& tape, const View* x, Index steps, View* out, Index hs) const noexcept {
     ViewList lists[kMaxSteps];
     for (Index t = 0U; t < steps; ++t) {
       lists[t] = burtorch::view_list(tape, &x[t], 1U);
@@ -218,44 +283,12 @@ struct CausalSelfAttention {
     return tape.status() == Status::kOk;
   }
 
-  /// Nodes of the lane forward() over `steps` positions: forward()'s, plus
-  /// the head node of each position's four layers (lane_matvec).
-  static constexpr std::size_t lane_nodes(const AttentionOptions& o, std::size_t steps) noexcept {
-    return nodes(o, steps) + (4U * steps);
-  }
-  /// Argument slots of the lane forward() over `steps` positions on a tape
-  /// of N lanes of T.
-  template <std::size_t N>
-  static constexpr std::size_t lane_slots(const AttentionOptions& o, std::size_t steps) noexcept {
-    const std::size_t d = o.width;
-    const std::size_t h = o.heads;
-    const std::size_t hs = (h != 0U) ? (d / h) : 0U;
-    const std::size_t pairs = (steps * (steps + 1U)) / 2U;
-    return (3U * steps)                                         // one-run list per input position
-           + (static_cast<std::size_t>(4U * burtorch::detail::kMsSlots) * steps)  // q, k, v and the projection per position
-           + (constant_slots<Lanes<T, N>>() * d * steps)        // q * scale
-           + (h * 3U * pairs)                                   // scores
-           + (h * hs * ((3U * steps) + pairs - 1U))             // weighted values: descriptor + list of the values
-           + (steps * (1U + (2U * h)));                         // heads as a view list
-  }
-
-  /// The same on a tape of N lanes (one sequence per lane), the weights
-  /// shared through p (nn::lane_params). q, k and v are one shared-weight
-  /// layer per position; the weighted values are inner products of the
-  /// softmax weights with a list of the positions' values.
+  /// The lane forward()'s recording, its arguments checked.
   template <std::size_t N>
   // NOLINTNEXTLINE(readability-function-cognitive-complexity): attention's loops, kept in one place
-  bool forward(Tape<Lanes<T, N>>& tape, const LaneParams<T>& p, const View* x, Index steps, View* out) const noexcept {
+  bool record(Tape<Lanes<T, N>>& tape, const LaneParams<T>& p, const View* x, Index steps, View* out,
+              Index hs) const noexcept {
     using U = Lanes<T, N>;
-    const Index hs = accepts(tape, x, steps, out);
-    if (hs == 0U) {
-      return false;
-    }
-    const View v = params();
-    if (!burtorch::detail::params_cover(p, v.first, v.count)) {  // before the view lists are recorded
-      static_cast<void>(tape.report(Status::kInvalidArgument));
-      return false;
-    }
     ViewList lists[kMaxSteps];
     for (Index t = 0U; t < steps; ++t) {
       lists[t] = burtorch::view_list(tape, &x[t], 1U);
@@ -303,7 +336,6 @@ struct CausalSelfAttention {
     return tape.status() == Status::kOk;
   }
 
- private:
   /// One head at position t: the scores of the query (the run of hs nodes
   /// from q) against the keys (key(j): the first node of position j's key,
   /// j <= t), their softmax shifted by the largest score (a constant, which

@@ -167,13 +167,15 @@ class CharGru {
     if (!arguments(tape, tokens, targets)) {
       return Value<T>(&tape, kNoIndex);
     }
-    View h = burtorch::record_view(tape, options_.hidden, [&tape](Index /*k*/) noexcept { return tape.input(T(0)); });
-    Value<T> losses[kMaxSteps];
-    for (Index t = 0U; t < options_.steps; ++t) {
-      h = gru_.step(tape, embedding_.row(tokens[t]), h);
-      losses[t] = cross_entropy(tape, head_.forward(tape, h), targets[t]);
-    }
-    return (tape.status() == Status::kOk) ? reduce_mean(losses, options_.steps) : Value<T>(&tape, kNoIndex);
+    return all_or_nothing(tape, Value<T>(&tape, kNoIndex), [&]() noexcept {
+      View h = burtorch::record_view(tape, options_.hidden, [&tape](Index /*k*/) noexcept { return tape.input(T(0)); });
+      Value<T> losses[kMaxSteps];
+      for (Index t = 0U; t < options_.steps; ++t) {
+        h = gru_.step(tape, embedding_.row(tokens[t]), h);
+        losses[t] = cross_entropy(tape, head_.forward(tape, h), targets[t]);
+      }
+      return (tape.status() == Status::kOk) ? reduce_mean(losses, options_.steps) : Value<T>(&tape, kNoIndex);
+    });
   }
 
   /// The losses of N sequences on a tape of N lanes (lane l: tokens[l],
@@ -192,20 +194,22 @@ class CharGru {
       static_cast<void>(tape.report(Status::kInvalidArgument));
       return Value<U>(&tape, kNoIndex);
     }
-    View h = burtorch::record_view(tape, options_.hidden, [&tape](Index /*k*/) noexcept { return tape.input(U(T(0))); });
-    Value<U> losses[kMaxSteps];
-    Index ids[N];  // BT-DEV-013
-    for (Index t = 0U; t < options_.steps; ++t) {
-      for (std::size_t l = 0U; l < N; ++l) {
-        ids[l] = tokens[l][t];
+    return all_or_nothing(tape, Value<U>(&tape, kNoIndex), [&]() noexcept {
+      View h = burtorch::record_view(tape, options_.hidden, [&tape](Index /*k*/) noexcept { return tape.input(U(T(0))); });
+      Value<U> losses[kMaxSteps];
+      Index ids[N];  // BT-DEV-013
+      for (Index t = 0U; t < options_.steps; ++t) {
+        for (std::size_t l = 0U; l < N; ++l) {
+          ids[l] = tokens[l][t];
+        }
+        h = gru_.step(tape, p, embedding_.gather(tape, p, ids, 1U), h);
+        for (std::size_t l = 0U; l < N; ++l) {
+          ids[l] = targets[l][t];
+        }
+        losses[t] = cross_entropy(tape, head_.forward(tape, p, h), ids);
       }
-      h = gru_.step(tape, p, embedding_.gather(tape, p, ids, 1U), h);
-      for (std::size_t l = 0U; l < N; ++l) {
-        ids[l] = targets[l][t];
-      }
-      losses[t] = cross_entropy(tape, head_.forward(tape, p, h), ids);
-    }
-    return (tape.status() == Status::kOk) ? reduce_mean(losses, options_.steps) : Value<U>(&tape, kNoIndex);
+      return (tape.status() == Status::kOk) ? reduce_mean(losses, options_.steps) : Value<U>(&tape, kNoIndex);
+    });
   }
 
  private:

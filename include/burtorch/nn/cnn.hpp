@@ -189,15 +189,18 @@ class SmallCnn {
       static_cast<void>(tape.report(Status::kInvalidArgument));
       return kNoView;
     }
-    const View in = burtorch::record_view(tape, static_cast<Index>(inputs(options_)),
-                                     [&](Index i) noexcept { return tape.leaf(static_cast<T>(pixels[i])); });
-    const View h1 = conv1_.forward(tape, in, Size2d{options_.side, options_.side});
-    const View h2 = conv2_.forward(tape, h1, size1(options_));
-    return pool_.forward(tape, h2, size2(options_));
+    return all_or_nothing(tape, kNoView, [&]() noexcept {
+      const View in = burtorch::record_view(tape, static_cast<Index>(inputs(options_)),
+                                            [&](Index i) noexcept { return tape.leaf(static_cast<T>(pixels[i])); });
+      const View h1 = conv1_.forward(tape, in, Size2d{options_.side, options_.side});
+      const View h2 = conv2_.forward(tape, h1, size1(options_));
+      return pool_.forward(tape, h2, size2(options_));
+    });
   }
   /// The logits of one input.
   View logits(Tape<T>& tape, const float* pixels) const noexcept {
-    return head_.forward(tape, flatten(features(tape, pixels)));
+    return all_or_nothing(tape, kNoView,
+                          [&]() noexcept { return head_.forward(tape, flatten(features(tape, pixels))); });
   }
   /// The loss of one input: cross-entropy of its logits against `label`.
   Value<T> loss(Tape<T>& tape, const float* pixels, Index label) const noexcept {
@@ -205,7 +208,8 @@ class SmallCnn {
       static_cast<void>(tape.report(Status::kInvalidArgument));
       return Value<T>(&tape, kNoIndex);
     }
-    return cross_entropy(tape, logits(tape, pixels), label);
+    return all_or_nothing(tape, Value<T>(&tape, kNoIndex),
+                          [&]() noexcept { return cross_entropy(tape, logits(tape, pixels), label); });
   }
 
   /// The logits of N pictures on a tape of N lanes (lane l: pixels[l]),
@@ -223,16 +227,18 @@ class SmallCnn {
         return kNoView;
       }
     }
-    const View in = burtorch::record_view(tape, static_cast<Index>(inputs(options_)), [&](Index i) noexcept {
-      Lanes<T, N> x;
-      for (std::size_t l = 0U; l < N; ++l) {
-        x.lane[l] = static_cast<T>(pixels[l][i]);
-      }
-      return tape.input(x);
+    return all_or_nothing(tape, kNoView, [&]() noexcept {
+      const View in = burtorch::record_view(tape, static_cast<Index>(inputs(options_)), [&](Index i) noexcept {
+        Lanes<T, N> x;
+        for (std::size_t l = 0U; l < N; ++l) {
+          x.lane[l] = static_cast<T>(pixels[l][i]);
+        }
+        return tape.input(x);
+      });
+      const View h1 = conv1_.forward(tape, p, in, Size2d{options_.side, options_.side});
+      const View h2 = conv2_.forward(tape, p, h1, size1(options_));
+      return head_.forward(tape, p, flatten(pool_.forward(tape, h2, size2(options_))));
     });
-    const View h1 = conv1_.forward(tape, p, in, Size2d{options_.side, options_.side});
-    const View h2 = conv2_.forward(tape, p, h1, size1(options_));
-    return head_.forward(tape, p, flatten(pool_.forward(tape, h2, size2(options_))));
   }
   /// The losses of N pictures at once (lane l: pixels[l], class labels[l]).
   template <std::size_t N>
@@ -246,8 +252,10 @@ class SmallCnn {
       static_cast<void>(tape.report(Status::kInvalidArgument));
       return Value<Lanes<T, N>>(&tape, kNoIndex);
     }
-    const View z = logits(tape, p, pixels);
-    return (z.count != 0U) ? cross_entropy(tape, z, labels) : Value<Lanes<T, N>>(&tape, kNoIndex);
+    return all_or_nothing(tape, Value<Lanes<T, N>>(&tape, kNoIndex), [&]() noexcept {
+      const View z = logits(tape, p, pixels);
+      return (z.count != 0U) ? cross_entropy(tape, z, labels) : Value<Lanes<T, N>>(&tape, kNoIndex);
+    });
   }
 
  private:

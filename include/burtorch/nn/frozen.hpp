@@ -80,15 +80,20 @@ struct FrozenLinear {
 
   /// Records act(W x + b) for an input of in() nodes stored as a view list;
   /// returns the out() output nodes (kNoView on error: see
-  /// matvec_frozen).
+  /// matvec_frozen; a call that fails part-way leaves nothing recorded).
   View forward(Tape<T>& tape, ViewList x) const noexcept {
-    const View y = burtorch::matvec_frozen(tape, weight, x, (bias.size != 0U) ? &bias : nullptr);
-    return (y.count != 0U) ? activate(tape, y, act) : kNoView;
+    return all_or_nothing(tape, kNoView, [&]() noexcept {
+      const View y = burtorch::matvec_frozen(tape, weight, x, (bias.size != 0U) ? &bias : nullptr);
+      return (y.count != 0U) ? activate(tape, y, act) : kNoView;
+    });
   }
   /// The same for an input that is one run of nodes: checked (accepts())
   /// before its view list is recorded.
   View forward(Tape<T>& tape, View x) const noexcept {
-    return accepts(tape, x) ? forward(tape, burtorch::view_list(tape, &x, 1U)) : kNoView;
+    return accepts(tape, x) ? all_or_nothing(tape, kNoView, [&]() noexcept {
+      return forward(tape, burtorch::view_list(tape, &x, 1U));
+    })
+                            : kNoView;
   }
   /// True if x can be this layer's input: in() nodes wide (else
   /// kInvalidArgument on the tape) and recorded on it (else kInvalidHandle).
@@ -109,8 +114,10 @@ struct FrozenLinear {
       static_cast<void>(tape.report(Status::kInvalidArgument));
       return kNoView;
     }
-    const View y = burtorch::matvec_frozen(tape, weight, x, (bias.size != 0U) ? &bias : nullptr);
-    return (y.count != 0U) ? activate<A>(tape, y) : kNoView;
+    return all_or_nothing(tape, kNoView, [&]() noexcept {
+      const View y = burtorch::matvec_frozen(tape, weight, x, (bias.size != 0U) ? &bias : nullptr);
+      return (y.count != 0U) ? activate<A>(tape, y) : kNoView;
+    });
   }
   /// @copydoc forward(Tape<T>&, ViewList) const
   template <Activation A>
@@ -119,7 +126,10 @@ struct FrozenLinear {
       static_cast<void>(tape.report(Status::kInvalidArgument));
       return kNoView;
     }
-    return accepts(tape, x) ? forward<A>(tape, burtorch::view_list(tape, &x, 1U)) : kNoView;
+    return accepts(tape, x) ? all_or_nothing(tape, kNoView, [&]() noexcept {
+      return forward<A>(tape, burtorch::view_list(tape, &x, 1U));
+    })
+                            : kNoView;
   }
 };
 

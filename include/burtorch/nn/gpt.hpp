@@ -200,12 +200,55 @@ class Gpt {
   /// The sizes given to create().
   const GptOptions& options() const noexcept { return options_; }
 
-  /// logits[t] for each position t < steps of the token ids.
+  /// logits[t] for each position t < steps of the token ids. False on
+  /// error, with nothing recorded (no node, no slot) and logits_out[]
+  /// kNoView: a model not created, null arrays, no steps or more than the
+  /// block, a token id past the vocabulary are kInvalidArgument and the
+  /// parameters not recorded on the tape (a model created on another tape)
+  /// kInvalidHandle, all found before recording; a tape too small is
+  /// kCapacityExceeded, what the pass recorded before it found out
+  /// discarded (all_or_nothing).
   bool logits(Tape<T>& tape, const std::uint8_t* tokens, Index steps, View* logits_out) const noexcept {
     if (!sequence_ok(tokens, steps) || (logits_out == nullptr)) {  // before anything is recorded
       static_cast<void>(tape.report(Status::kInvalidArgument));
       return false;
     }
+    if (!is_recorded(tape, params_)) {
+      static_cast<void>(tape.report(Status::kInvalidHandle));
+      return false;
+    }
+    const bool done =
+        all_or_nothing(tape, false, [&]() noexcept { return record_logits(tape, tokens, steps, logits_out); });
+    for (Index t = 0U; !done && (t < steps); ++t) {
+      logits_out[t] = kNoView;  // discarded
+    }
+    return done;
+  }
+
+  /// Mean cross-entropy over the positions of tokens[0..steps) predicting
+  /// targets[0..steps). Errors as logits(), a target past the vocabulary
+  /// (kInvalidArgument) too; nothing recorded on any.
+  Value<T> loss(Tape<T>& tape, const std::uint8_t* tokens, const std::uint8_t* targets, Index steps) const noexcept {
+    if (!sequence_ok(targets, steps)) {  // before the logits are recorded
+      static_cast<void>(tape.report(Status::kInvalidArgument));
+      return Value<T>(&tape, kNoIndex);
+    }
+    return all_or_nothing(tape, Value<T>(&tape, kNoIndex), [&]() noexcept {
+      View z[kMaxSteps];
+      if (!logits(tape, tokens, steps, z)) {
+        return Value<T>(&tape, kNoIndex);
+      }
+      Value<T> losses[kMaxSteps];
+      for (Index t = 0U; t < steps; ++t) {
+        losses[t] = cross_entropy(tape, z[t], targets[t]);
+      }
+      return reduce_mean(losses, steps);
+    });
+  }
+
+ private:
+  /// logits()'s recording, its arguments checked.
+  bool record_logits(Tape<T>& tape, const std::uint8_t* tokens, Index steps, View* logits_out) const noexcept {
     View x[kMaxSteps];
     View y[kMaxSteps];
     for (Index t = 0U; t < steps; ++t) {
@@ -233,23 +276,7 @@ class Gpt {
     return tape.status() == Status::kOk;
   }
 
-  /// Mean cross-entropy over the positions of tokens[0..steps) predicting
-  /// targets[0..steps).
-  Value<T> loss(Tape<T>& tape, const std::uint8_t* tokens, const std::uint8_t* targets, Index steps) const noexcept {
-    View z[kMaxSteps];
-    if (!sequence_ok(targets, steps)) {  // before the logits are recorded
-      static_cast<void>(tape.report(Status::kInvalidArgument));
-      return Value<T>(&tape, kNoIndex);
-    }
-    if (!logits(tape, tokens, steps, z)) {
-      return Value<T>(&tape, kNoIndex);
-    }
-    Value<T> losses[kMaxSteps];
-    for (Index t = 0U; t < steps; ++t) {
-      losses[t] = cross_entropy(tape, z[t], targets[t]);
-    }
-    return reduce_mean(losses, steps);
-  }
+ public:
 
   /// A lane batch's sequence of `block` positions (nn::lane_batch): the
   /// embeddings gathered per lane, every layer over the shared weights.
@@ -269,7 +296,10 @@ class Gpt {
 
   /// The loss of N sequences at once on a tape of N lanes, the parameters
   /// shared from their own tape through p (nn::lane_params): lane l reads
-  /// tokens[l][0 .. steps) and predicts targets[l][0 .. steps).
+  /// tokens[l][0 .. steps) and predicts targets[l][0 .. steps). Refused
+  /// before recording (kInvalidArgument) for weights p does not hold, null
+  /// arrays, steps 0 or past the block, an id past the vocabulary; a tape
+  /// too small is kCapacityExceeded, with nothing recorded left.
   template <std::size_t N>
   Value<Lanes<T, N>> loss(Tape<Lanes<T, N>>& tape, const LaneParams<T>& p, const std::uint8_t* const* tokens,
                           const std::uint8_t* const* targets, Index steps) const noexcept;
@@ -315,8 +345,8 @@ class Gpt {
   /// losses->lane[l]; the gradients are added to p.grads. False on error,
   /// the tape's status says why (a model create() did not build, null
   /// arrays, steps 0 or past the block: kInvalidArgument before anything is
-  /// recorded; a lane tape too small: kCapacityExceeded); the caller rewinds
-  /// the tape.
+  /// recorded; a lane tape too small: kCapacityExceeded), with nothing
+  /// recorded left on the tape (all_or_nothing: the kept inputs too).
   template <std::size_t N>
   bool lane_sweep(Tape<Lanes<T, N>>& tape, const LaneParams<T>& p, const std::uint8_t* const* tokens,
                   const std::uint8_t* const* targets, Index steps, const Lanes<T, N>& mask,
@@ -415,6 +445,22 @@ class Gpt {
   // exactly its g (one times g, added to zero).
   template <class U>
   bool seeded_backward(Tape<U>& tape, const View* x, Index steps, Index first) const noexcept;
+  // The largest phase a sweep recorded (nodes, slots in use at its end).
+  struct Peak {
+    std::size_t nodes = 0U;
+    std::size_t slots = 0U;
+  };
+  // A phase's end: the tape's use noted in *peak, then a rewind to `phase`.
+  template <class U>
+  static bool end_phase(Tape<U>& tape, Mark phase, Peak* peak) noexcept;
+  // True if the largest phase fits again with its seeds (span of them).
+  template <class U>
+  static bool seeds_fit(Tape<U>& tape, const Peak& peak, Index span) noexcept;
+  // lane_sweep's recording, its arguments and its kept inputs' room checked.
+  template <std::size_t N>
+  bool sweep_phases(Tape<Lanes<T, N>>& tape, const LaneParams<T>& p, const std::uint8_t* const* tokens,
+                    const std::uint8_t* const* targets, Index steps, const Lanes<T, N>& mask,
+                    Lanes<T, N>* losses) const noexcept;
 
   struct Block {
     LayerNorm<T> ln1;

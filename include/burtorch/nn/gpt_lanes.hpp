@@ -31,15 +31,20 @@ inline Value<Lanes<T, N>> Gpt<T>::loss(Tape<Lanes<T, N>>& tape, const LaneParams
     static_cast<void>(tape.report(Status::kInvalidArgument));
     return Value<U>(&tape, kNoIndex);
   }
-  if (!lane_arguments(tape, tokens, targets, steps) || !lane_embed(tape, p, tokens, steps, x)) {
+  if (!lane_arguments(tape, tokens, targets, steps)) {
     return Value<U>(&tape, kNoIndex);
   }
-  for (Index l = 0U; l < options_.layers; ++l) {
-    if (!lane_block(tape, p, l, x, steps)) {
+  return all_or_nothing(tape, Value<U>(&tape, kNoIndex), [&]() noexcept {
+    if (!lane_embed(tape, p, tokens, steps, x)) {
       return Value<U>(&tape, kNoIndex);
     }
-  }
-  return lane_head(tape, p, x, targets, steps);
+    for (Index l = 0U; l < options_.layers; ++l) {
+      if (!lane_block(tape, p, l, x, steps)) {
+        return Value<U>(&tape, kNoIndex);
+      }
+    }
+    return lane_head(tape, p, x, targets, steps);
+  });
 }
 
 template <class T>
@@ -47,7 +52,6 @@ template <std::size_t N>
 inline bool Gpt<T>::lane_sweep(Tape<Lanes<T, N>>& tape, const LaneParams<T>& p, const std::uint8_t* const* tokens,
                                const std::uint8_t* const* targets, Index steps, const Lanes<T, N>& mask,
                                Lanes<T, N>* losses) const noexcept {
-  using U = Lanes<T, N>;
   if ((losses == nullptr) || !burtorch::detail::params_cover(p, params_.first, params_.count) ||
       !lane_arguments(tape, tokens, targets, steps)) {
     static_cast<void>(tape.report(Status::kInvalidArgument));
@@ -61,28 +65,45 @@ inline bool Gpt<T>::lane_sweep(Tape<Lanes<T, N>>& tape, const LaneParams<T>& p, 
     static_cast<void>(tape.report(Status::kCapacityExceeded));
     return false;
   }
+  // A sweep that fails part-way leaves nothing (the kept inputs too).
+  return all_or_nothing(tape, false,
+                        [&]() noexcept { return sweep_phases(tape, p, tokens, targets, steps, mask, losses); });
+}
+
+template <class T>
+template <std::size_t N>
+inline bool Gpt<T>::sweep_phases(Tape<Lanes<T, N>>& tape, const LaneParams<T>& p, const std::uint8_t* const* tokens,
+                                 const std::uint8_t* const* targets, Index steps, const Lanes<T, N>& mask,
+                                 Lanes<T, N>* losses) const noexcept {
+  using U = Lanes<T, N>;
+  const Index span = steps * options_.width;  // one half's input, position after position
+  const Index halves = 2U * options_.layers;
+  // The kept inputs (their room checked): leaves first, so no backward sweep passes over them.
   const Index kept = static_cast<Index>(tape.size());
-  for (std::uint64_t i = 0U; i < leaves; ++i) {
+  for (std::uint64_t i = 0U; i < ((static_cast<std::uint64_t>(halves) + 1U) * span); ++i) {
     static_cast<void>(tape.leaf(U(T(0))));
   }
   if (tape.status() != Status::kOk) {
     return false;
   }
   const Mark phase = tape.mark();
+  Peak peak;
   View x[kMaxSteps];
   // Forward: each phase's outputs become the next one's kept input.
-  bool ok = lane_embed(tape, p, tokens, steps, x) && keep(tape, x, steps, kept) && (tape.rewind(phase) == Status::kOk);
+  bool ok = lane_embed(tape, p, tokens, steps, x) && keep(tape, x, steps, kept) && end_phase(tape, phase, &peak);
   for (Index h = 0U; ok && (h < halves); ++h) {
     kept_views(kept + (h * span), steps, x);
     ok = lane_half(tape, p, h, x, steps) && keep(tape, x, steps, kept + ((h + 1U) * span)) &&
-         (tape.rewind(phase) == Status::kOk);
+         end_phase(tape, phase, &peak);
   }
-  // The head and the losses, backward from loss * mask as lane_batch does.
+  // The head and the losses, backward from loss * mask as lane_batch does,
+  // once the backward phases are known to fit: a tape too small fails
+  // before any gradient reaches p.grads.
   if (ok) {
     kept_views(kept + (halves * span), steps, x);
     const Value<U> loss = lane_head(tape, p, x, targets, steps);
     const Value<U> root = loss * mask;
-    ok = (tape.status() == Status::kOk) && (tape.backward(root) == Status::kOk);
+    ok = seeds_fit(tape, peak, span) && (tape.status() == Status::kOk) && (tape.backward(root) == Status::kOk);
     *losses = loss.value();
     ok = ok && (tape.rewind(phase) == Status::kOk);
   }
@@ -94,6 +115,27 @@ inline bool Gpt<T>::lane_sweep(Tape<Lanes<T, N>>& tape, const LaneParams<T>& p, 
   }
   return ok && lane_embed(tape, p, tokens, steps, x) && seeded_backward(tape, x, steps, kept) &&
          (tape.rewind(phase) == Status::kOk);
+}
+
+template <class T>
+template <class U>
+inline bool Gpt<T>::end_phase(Tape<U>& tape, Mark phase, Peak* peak) noexcept {
+  peak->nodes = (tape.size() > peak->nodes) ? tape.size() : peak->nodes;
+  peak->slots = (tape.usage().slots > peak->slots) ? tape.usage().slots : peak->slots;
+  return tape.rewind(phase) == Status::kOk;
+}
+
+template <class T>
+template <class U>
+inline bool Gpt<T>::seeds_fit(Tape<U>& tape, const Peak& peak, Index span) noexcept {
+  // A phase's seeds: one product with a constant per kept value, and their sum.
+  const bool fit = ((peak.nodes + span + 1U) <= tape.usage().node_capacity) &&
+                   ((peak.slots + (static_cast<std::size_t>(span) * Recorder<U>::kConstantSlots)) <=
+                    tape.usage().slot_capacity);
+  if (!fit) {
+    static_cast<void>(tape.report(Status::kCapacityExceeded));
+  }
+  return fit;
 }
 
 template <class T>

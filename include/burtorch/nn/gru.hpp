@@ -159,8 +159,10 @@ struct Gru {
   /// Records one step from input x (I nodes) and hidden state h (H nodes);
   /// returns h' (H consecutive nodes). kNoView on error, with nothing
   /// recorded (no node, no slot): a width other than I or H, or a GRU not
-  /// created, is kInvalidArgument; a view not (or no longer) recorded on the
-  /// tape kInvalidHandle.
+  /// created, is kInvalidArgument; a view, or the parameters, not (or no
+  /// longer) recorded on the tape (a GRU created on another tape)
+  /// kInvalidHandle; a tape too small kCapacityExceeded, what the step
+  /// recorded before it found out discarded (all_or_nothing).
   View step(Tape<T>& tape, View x, View h) const noexcept { return step(tape, TapeParams{}, x, h); }
 
   /// The same with the weights and biases read from a source
@@ -172,35 +174,45 @@ struct Gru {
   /// parameters is kInvalidArgument, also before anything is recorded.
   template <class U, class Src>
   View step(Tape<U>& tape, const Src& src, View x, View h) const noexcept {
-    if ((weight_ih == kNoIndex) || (x.count != input) || (h.count != hidden)) {
-      static_cast<void>(tape.report(Status::kInvalidArgument));
+    if (!accepts(tape, src, x, h)) {
       return kNoView;
     }
-    if (!is_recorded(tape, x) || !is_recorded(tape, h)) {
-      static_cast<void>(tape.report(Status::kInvalidHandle));
-      return kNoView;
-    }
+    return all_or_nothing(tape, kNoView, [&]() noexcept {
+      const Index rows = 3U * hidden;
+      const ViewList xs = burtorch::view_list(tape, &x, 1U);
+      const ViewList hs = burtorch::view_list(tape, &h, 1U);
+      const View gi = source_matvec(tape, src, weight_ih, rows, xs, bias_ih);  // W_i* x + b_i*
+      const View gh = source_matvec(tape, src, weight_hh, rows, hs, bias_hh);  // W_h* h + b_h*
+      return gates(tape, gi, gh, h);
+    });
+  }
+
+  /// True if step() can record a step from x and h with the weights read
+  /// from src: the checks it makes before recording anything, the error
+  /// (see step()) reported on the tape otherwise.
+  template <class U, class Src>
+  bool accepts(Tape<U>& tape, const Src& src, View x, View h) const noexcept {
     const View v = params();
-    if (!source_covers(src, v.first, v.count)) {  // before the view lists are recorded
-      static_cast<void>(tape.report(Status::kInvalidArgument));
-      return kNoView;
+    Status error = Status::kOk;
+    if ((weight_ih == kNoIndex) || (x.count != input) || (h.count != hidden) || !source_covers(src, v.first, v.count)) {
+      error = Status::kInvalidArgument;
+    } else if (!is_recorded(tape, x) || !is_recorded(tape, h) || !source_recorded(tape, src, v.first, v.count)) {
+      error = Status::kInvalidHandle;
+    } else {
+      // a step can be recorded
     }
-    const Index rows = 3U * hidden;
-    const ViewList xs = burtorch::view_list(tape, &x, 1U);
-    const ViewList hs = burtorch::view_list(tape, &h, 1U);
-    const View gi = source_matvec(tape, src, weight_ih, rows, xs, bias_ih);  // W_i* x + b_i*
-    const View gh = source_matvec(tape, src, weight_hh, rows, hs, bias_hh);  // W_h* h + b_h*
-    return gates(tape, gi, gh, h);
+    return tape.report(error) == Status::kOk;
   }
 
   /// Records `steps` steps from h0: hs[t] receives the hidden state after
-  /// xs[t]. False on error. Checked before anything is recorded: no steps,
-  /// null arrays or a width other than I or H (kInvalidArgument), a view
-  /// not recorded on the tape (kInvalidHandle). A full tape is
-  /// kCapacityExceeded (the tape's status).
+  /// xs[t]. False on error, with nothing recorded (hs[] all kNoView). Checked before anything
+  /// is recorded: no steps, null arrays or a width other than I or H
+  /// (kInvalidArgument), a view or the parameters not recorded on the tape
+  /// (kInvalidHandle). A full tape is kCapacityExceeded (the tape's
+  /// status), the steps recorded before it discarded.
   bool forward(Tape<T>& tape, const View* xs, Index steps, View h0, View* hs) const noexcept {
     bool ok = (weight_ih != kNoIndex) && (xs != nullptr) && (hs != nullptr) && (steps != 0U) && (h0.count == hidden);
-    bool recorded = ok && is_recorded(tape, h0);
+    bool recorded = ok && is_recorded(tape, h0) && source_recorded(tape, TapeParams{}, weight_ih, params().count);
     for (Index t = 0U; ok && (t < steps); ++t) {
       ok = xs[t].count == input;
       recorded = recorded && is_recorded(tape, xs[t]);
@@ -209,12 +221,18 @@ struct Gru {
       static_cast<void>(tape.report(ok ? Status::kInvalidHandle : Status::kInvalidArgument));
       return false;
     }
-    View h = h0;
-    for (Index t = 0U; t < steps; ++t) {
-      h = step(tape, xs[t], h);
-      hs[t] = h;
+    const bool done = all_or_nothing(tape, false, [&]() noexcept {
+      View h = h0;
+      for (Index t = 0U; t < steps; ++t) {
+        h = step(tape, xs[t], h);
+        hs[t] = h;
+      }
+      return tape.status() == Status::kOk;
+    });
+    for (Index t = 0U; !done && (t < steps); ++t) {
+      hs[t] = kNoView;  // the steps are discarded
     }
-    return tape.status() == Status::kOk;
+    return done;
   }
 
   /// The step's element-wise part (the file comment's order) from the two

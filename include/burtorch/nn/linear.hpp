@@ -194,38 +194,53 @@ struct Linear {
   /// tape's own parameters (the forms above), or e.g. this layer's
   /// parameters on their own tape shared through LaneParams p
   /// (nn::lane_params) by a tape of N lanes, one sample per lane: read once
-  /// per N samples, their gradients summed over the lanes. A source that
-  /// does not hold the layer's parameters (shared()) is refused with
-  /// kInvalidArgument before anything is recorded.
+  /// per N samples, their gradients summed over the lanes. Every form
+  /// refuses before it records anything: an input of another width, a
+  /// layer not created or a source that does not hold its parameters
+  /// (shared()) is kInvalidArgument; an input (View forms) or parameters of
+  /// the tape's own not recorded on it (a layer created on another tape)
+  /// kInvalidHandle. A call that fails part-way (a tape too small:
+  /// kCapacityExceeded) leaves nothing either (all_or_nothing).
   template <class U, class Src>
   View forward(Tape<U>& tape, const Src& src, ViewList x) const noexcept {
-    View y = kNoView;
-    if ((x.total != in) || !shared(src)) {
-      static_cast<void>(tape.report(Status::kInvalidArgument));
-    } else if (act == Activation::kRelu) {
-      y = linear_rows<Activation::kRelu>(tape, src, weight, out, x, bias);
-    } else if (act == Activation::kTanh) {
-      y = linear_rows<Activation::kTanh>(tape, src, weight, out, x, bias);
-    } else if (act == Activation::kSigmoid) {
-      y = linear_rows<Activation::kSigmoid>(tape, src, weight, out, x, bias);
-    } else {
-      y = linear_rows<Activation::kIdentity>(tape, src, weight, out, x, bias);
+    if (!ready(tape, src, x.total)) {
+      return kNoView;
     }
-    return y;
+    return all_or_nothing(tape, kNoView, [&]() noexcept {
+      View y = kNoView;
+      if (act == Activation::kRelu) {
+        y = linear_rows<Activation::kRelu>(tape, src, weight, out, x, bias);
+      } else if (act == Activation::kTanh) {
+        y = linear_rows<Activation::kTanh>(tape, src, weight, out, x, bias);
+      } else if (act == Activation::kSigmoid) {
+        y = linear_rows<Activation::kSigmoid>(tape, src, weight, out, x, bias);
+      } else {
+        y = linear_rows<Activation::kIdentity>(tape, src, weight, out, x, bias);
+      }
+      return y;
+    });
   }
   /// The same for an input that is one run of nodes.
   template <class U, class Src>
   View forward(Tape<U>& tape, const Src& src, View x) const noexcept {
-    return (accepts(tape, x) && holds(tape, src)) ? forward(tape, src, burtorch::view_list(tape, &x, 1U)) : kNoView;
+    if (!accepts(tape, x) || !ready(tape, src, x.count)) {
+      return kNoView;
+    }
+    return all_or_nothing(tape, kNoView,
+                          [&]() noexcept { return forward(tape, src, burtorch::view_list(tape, &x, 1U)); });
   }
   /// forward<A>() over a source.
   template <Activation A, class U, class Src>
   View forward(Tape<U>& tape, const Src& src, ViewList x) const noexcept {
-    if ((x.total != in) || (act != A) || !shared(src)) {
+    if (act != A) {
       static_cast<void>(tape.report(Status::kInvalidArgument));
       return kNoView;
     }
-    return linear_rows<A>(tape, src, weight, out, x, bias);
+    if (!ready(tape, src, x.total)) {
+      return kNoView;
+    }
+    return all_or_nothing(tape, kNoView,
+                          [&]() noexcept { return linear_rows<A>(tape, src, weight, out, x, bias); });
   }
   /// @copydoc forward(Tape<U>&, const Src&, ViewList) const
   template <Activation A, class U, class Src>
@@ -234,8 +249,11 @@ struct Linear {
       static_cast<void>(tape.report(Status::kInvalidArgument));
       return kNoView;
     }
-    return (accepts(tape, x) && holds(tape, src)) ? forward<A>(tape, src, burtorch::view_list(tape, &x, 1U))
-                                                  : kNoView;
+    if (!accepts(tape, x) || !ready(tape, src, x.count)) {
+      return kNoView;
+    }
+    return all_or_nothing(tape, kNoView,
+                          [&]() noexcept { return forward<A>(tape, src, burtorch::view_list(tape, &x, 1U)); });
   }
 
   /// True if x can be this layer's input: `in` nodes wide (else
@@ -258,14 +276,22 @@ struct Linear {
   }
 
  private:
-  /// shared(), else kInvalidArgument on the tape.
+  /// The checks every form makes before it records: an input `width`
+  /// wide, a layer created and held by the source (else kInvalidArgument),
+  /// its parameters recorded on the tape if they are the tape's own (else
+  /// kInvalidHandle). Reports the error on the tape.
   template <class U, class Src>
-  bool holds(Tape<U>& tape, const Src& src) const noexcept {
-    const bool ok = shared(src);
-    if (!ok) {
-      static_cast<void>(tape.report(Status::kInvalidArgument));
+  bool ready(Tape<U>& tape, const Src& src, Index width) const noexcept {
+    const View v = params();
+    Status error = Status::kOk;
+    if ((width != in) || (weight == kNoIndex) || !shared(src)) {
+      error = Status::kInvalidArgument;
+    } else if (!source_recorded(tape, src, v.first, v.count)) {
+      error = Status::kInvalidHandle;
+    } else {
+      // ready to record
     }
-    return ok;
+    return tape.report(error) == Status::kOk;
   }
 };
 

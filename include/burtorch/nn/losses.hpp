@@ -6,7 +6,9 @@
 /// Softmax cross-entropy with a target class (cross_entropy; on a tape of
 /// lanes, a target per lane) and the mean squared error (mse) read the view
 /// in place with one reduction; each states what it refuses
-/// (kInvalidArgument on the tape) and how many nodes it records.
+/// (kInvalidArgument on the tape) and how many nodes it records. A call
+/// that fails (a view not recorded, a tape too small) leaves nothing
+/// recorded (all_or_nothing).
 ///
 /// Binary cross-entropy with logits, Huber, L1: each records one element
 /// term per prediction, read in place, and one mean node (burtorch::reduce
@@ -50,8 +52,11 @@ inline Value<T> cross_entropy(Tape<T>& tape, View logits, Index target) noexcept
     static_cast<void>(tape.report(Status::kInvalidArgument));
     return Value<T>(&tape, kNoIndex);
   }
-  // Read in place: no array of handles on the stack.
-  return burtorch::reduce<Op::kLogSumExpR>(tape, burtorch::View{logits.first, logits.count}) - node(tape, logits.first + target);
+  // Read in place: no array of handles on the stack. Whole or not at all.
+  return all_or_nothing(tape, Value<T>(&tape, kNoIndex), [&]() noexcept {
+    return burtorch::reduce<Op::kLogSumExpR>(tape, burtorch::View{logits.first, logits.count}) -
+           node(tape, logits.first + target);
+  });
 }
 /// Nodes cross_entropy() records.
 constexpr std::size_t kCrossEntropyNodes = 2U;
@@ -67,7 +72,10 @@ inline Value<T> cross_entropy(Tape<T>& tape, View logits, const Index* targets) 
     static_cast<void>(tape.report(Status::kInvalidArgument));
     return Value<T>(&tape, kNoIndex);
   }
-  return burtorch::reduce<Op::kLogSumExpR>(tape, burtorch::View{logits.first, logits.count}) - pick(tape, logits, targets);
+  return all_or_nothing(tape, Value<T>(&tape, kNoIndex), [&]() noexcept {
+    return burtorch::reduce<Op::kLogSumExpR>(tape, burtorch::View{logits.first, logits.count}) -
+           pick(tape, logits, targets);
+  });
 }
 /// Nodes the lane cross_entropy() records.
 constexpr std::size_t kLaneCrossEntropyNodes = 3U;
@@ -83,8 +91,10 @@ inline Value<T> mse(Tape<T>& tape, View pred, const T* target) noexcept {
     static_cast<void>(tape.report(Status::kInvalidArgument));
     return Value<T>(&tape, kNoIndex);
   }
-  const View diff = burtorch::record_view(tape, pred.count, [&](Index i) noexcept { return node(tape, pred.first + i) - target[i]; });
-  return (diff.count != 0U) ? burtorch::reduce<Op::kMeanSqR>(tape, burtorch::View{diff.first, diff.count}) : Value<T>(&tape, kNoIndex);
+  return all_or_nothing(tape, Value<T>(&tape, kNoIndex), [&]() noexcept {
+    const View diff = burtorch::record_view(tape, pred.count, [&](Index i) noexcept { return node(tape, pred.first + i) - target[i]; });
+    return (diff.count != 0U) ? burtorch::reduce<Op::kMeanSqR>(tape, burtorch::View{diff.first, diff.count}) : Value<T>(&tape, kNoIndex);
+  });
 }
 /// mse against target[0 .. count): kInvalidArgument unless count is
 /// pred.count. The same nodes as mse(tape, pred, target).

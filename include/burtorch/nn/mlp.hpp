@@ -153,8 +153,10 @@ class MakemoreMlp {
     for (Index i = 0U; i < options_.context; ++i) {
       rows[i] = embedding_.row(context[i]);
     }
-    const ViewList x = burtorch::view_list(tape, rows, options_.context);
-    return output_.forward(tape, hidden_.forward(tape, x));
+    return all_or_nothing(tape, kNoView, [&]() noexcept {
+      const ViewList x = burtorch::view_list(tape, rows, options_.context);
+      return output_.forward(tape, hidden_.forward(tape, x));
+    });
   }
 
   /// The loss of one sample: cross-entropy of the logits against `target`.
@@ -162,7 +164,8 @@ class MakemoreMlp {
     if (!accepts(tape, context, target)) {
       return Value<T>(&tape, kNoIndex);
     }
-    return cross_entropy(tape, logits(tape, context), target);
+    return all_or_nothing(tape, Value<T>(&tape, kNoIndex),
+                          [&]() noexcept { return cross_entropy(tape, logits(tape, context), target); });
   }
 
   /// A lane batch's sample (nn::lane_batch): the context's rows gathered
@@ -204,28 +207,31 @@ class MakemoreMlp {
     if (!ok) {
       return Value<Lanes<T, N>>(&tape, kNoIndex);
     }
-    Index ids[N];  // BT-DEV-013
-    // One gather per context position: the rows follow one another. The
-    // hidden layer takes them as one run per position, so that a position
-    // whose token every lane shares (the padding before a word's start) is
-    // read as shared scalars (see lane_matvec).
-    Index first = kNoIndex;
-    for (Index q = 0U; q < options_.context; ++q) {
-      for (std::size_t l = 0U; l < N; ++l) {
-        ids[l] = (contexts[l] != nullptr) ? contexts[l][q] : kNoIndex;
+    return all_or_nothing(tape, Value<Lanes<T, N>>(&tape, kNoIndex), [&]() noexcept {
+      Index ids[N];  // BT-DEV-013
+      // One gather per context position: the rows follow one another. The
+      // hidden layer takes them as one run per position, so that a position
+      // whose token every lane shares (the padding before a word's start) is
+      // read as shared scalars (see lane_matvec).
+      Index first = kNoIndex;
+      for (Index q = 0U; q < options_.context; ++q) {
+        for (std::size_t l = 0U; l < N; ++l) {
+          ids[l] = (contexts[l] != nullptr) ? contexts[l][q] : kNoIndex;
+        }
+        const View row = embedding_.gather(tape, p, ids, 1U);
+        first = (q == 0U) ? row.first : first;
       }
-      const View row = embedding_.gather(tape, p, ids, 1U);
-      first = (q == 0U) ? row.first : first;
-    }
-    if (tape.status() != Status::kOk) {
-      return Value<Lanes<T, N>>(&tape, kNoIndex);
-    }
-    const View x{first, options_.context * options_.embed};
-    const View logits = output_.forward(tape, p, hidden_.forward(tape, p, burtorch::view_list_rows(tape, x, options_.embed)));
-    for (std::size_t l = 0U; l < N; ++l) {
-      ids[l] = targets[l];
-    }
-    return cross_entropy(tape, logits, ids);
+      if (tape.status() != Status::kOk) {
+        return Value<Lanes<T, N>>(&tape, kNoIndex);
+      }
+      const View x{first, options_.context * options_.embed};
+      const View logits =
+          output_.forward(tape, p, hidden_.forward(tape, p, burtorch::view_list_rows(tape, x, options_.embed)));
+      for (std::size_t l = 0U; l < N; ++l) {
+        ids[l] = targets[l];
+      }
+      return cross_entropy(tape, logits, ids);
+    });
   }
 
  private:

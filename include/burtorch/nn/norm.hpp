@@ -69,31 +69,41 @@ struct LayerNorm {
   /// The gains and biases on the tape (kNoView before a successful create()).
   View params() const noexcept { return (gamma != kNoIndex) ? View{gamma, 2U * n} : kNoView; }
 
-  /// Records the normalised x (n nodes wide, n <= kMaxGather); kNoView on error.
+  /// Records the normalised x (n nodes wide, n <= kMaxGather); kNoView on
+  /// error, with nothing recorded (no node, no slot): an input of another
+  /// width or a layer not created is kInvalidArgument; an input, or the
+  /// gains and biases, not recorded on the tape (a layer created on another
+  /// tape) kInvalidHandle; a tape too small kCapacityExceeded, the nodes
+  /// recorded before it found out discarded (all_or_nothing).
   View forward(Tape<T>& tape, View x) const noexcept { return forward(tape, TapeParams{}, x); }
   /// The same with the gains and biases read from a source (nn/source.hpp),
   /// e.g. on a tape of N lanes, shared through LaneParams p
-  /// (nn::lane_params). A source that does not hold them is refused
-  /// (kInvalidArgument) before anything is recorded.
+  /// (nn::lane_params). Errors as above; a source that does not hold them
+  /// is kInvalidArgument, also before anything is recorded.
   template <class U, class Src>
   View forward(Tape<U>& tape, const Src& src, View x) const noexcept {
     const View v = params();
-    if (!source_covers(src, v.first, v.count)) {
-      static_cast<void>(tape.report(Status::kInvalidArgument));
+    Status error = Status::kOk;
+    if ((gamma == kNoIndex) || (x.count != n) || (n > kMaxGather) || !source_covers(src, v.first, v.count)) {
+      error = Status::kInvalidArgument;
+    } else if (!is_recorded(tape, x) || !source_recorded(tape, src, v.first, v.count)) {
+      error = Status::kInvalidHandle;
+    } else {
+      // checked: record
+    }
+    if (tape.report(error) != Status::kOk) {
       return kNoView;
     }
-    const View scaled = normalize(tape, x);
-    return (scaled.count != 0U) ? source_scale_shift(tape, src, gamma, scaled.first, beta, n) : kNoView;
+    return all_or_nothing(tape, kNoView, [&]() noexcept {
+      const View scaled = normalize(tape, x);
+      return (scaled.count != 0U) ? source_scale_shift(tape, src, gamma, scaled.first, beta, n) : kNoView;
+    });
   }
 
  private:
-  /// (x - mean) / sqrt(var + eps): all but the gain and bias.
+  /// (x - mean) / sqrt(var + eps): all but the gain and bias (x checked).
   template <class U>
   View normalize(Tape<U>& tape, View x) const noexcept {
-    if ((x.count != n) || (n > kMaxGather)) {
-      static_cast<void>(tape.report(Status::kInvalidArgument));
-      return kNoView;
-    }
     const Value<U> mu = burtorch::reduce<Op::kMeanR>(tape, burtorch::View{x.first, n});
     const Value<U> rstd = inv_sqrt(burtorch::reduce<Op::kVarBiasedR>(tape, burtorch::View{x.first, n}) + U(eps));
     const View centered = burtorch::record_view(tape, n, [&](Index i) noexcept { return node(tape, x.first + i) - mu; });

@@ -3,7 +3,8 @@
 /// View: consecutive nodes of a tape. A layer's outputs are a view; so are a
 /// layer's or a model's parameters (params()), which is what an optimizer
 /// step, a serial batch and gradient clipping take; params_view() makes one
-/// of parameters recorded by hand.
+/// of parameters recorded by hand. all_or_nothing() is how a layer's call
+/// leaves nothing behind when it fails part-way.
 #ifndef BURTORCH_NN_PARAMS_HPP
 #define BURTORCH_NN_PARAMS_HPP
 
@@ -24,6 +25,28 @@ template <class T>
 inline bool is_recorded(const Tape<T>& tape, View v) noexcept {
   const std::size_t size = tape.size();
   return (v.count != 0U) && (v.first < size) && (v.count <= (size - v.first));
+}
+
+/// What a layer's or a model's call keeps of its recording when it fails
+/// part-way, after its checks (a tape too small, an op's error): nothing.
+/// Runs record() and, if the tape's status is not kOk afterwards and the
+/// call recorded nodes or slots, rewinds the tape to where the call found
+/// it: the same nodes (values and gradients untouched) and slots as before,
+/// the status kept (and TapeUsage's nodes_needed and slots_needed after
+/// kCapacityExceeded). Returns record()'s result, or `failed` if the
+/// status is not kOk. Marks taken before the call stay valid, as after any
+/// rewind (Tape::rewind: with kMarkLevels nested marks, take the oldest again).
+template <class T, class R, class F>
+inline R all_or_nothing(Tape<T>& tape, R failed, F&& record) noexcept {
+  const Mark start = tape.mark();
+  const R result = record();
+  if (BURTORCH_UNLIKELY(tape.status() != Status::kOk)) {
+    if ((tape.size() != start.nodes) || (tape.usage().slots != start.slots)) {
+      static_cast<void>(tape.rewind(start));
+    }
+    return failed;
+  }
+  return result;
 }
 
 /// The view of n parameters recorded by hand (`tape.param(x)` n times, one
