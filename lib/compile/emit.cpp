@@ -255,6 +255,7 @@ class Emitter {
     w.put("  if (bad_x || bad_y || bad_label || (v == nullptr) || (g == nullptr)) {\n");
     w.put("    return burtorch::Status::kInvalidArgument;\n  }\n");
     w.put("  static_cast<void>(y);\n  static_cast<void>(label);\n");
+    w.put("  const Index* const s = rt::slots(kSlots);\n  static_cast<void>(s);\n");
     w.put("  for (Index k = 0U; k < kInputs; ++k) {\n    v[kInputFirst + k] = x[k];\n  }\n");
     w.put("  // forward\n");
     Index i = from_.nodes;
@@ -316,7 +317,7 @@ class Emitter {
   }
   // The operand fields of a call: node, a, b.
   void fields(Writer& w, const Run& r, bool loop) const noexcept {
-    w.put("kSlots, ");
+    w.put("s, ");
     term(w, r.first, 1U, loop);
     w.put(", ");
     term(w, r.node.a, r.da, loop);
@@ -325,9 +326,25 @@ class Emitter {
       w.put("0U");  // the constant is the argument (the backward does not read it)
     } else if (r.node.kind == Kind::kClass) {
       w.index(r.node.b).put(" + label");
+    } else if (repeats(r)) {
+      // x op x: read as replay reads it (rt::repeated), so that the
+      // compiler does not know the operands are one.
+      w.put("rt::repeated(");
+      term(w, r.node.b, r.db, loop);
+      w.put(")");
     } else {
       term(w, r.node.b, r.db, loop);
     }
+  }
+  // True if the run's nodes take one node as both operands.
+  bool repeats(const Run& r) const noexcept {
+    bool binary = false;
+    if (is_extension(r.node.op)) {
+      binary = (PiecewiseOps::kind(r.node.op) == OpKind::kBinary) || (SmoothOps::kind(r.node.op) == OpKind::kBinary);
+    } else {
+      binary = op_kind(r.node.op) == OpKind::kBinary;
+    }
+    return binary && (r.node.kind == Kind::kNode) && (r.node.a == r.node.b) && (r.da == r.db);
   }
   void open_loop(Writer& w, const Run& r, bool down) const noexcept {
     if (r.count > 1U) {

@@ -76,7 +76,9 @@ bool same_bits(bt_test::Context& t, const bt::Tape<float>& tape, const float* v,
     if (!value_ok || !grad_ok) {
       bt_test::print("  node ");
       bt_test::print_int(static_cast<long>(i));
-      bt_test::print(value_ok ? " gradient differs\n" : " value differs\n");
+      bt_test::print(" (op ");
+      bt_test::print_int(static_cast<long>(bt::Recorder<float>::op(tape, i)));
+      bt_test::print(value_ok ? ") gradient differs\n" : ") value differs\n");
       BT_CHECK(t, value_ok && grad_ok);
       return false;
     }
@@ -243,7 +245,7 @@ void random_graphs_match_replay(bt_test::Context& t) {
 // --- refusals ---------------------------------------------------------------
 
 struct Text {
-  std::uint8_t bytes[4096];
+  std::uint8_t bytes[2048];
   bt::MemoryStream stream;
   Text() : bytes{}, stream{bytes, sizeof(bytes), 0U, 0U} {}
 };
@@ -271,7 +273,7 @@ using OwnFamily = bt::OpFamily<bt::family::kFirstUser, Twice>;
 void refusals_name_the_node(bt_test::Context& t) {
   using Spec = bt::compile::StepSpec;
   static bt::FixedTape<float, 64, 64> tape;
-  Text out;
+  static Text out;
   // The reference: a graph the emitter takes.
   tape.reset();
   const bt::Value<float> w = tape.param(0.5F);
@@ -284,7 +286,7 @@ void refusals_name_the_node(bt_test::Context& t) {
   BT_CHECK(t, emit(tape, m, loss, spec, out).status == bt::Status::kOk);
   BT_CHECK(t, out.stream.size > 100U);
   // The same text twice (no state in the emitter).
-  Text again;
+  static Text again;
   BT_CHECK(t, emit(tape, m, loss, spec, again).status == bt::Status::kOk);
   BT_CHECK(t, (again.stream.size == out.stream.size) && (std::memcmp(again.bytes, out.bytes, out.stream.size) == 0));
 
@@ -305,7 +307,8 @@ void refusals_name_the_node(bt_test::Context& t) {
 
   // Each refusal: kInvalidArgument, the node, nothing written.
   const auto refused = [&](bt::Mark mk, bt::Value<float> l, const Spec& s, bt::Index node) {
-    Text o;
+    static Text o;
+    o.stream.size = 0U;
     const bt::compile::Refusal r = emit(tape, mk, l, s, o);
     BT_CHECK(t, r.status == bt::Status::kInvalidArgument);
     BT_CHECK(t, r.node == node);
@@ -372,7 +375,7 @@ void double_constant_not_kept(bt_test::Context& t) {
   bt::compile::StepSpec spec;
   spec.params = bt::View{0U, 1U};
   spec.inputs = bt::View{x.index(), 1U};
-  std::uint8_t buffer[4096];
+  static std::uint8_t buffer[2048];
   bt::MemoryStream s{buffer, sizeof(buffer), 0U, 0U};
   const bt::compile::Refusal ok = bt::compile::emit_step(tape, m, kept, spec, bt::compile::Part::kSource,
                                                          bt::memory_sink(&s));

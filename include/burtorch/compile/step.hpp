@@ -28,9 +28,61 @@
 #include "burtorch/scalar.hpp"
 #include "burtorch/status.hpp"
 
+/// 1: every node of a compiled step starts behind a fence the compiler
+/// cannot see through (a call of rt::opaque), and the argument slots and
+/// an operand that repeats in a node are read as replay reads them, at run
+/// time. Where the compiler may fuse a multiply and an add (a target with
+/// fused multiply-add, GCC's default -ffp-contract=fast for C++), whether
+/// it fuses depends on what it knows about the operands: two nodes that
+/// square the same value share one product (and neither fuses it), an
+/// operand it knows to repeat is squared once. Replay knows none of that;
+/// behind the fences the compiled step knows no more, and fuses as replay
+/// does. 0: no fences, a few instructions less per node, the same bits only
+/// where nothing is fused (-ffp-contract=off everywhere, or no FMA).
+#if !defined(BURTORCH_COMPILE_FENCE)
+#if defined(__FP_FAST_FMAF) || defined(__FP_FAST_FMA)
+#define BURTORCH_COMPILE_FENCE 1
+#else
+#define BURTORCH_COMPILE_FENCE 0
+#endif
+#endif
+
 namespace burtorch {
 namespace compile {
 namespace rt {
+
+/// Returns p from another translation unit (lib/compile/opaque.cpp): the
+/// compiler cannot tell what it points at, nor what the call changed.
+const void* opaque(const void* p) noexcept;
+/// Returns i, which the compiler cannot tell.
+Index opaque_index(Index i) noexcept;
+
+/// The argument slots as the step reads them (through the fence, if on).
+BURTORCH_ALWAYS_INLINE inline const Index* slots(const Index* s) noexcept {
+#if BURTORCH_COMPILE_FENCE
+  return static_cast<const Index*>(opaque(s));
+#else
+  return s;
+#endif
+}
+/// An operand that repeats in a node (read at run time, if the fence is on).
+BURTORCH_ALWAYS_INLINE inline Index repeated(Index i) noexcept {
+#if BURTORCH_COMPILE_FENCE
+  return opaque_index(i);
+#else
+  return i;
+#endif
+}
+/// A node's fence (nothing if off): what the compiler knew of the values
+/// is forgotten.
+template <class T>
+BURTORCH_ALWAYS_INLINE inline void fence(const T* v) noexcept {
+#if BURTORCH_COMPILE_FENCE
+  static_cast<void>(opaque(v));
+#else
+  static_cast<void>(v);
+#endif
+}
 
 /// The op of code c (an op family's codes have no enumerator).
 constexpr Op op(std::uint32_t c) noexcept { return static_cast<Op>(c); }
@@ -70,6 +122,7 @@ struct RowOf<K, false> {
 /// the recording's argument slots): replay's forward step.
 template <Op K, class T>
 BURTORCH_ALWAYS_INLINE inline void fwd(T* v, const Index* slots, Index i, Index a, Index b) noexcept {
+  fence(v);
   v[i] = detail::value_of<typename RowOf<K>::Type>(v, slots, i, a, b);
 }
 
@@ -78,6 +131,7 @@ BURTORCH_ALWAYS_INLINE inline void fwd(T* v, const Index* slots, Index i, Index 
 /// the sweep's order).
 template <Op K, class T>
 BURTORCH_ALWAYS_INLINE inline void bwd(T* v, T* g, const Index* slots, Index i, Index a, Index b) noexcept {
+  fence(g);
   const T gi = g[i];
   if (!ScalarOps<T>::is_zero(gi)) {  // BT-DEV-004: exact zero test, as the sweep's
     const detail::Arrays<T> s{v, g, slots};
@@ -89,6 +143,7 @@ BURTORCH_ALWAYS_INLINE inline void bwd(T* v, T* g, const Index* slots, Index i, 
 /// (core/ops.hpp), so evaluated so.
 template <class T>
 BURTORCH_ALWAYS_INLINE inline void fwd_target(T* v, Index i, Index a, T y) noexcept {
+  fence(v);
   v[i] = OpDef<Op::kAddConst>::forward(v[a], -y);
 }
 
