@@ -46,6 +46,7 @@ function(burtorch_compile_step target)
     target_include_directories(${generator_target} PRIVATE ${includes})
     target_link_libraries(${generator_target} PRIVATE burtorch::burtorch)
     set(generator "$<TARGET_FILE:${generator_target}>")
+    set(generator_file "")
   else()
     set(generator_target ${target}_step_generator_host)
     set(host_dir "${CMAKE_CURRENT_BINARY_DIR}/${generator_target}")
@@ -66,6 +67,7 @@ function(burtorch_compile_step target)
       BUILD_ALWAYS ON
       INSTALL_COMMAND ""
       BUILD_BYPRODUCTS "${generator}")
+    set(generator_file "${generator}")
   endif()
   set(outputs "")
   set(generated_sources "")
@@ -76,7 +78,7 @@ function(burtorch_compile_step target)
   add_custom_command(OUTPUT ${outputs}
     COMMAND ${CMAKE_COMMAND} -E make_directory "${out}"
     COMMAND "${generator}" "${out}"
-    DEPENDS ${generator_target} ${sources}
+    DEPENDS ${generator_target} ${generator_file} ${sources}
     COMMENT "Compiling the recorded training steps of ${target}: ${arg_STEPS}"
     VERBATIM)
   target_sources(${target} PRIVATE ${generated_sources})
