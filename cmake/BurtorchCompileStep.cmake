@@ -11,9 +11,11 @@
 #
 # The generator runs on the build machine: in a native build it is built with
 # the project's compiler; in a cross build (a board, an embedded Linux) it
-# is built for the host by an ExternalProject with the host's compilers
-# (BURTORCH_HOST_C_COMPILER, BURTORCH_HOST_CXX_COMPILER: cc and c++ unless
-# set) against this source tree's library. Its output directory,
+# is built for the host with the host's compilers (BURTORCH_HOST_C_COMPILER,
+# BURTORCH_HOST_CXX_COMPILER: cc and c++ unless set) against this source
+# tree's library, by one ExternalProject per build tree
+# (burtorch_step_generators, cmake/compile-step-host) that builds the host
+# library once and every generator of the tree. Its output directory,
 # <binary dir>/<target>_steps, is added to the target's include path and
 # the generated sources to the target.
 include(ExternalProject)
@@ -21,6 +23,15 @@ include(ExternalProject)
 set(_burtorch_compile_step_dir "${CMAKE_CURRENT_LIST_DIR}")
 set(BURTORCH_HOST_C_COMPILER "cc" CACHE STRING "C compiler of host tools in a cross build")
 set(BURTORCH_HOST_CXX_COMPILER "c++" CACHE STRING "C++ compiler of host tools in a cross build")
+
+# Writes the list of the tree's generators for the host project (at the end
+# of configuring; the file changes only if the list did).
+function(_burtorch_write_step_generators)
+  get_property(lines GLOBAL PROPERTY BURTORCH_STEP_GENERATORS)
+  set(list_file "${CMAKE_BINARY_DIR}/burtorch-step-generators/generators.txt")
+  file(WRITE "${list_file}.new" "${lines}")
+  configure_file("${list_file}.new" "${list_file}" COPYONLY)
+endfunction()
 
 function(burtorch_compile_step target)
   cmake_parse_arguments(PARSE_ARGV 1 arg "" "" "GENERATOR;STEPS;INCLUDES")
@@ -48,26 +59,35 @@ function(burtorch_compile_step target)
     set(generator "$<TARGET_FILE:${generator_target}>")
     set(generator_file "")
   else()
-    set(generator_target ${target}_step_generator_host)
-    set(host_dir "${CMAKE_CURRENT_BINARY_DIR}/${generator_target}")
-    set(generator "${host_dir}/build/burtorch-step-generator")
+    set(generator_target burtorch_step_generators)
+    set(host_dir "${CMAKE_BINARY_DIR}/burtorch-step-generators")
+    set(generator "${host_dir}/build/${target}-step-generator")
+    # Rerun when the generator changes (the emitter itself, say); Ninja
+    # wants a rule for every file it depends on, and the host build's
+    # outputs are not known to it: there, the generator's sources only.
+    set(generator_file "")
+    if(NOT CMAKE_GENERATOR MATCHES "Ninja")
+      set(generator_file "${generator}")
+    endif()
+    # One line per generator: name, sources, includes (lists joined by '|').
     string(REPLACE ";" "|" sources_arg "${sources}")
     string(REPLACE ";" "|" includes_arg "${includes}")
-    ExternalProject_Add(${generator_target}
-      SOURCE_DIR "${_burtorch_compile_step_dir}/compile-step-host"
-      PREFIX "${host_dir}"
-      BINARY_DIR "${host_dir}/build"
-      LIST_SEPARATOR "|"
-      CMAKE_ARGS -DCMAKE_BUILD_TYPE=Release
-                 -DCMAKE_C_COMPILER=${BURTORCH_HOST_C_COMPILER}
-                 -DCMAKE_CXX_COMPILER=${BURTORCH_HOST_CXX_COMPILER}
-                 -DBURTORCH_SOURCE_DIR=${root}
-                 -DGENERATOR_SOURCES=${sources_arg}
-                 -DGENERATOR_INCLUDES=${includes_arg}
-      BUILD_ALWAYS ON
-      INSTALL_COMMAND ""
-      BUILD_BYPRODUCTS "${generator}")
-    set(generator_file "${generator}")
+    set_property(GLOBAL APPEND_STRING PROPERTY BURTORCH_STEP_GENERATORS
+                 "${target}-step-generator;${sources_arg};${includes_arg}\n")
+    if(NOT TARGET burtorch_step_generators)
+      cmake_language(DEFER DIRECTORY "${CMAKE_SOURCE_DIR}" CALL _burtorch_write_step_generators)
+      ExternalProject_Add(burtorch_step_generators
+        SOURCE_DIR "${_burtorch_compile_step_dir}/compile-step-host"
+        PREFIX "${host_dir}"
+        BINARY_DIR "${host_dir}/build"
+        CMAKE_ARGS -DCMAKE_BUILD_TYPE=Release
+                   -DCMAKE_C_COMPILER=${BURTORCH_HOST_C_COMPILER}
+                   -DCMAKE_CXX_COMPILER=${BURTORCH_HOST_CXX_COMPILER}
+                   -DBURTORCH_SOURCE_DIR=${root}
+                   -DGENERATOR_LIST=${host_dir}/generators.txt
+        BUILD_ALWAYS ON
+        INSTALL_COMMAND "")
+    endif()
   endif()
   set(outputs "")
   set(generated_sources "")
