@@ -98,6 +98,9 @@ function(burtorch_compile_step target)
   add_custom_command(OUTPUT ${outputs}
     COMMAND ${CMAKE_COMMAND} -E make_directory "${out}"
     COMMAND "${generator}" "${out}"
+    # The generator leaves a file it would not change as it was; the
+    # outputs are newer than the generator all the same (no second run).
+    COMMAND ${CMAKE_COMMAND} -E touch ${outputs}
     DEPENDS ${generator_target} ${generator_file} ${sources}
     COMMENT "Compiling the recorded training steps of ${target}: ${arg_STEPS}"
     VERBATIM)
