@@ -125,8 +125,9 @@ struct Random {
   static constexpr bt::Index kParams = 5U;
   static constexpr bt::Index kInputs = 3U;
   static constexpr std::size_t kOps = 27U;  // the elementwise ops below
-  static constexpr std::size_t kSteps = 40U;
-  static constexpr std::size_t kNodes = kParams + kInputs + (kSteps * 4U) + 16U;
+  static constexpr std::size_t kSteps = 30U;  // at least kOps: every op in every graph
+  // At most five nodes per op (x's tanh, positive()'s three, the op), the closing reductions.
+  static constexpr std::size_t kNodes = kParams + kInputs + (kSteps * 5U) + 16U;
   static constexpr std::size_t kSlots = (kSteps * 2U) + 64U;
   std::uint32_t seed = 1U;
   bool create(bt::Tape<float>& tape) const {

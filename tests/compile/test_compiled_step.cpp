@@ -110,6 +110,15 @@ struct Sample {
 
 constexpr float kLr = 0.1F;
 
+// The compiled steps' values and gradients (one model at a time).
+#if defined(BURTORCH_TEST_SMALL_TARGET)
+constexpr bt::Index kMaxNodes = 256U;
+#else
+constexpr bt::Index kMaxNodes = 1024U;
+#endif
+float g_values[kMaxNodes];
+float g_grads[kMaxNodes];
+
 // Trains a recorded model both ways for `steps` steps of `batch` samples;
 // sample(step, b) gives the data; set_target(tape, loss, sample) points
 // the tape's recording at the sample's target.
@@ -119,19 +128,14 @@ void train_both(bt_test::Context& t, const Compiled& c, bt::Tape<float>& tape, b
   check_recording(t, c, tape, m, loss, spec);
   const bt::Replay r = bt::replayable(tape, m, loss);
   BT_CHECK(t, r.tape == &tape);
-#if defined(BURTORCH_TEST_SMALL_TARGET)
-  constexpr bt::Index kMaxNodes = 256U;
-#else
-  constexpr bt::Index kMaxNodes = 1024U;
-#endif
-  static float v[kMaxNodes];
-  static float g[kMaxNodes];
+  float* const v = g_values;
+  float* const g = g_grads;
   BT_CHECK(t, c.nodes <= kMaxNodes);
   if (c.nodes > kMaxNodes) {
     return;
   }
   std::memcpy(v, tape.values(), c.nodes * sizeof(float));
-  std::memset(g, 0, sizeof(g));
+  std::memset(g, 0, sizeof(g_grads));
   nn::OptimizerOptions<float> oc;
   oc.kind = nn::OptimizerKind::kSgd;
   oc.lr = kLr;
