@@ -35,9 +35,7 @@ class Emitter {
  public:
   using R = Recorder<T>;
   Emitter(const Tape<T>& tape, Mark from, Value<T> root, const StepSpec& spec) noexcept
-      : tape_(tape), from_(from), root_(root.index()), spec_(spec), end_(R::size(tape)) {
-    refusal_ = check(root);
-  }
+      : tape_(tape), from_(from), root_(root.index()), spec_(spec), end_(R::size(tape)), refusal_(check(root)) {}
   const Refusal& refusal() const noexcept { return refusal_; }
 
   Node node(Index i) const noexcept {
@@ -238,7 +236,7 @@ class Emitter {
     }
   }
   // The operand fields of a call: node, a, b.
-  void fields(Writer& w, const Run& r, bool loop) const noexcept {
+  static void fields(Writer& w, const Run& r, bool loop) noexcept {
     w.put("s, ");
     term(w, r.first, 1U, loop);
     w.put(", ");
@@ -259,7 +257,7 @@ class Emitter {
     }
   }
   // True if the run's nodes take one node as both operands.
-  bool repeats(const Run& r) const noexcept {
+  static bool repeats(const Run& r) noexcept {
     bool binary = false;
     if (is_extension(r.node.op)) {
       binary = (PiecewiseOps::kind(r.node.op) == OpKind::kBinary) || (SmoothOps::kind(r.node.op) == OpKind::kBinary);
@@ -268,14 +266,14 @@ class Emitter {
     }
     return binary && (r.node.kind == Kind::kNode) && (r.node.a == r.node.b) && (r.da == r.db);
   }
-  void open_loop(Writer& w, const Run& r, bool down) const noexcept {
+  static void open_loop(Writer& w, const Run& r, bool down) noexcept {
     if (r.count > 1U) {
       w.put(down ? "  for (Index k = " : "  for (Index k = 0U; k < ").index(r.count);
       w.put(down ? "; k-- > 0U;) {\n  " : "; ++k) {\n  ");
     }
   }
-  void close_loop(Writer& w, const Run& r) const noexcept { w.put((r.count > 1U) ? "  }\n" : ""); }
-  Op call_op(const Run& r) const noexcept { return (r.node.kind == Kind::kClass) ? Op::kSub : r.node.op; }
+  static void close_loop(Writer& w, const Run& r) noexcept { w.put((r.count > 1U) ? "  }\n" : ""); }
+  static Op call_op(const Run& r) noexcept { return (r.node.kind == Kind::kClass) ? Op::kSub : r.node.op; }
   // "Op::kTanh", or "rt::op(97U)" for a family's code.
   static void op_name(Writer& w, Op k) noexcept {
     if (is_extension(k)) {
@@ -312,7 +310,7 @@ class Emitter {
     }
     close_loop(w, r);
   }
-  void backward(Writer& w, const Run& r) const noexcept {
+  static void backward(Writer& w, const Run& r) noexcept {
     if ((r.node.kind == Kind::kInputNode) || (r.node.kind == Kind::kConstant) || is_source(r.node.op)) {
       return;
     }
@@ -332,8 +330,18 @@ class Emitter {
     r.reason = reason;
     return r;
   }
-  // Everything the step needs, or why not.
+  // Everything the step needs, or why not: the recording, the spec's
+  // views, the class loss, every node.
   Refusal check(Value<T> root) const noexcept {
+    Refusal r = check_recording(root);
+    r = (r.status == Status::kOk) ? check_views() : r;
+    r = (r.status == Status::kOk) ? check_class() : r;
+    for (Index i = from_.nodes; (i < end_) && (r.status == Status::kOk); ++i) {
+      r = check_node(i);
+    }
+    return r;
+  }
+  Refusal check_recording(Value<T> root) const noexcept {
     if (tape_.status() != Status::kOk) {
       return refuse(kNoIndex, "the tape holds an error");
     }
@@ -354,42 +362,45 @@ class Emitter {
         return refuse(i, "an interior node before the mark: the step starts at the mark");
       }
     }
+    return Refusal{};
+  }
+  // The first node of v[0, count) whose op fails `ok`, or kNoIndex.
+  template <class Ok>
+  Index first_not(View v, Ok ok) const noexcept {
+    Index bad = kNoIndex;
+    for (Index i = 0U; (i < v.count) && (bad == kNoIndex); ++i) {
+      bad = ok(R::op(tape_, v.first + i)) ? kNoIndex : (v.first + i);
+    }
+    return bad;
+  }
+  // True if v is a view of nodes in [from, to) (or empty).
+  static bool within(View v, Index from, Index to) noexcept {
+    return (v.count == 0U) || ((v.first >= from) && (v.first < to) && (v.count <= (to - v.first)));
+  }
+  Refusal check_views() const noexcept {
     const View p = spec_.params;
-    if ((p.count != 0U) && ((p.first >= from_.nodes) || (p.count > (from_.nodes - p.first)))) {
+    const View x = spec_.inputs;
+    const View y = spec_.targets;
+    if (!within(p, 0U, from_.nodes)) {
       return refuse(p.first, "the parameters are not leaves recorded before the mark");
     }
-    for (Index i = 0U; i < p.count; ++i) {
-      if (R::op(tape_, p.first + i) != Op::kLeaf) {
-        return refuse(p.first + i, "a parameter is not a leaf");
-      }
+    const Index leaf = first_not(p, [](Op k) noexcept { return k == Op::kLeaf; });
+    if (leaf != kNoIndex) {
+      return refuse(leaf, "a parameter is not a leaf");
     }
-    const View x = spec_.inputs;
-    if ((x.count != 0U) && ((x.first < from_.nodes) || (x.first >= end_) || (x.count > (end_ - x.first)))) {
+    if (!within(x, from_.nodes, end_)) {
       return refuse(x.first, "the inputs are not sources recorded after the mark");
     }
-    for (Index i = 0U; i < x.count; ++i) {
-      if (!is_source(R::op(tape_, x.first + i))) {
-        return refuse(x.first + i, "an input is not a leaf or input node");
-      }
+    const Index source = first_not(x, [](Op k) noexcept { return is_source(k); });
+    if (source != kNoIndex) {
+      return refuse(source, "an input is not a leaf or input node");
     }
-    const View y = spec_.targets;
-    if ((y.count != 0U) && ((y.first < from_.nodes) || (y.first >= end_) || (y.count > (end_ - y.first)))) {
+    if (!within(y, from_.nodes, end_)) {
       return refuse(y.first, "the targets are not nodes recorded after the mark");
     }
-    for (Index i = 0U; i < y.count; ++i) {
-      if (R::op(tape_, y.first + i) != Op::kAddConst) {
-        return refuse(y.first + i, "a target node is not a difference x - c (nn::mse's)");
-      }
-    }
-    const Refusal c = check_class();
-    if (c.status != Status::kOk) {
-      return c;
-    }
-    for (Index i = from_.nodes; i < end_; ++i) {
-      const Refusal n = check_node(i);
-      if (n.status != Status::kOk) {
-        return n;
-      }
+    const Index difference = first_not(y, [](Op k) noexcept { return k == Op::kAddConst; });
+    if (difference != kNoIndex) {
+      return refuse(difference, "a target node is not a difference x - c (nn::mse's)");
     }
     return Refusal{};
   }
