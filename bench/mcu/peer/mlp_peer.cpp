@@ -13,6 +13,12 @@
 // initialisation, the losses printed with format_double (its samples are
 // the next draws of the same generator).
 //
+// PEER_COMPILED=1 trains with a compiled step instead of the tape: the
+// library's trainer's sample recorded on the build machine by
+// peer_generate.cpp and emitted as C++ (burtorch/compile/emit.hpp,
+// burtorch_compile_step: an in-tree build, bench/mcu/CMakeLists.txt), the
+// same SGD step; the same losses as the library's trainer.
+//
 // Prints "peer steps <n> first <loss> last <loss>"; exits 0 if the loss
 // went down. With PEER_TICKS=1 it also prints the calibration lines of
 // ../icount.hpp and "peer ticks <ticks>" around the training steps, for
@@ -24,8 +30,13 @@
 #include <cstddef>
 #include <cstdint>
 
+#ifndef PEER_COMPILED
+#define PEER_COMPILED 0
+#endif
 #if PEER_HANDWRITTEN
 #include "handwritten_mlp.hpp"
+#elif PEER_COMPILED
+#include "peer_step.hpp"
 #else
 #include <burtorch/nn/linear.hpp>
 #include <burtorch/nn/losses.hpp>
@@ -120,6 +131,11 @@ constexpr handwritten::Shape kShape{kIn, kHidden, kOut};
 float g_w[kParams];
 float g_g[kParams];
 float g_work[handwritten::scratch(kShape)];
+#elif PEER_COMPILED
+// The sample's nodes (parameters first) and their gradients.
+float g_v[peer_step::kNodes];
+float g_g[peer_step::kNodes];
+static_assert(peer_step::kParams == kParams, "the compiled step trains the same model");
 #else
 namespace nn = burtorch::nn;
 constexpr nn::LinearOptions layer(std::size_t in, std::size_t out, nn::Activation act) noexcept {
@@ -146,6 +162,8 @@ int main() {
   Draw draw;
 #if PEER_HANDWRITTEN
   initial_weights(g_w, draw);
+#elif PEER_COMPILED
+  initial_weights(&g_v[peer_step::kParamFirst], draw);
 #elif !PEER_DEFAULTS
   initial_weights(g_initial, draw);
 #endif
@@ -159,6 +177,8 @@ int main() {
   handwritten::Mlp mlp(kShape, g_w, g_g, g_work);
   const float* xb[kBatch];
   unsigned yb[kBatch];
+#elif PEER_COMPILED
+  bool ok = true;
 #else
   nn::Linear<float> l1;
   nn::Linear<float> l2;
@@ -198,6 +218,16 @@ int main() {
       yb[b] = g_y[sample_index(step, b)];
     }
     const float loss = mlp.step(xb, yb, kBatch, kLr);
+#elif PEER_COMPILED
+  for (unsigned step = 0U; step < kSteps; ++step) {
+    float total = 0.0F;
+    for (std::size_t b = 0U; b < kBatch; ++b) {
+      const std::size_t i = sample_index(step, b);
+      ok = ok && (peer_step::step(g_v, g_g, g_x[i], nullptr, static_cast<bt::Index>(g_y[i])) == bt::Status::kOk);
+      total += g_v[peer_step::kLoss];
+    }
+    peer_step::sgd(g_v, g_g, kLr, 1.0F / static_cast<float>(kBatch));
+    const float loss = ok ? (total / static_cast<float>(kBatch)) : 1e9F;
 #else
   for (step = 0U; step < kSteps; ++step) {
     const float loss = nn::serial_batch<nn::OptimizerKind::kSgd>(g_tape, params, kBatch, sample_loss, opt);
