@@ -176,7 +176,8 @@ struct KnownUniform {
   float hi = 0.0F;     ///< upper bound
   bool known = false;  ///< lo and hi are set
 };
-/// @copydoc KnownUniform
+/// The KnownUniform of `init` over `fan_in` inputs: its bounds when the
+/// optimiser knows both and the kind is uniform, else `known` false.
 BURTORCH_ALWAYS_INLINE inline KnownUniform known_uniform(const Init& init, std::size_t fan_in) noexcept {
   KnownUniform u;
   if (BURTORCH_KNOWN(init.kind) && BURTORCH_KNOWN(init.a) && BURTORCH_KNOWN(init.b) && BURTORCH_KNOWN(fan_in)) {
