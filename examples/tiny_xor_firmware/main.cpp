@@ -8,7 +8,8 @@
 // at compile time; SGD keeps no state. The initial weights come from a
 // 32-bit xorshift drawn in float arithmetic, given to nn::Linear::create
 // as values: no Rng and no Init code linked (create(tape, options, rng)
-// draws in float too, and links the Rng and Init code).
+// draws in float too, and links the Rng and, for constexpr options with
+// the default uniform init, only the uniform draw).
 //
 // Built with TINY_XOR_DEFAULTS=1 (target tiny_xor_firmware_defaults) it is
 // the same trainer written as docs/getting-started-mcu.md teaches: the

@@ -154,8 +154,16 @@ using ThisConfig = BuiltWith<config_PARAM_NAMES<BURTORCH_CONFIG_PARAM_NAMES>, co
 /// Keeps a function out of its callers: a loop whose locals would otherwise
 /// add to the frame of its caller (the frozen matvec's backward in the
 /// dispatch of the ops linked on use; GCC/Clang; empty elsewhere).
+/// @def BURTORCH_KNOWN(value)
+/// True where the optimiser knows `value` at compile time (GCC/Clang's
+/// __builtin_constant_p, decided after inlining; false at -O0 and on other
+/// compilers). An inline function takes with it a path whose code folds
+/// away for known values and calls the general code otherwise, with the
+/// same result either way: nn::Linear::create's draws from constexpr
+/// options link no code of the Init kinds they do not use.
 #if defined(__GNUC__) || defined(__clang__)
 #define BURTORCH_UNLIKELY(condition) (__builtin_expect(static_cast<long>(condition), 0L) != 0L)  // BT-DEV-014
+#define BURTORCH_KNOWN(value) (__builtin_constant_p(value) != 0)                                   // BT-DEV-014
 #define BURTORCH_COLD __attribute__((cold, noinline))
 #if defined(__OPTIMIZE__)
 #define BURTORCH_ALWAYS_INLINE __attribute__((always_inline))
@@ -165,6 +173,7 @@ using ThisConfig = BuiltWith<config_PARAM_NAMES<BURTORCH_CONFIG_PARAM_NAMES>, co
 #define BURTORCH_NOINLINE __attribute__((noinline))
 #else
 #define BURTORCH_UNLIKELY(condition) (condition)  // BT-DEV-014
+#define BURTORCH_KNOWN(value) false               // BT-DEV-014
 #define BURTORCH_COLD
 #define BURTORCH_ALWAYS_INLINE
 #define BURTORCH_NOINLINE

@@ -4,13 +4,17 @@
 /// number (T(0), T(0.5), static_cast<T>(n)) and + - * / (also compound and
 /// unary minus): elementary functions, the two selects of relu, the maximum
 /// (log-sum-exp), the selects of the piecewise ops (leaky ReLU, |x|, Huber,
-/// the maximum of a reduction) and the finiteness test. float and double use `<cmath>`; a
+/// the maximum of a reduction) and the finiteness test. float and double use `<cmath>`
+/// (but float's tanh, the library's own: burtorch/core/tanh_float.hpp); a
 /// type whose values are several independent lanes (burtorch/lanes/lanes.hpp)
 /// specializes ScalarOps so that every select acts lane by lane.
 #ifndef BURTORCH_SCALAR_HPP
 #define BURTORCH_SCALAR_HPP
 
 #include <cmath>
+#include <type_traits>
+
+#include "burtorch/core/tanh_float.hpp"
 
 namespace burtorch {
 
@@ -24,7 +28,16 @@ struct ScalarOps {
   static constexpr bool kSingleLane = true;
   static T exp(T x) noexcept { return std::exp(x); }    ///< e to the x
   static T log(T x) noexcept { return std::log(x); }    ///< natural logarithm
-  static T tanh(T x) noexcept { return std::tanh(x); }  ///< hyperbolic tangent
+  /// Hyperbolic tangent: the library's own for float (tanh_float(), within
+  /// 2.5 ulp, the same bits on every target, no libm code linked), `<cmath>`'s
+  /// for any other type.
+  static T tanh(T x) noexcept {
+    if constexpr (std::is_same<T, float>::value) {
+      return tanh_float(x);
+    } else {
+      return std::tanh(x);
+    }
+  }
   static T sqrt(T x) noexcept { return std::sqrt(x); }  ///< square root
   /// The relu's forward, as PyTorch's: max(x, 0) with NaN passed through
   /// (relu(-0) is +0 here, -0 in PyTorch).

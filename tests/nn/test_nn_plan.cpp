@@ -391,6 +391,77 @@ void float_draws(bt_test::Context& t) {
   BT_CHECK(t, identical);
 }
 
+// A float Linear made from options the compiler knows (constexpr, as the
+// docs write them; create() then draws through known_uniform's bounds)
+// holds the same parameters, bit for bit, as one made from the same options
+// known only at run time (through a volatile) and as draw_float's draws
+// from an Rng of the same seed (weights first, then biases); every
+// parameter inside torch.nn.Linear's bound 1/sqrt(in). For the default
+// init, a kUniform one and a normal one (which always takes draw_float).
+constexpr nn::LinearOptions known_options(bt::Index in, bt::Index out, nn::Init init) noexcept {
+  nn::LinearOptions o{};
+  o.in = in;
+  o.out = out;
+  o.act = nn::Activation::kTanh;
+  if (init.kind != nn::InitKind::kFanInUniform) {
+    o.weight_init = init;
+    o.bias_init = init;
+  }
+  return o;
+}
+constexpr nn::LinearOptions kKnownDefault = known_options(5U, 3U, nn::Init::fan_in_uniform(0.0));  // the default kept
+constexpr nn::LinearOptions kKnownUniform = known_options(4U, 2U, nn::Init::uniform(-0.3, 0.7));
+constexpr nn::LinearOptions kKnownNormal = known_options(3U, 2U, nn::Init::normal(0.1, 0.5));
+
+void known_case(bt_test::Context& t, const nn::LinearOptions& known, double bound) {
+  static bt::FixedTape<float, 24U, 8U> a;
+  static bt::FixedTape<float, 24U, 8U> b;
+  a.reset();
+  b.reset();
+  volatile bt::Index hidden_in = known.in;  // not known to the compiler
+  nn::LinearOptions at_run_time = known;
+  at_run_time.in = hidden_in;
+  nn::Rng ra(21U);
+  nn::Rng rb(21U);
+  nn::Rng rc(21U);
+  nn::Linear<float> la;
+  nn::Linear<float> lb;
+  BT_CHECK(t, la.create(a, known, ra));
+  BT_CHECK(t, lb.create(b, at_run_time, rb));
+  const bt::View pa = la.params();
+  const bt::View pb = lb.params();
+  BT_CHECK(t, (pa.count == (known.in * known.out) + known.out) && (pb.count == pa.count));
+  bool same = true;
+  bool drawn = true;
+  bool inside = true;
+  for (bt::Index k = 0U; k < pa.count; ++k) {
+    const float x = a.value(pa.first + k);
+    const float y = b.value(pb.first + k);
+    const nn::Init& init = (k < (known.in * known.out)) ? known.weight_init : known.bias_init;
+    const float z = nn::draw_float(init, known.in, rc);
+    std::uint32_t bx = 0U;
+    std::uint32_t by = 0U;
+    std::uint32_t bz = 0U;
+    std::memcpy(&bx, &x, sizeof(bx));
+    std::memcpy(&by, &y, sizeof(by));
+    std::memcpy(&bz, &z, sizeof(bz));
+    same = same && (bx == by);
+    drawn = drawn && (bx == bz);
+    inside = inside && ((bound <= 0.0) || (std::fabs(static_cast<double>(x)) <= bound));
+  }
+  BT_CHECK(t, same);
+  BT_CHECK(t, drawn);
+  BT_CHECK(t, inside);
+}
+
+void linear_draws_from_known_options(bt_test::Context& t) {
+  known_case(t, kKnownDefault, 1.0 / std::sqrt(5.0) * 1.0000001);
+  BT_CHECK(t, (kKnownDefault.weight_init.a == nn::kGainLinearDefault) &&
+                  (kKnownDefault.bias_init.a == nn::kGainLinearDefault));
+  known_case(t, kKnownUniform, 0.7);
+  known_case(t, kKnownNormal, 0.0);
+}
+
 // Moments of 20,000 draws against the closed forms (5 standard errors).
 void init_moments(bt_test::Context& t) {
   nn::Rng r(11U);
@@ -800,6 +871,7 @@ const bt_test::TestCase kCases[] = {
     {"init_moments", init_moments},
     {"narrow_to_float_matches_cast", narrow_to_float_matches_cast},
     {"float_draws", float_draws},
+    {"linear_draws_from_known_options", linear_draws_from_known_options},
     {"options_in_model_precision", options_in_model_precision},
     {"view_list_errors", view_list_errors},
     {"matvec_rows", matvec_rows},

@@ -74,13 +74,10 @@ inline bool fits_param_region(Tape<T>& tape, std::size_t count) noexcept {
   return fits;
 }
 
-/// Appends `count` parameters drawn from `init` (rows of `fan_in` inputs),
-/// in T's precision (draw_as).
-/// Returns the first index, or kNoIndex if the tape is full or failed, or
-/// the parameters do not fit its parameter region (fits_param_region).
-template <class T>
-inline Index make_params(Tape<T>& tape, std::size_t count, const Init& init, std::size_t fan_in, Rng& rng,
-                         const char* name) noexcept {
+/// make_params() (below) with each value from draw() (a callable returning
+/// T).
+template <class T, class Draw>
+inline Index make_params_by(Tape<T>& tape, std::size_t count, const char* name, Draw draw) noexcept {
   if (count >= kNoIndex) {
     static_cast<void>(tape.report(Status::kInvalidArgument));
     return kNoIndex;
@@ -88,10 +85,19 @@ inline Index make_params(Tape<T>& tape, std::size_t count, const Init& init, std
   if (!fits_param_region(tape, count)) {
     return kNoIndex;
   }
-  const View made = burtorch::record_view(tape, static_cast<Index>(count), [&](Index /*k*/) noexcept {
-    return tape.param(draw_as<T>(init, fan_in, rng), name);
-  });
+  const View made = burtorch::record_view(tape, static_cast<Index>(count),
+                                          [&](Index /*k*/) noexcept { return tape.param(draw(), name); });
   return made.first;
+}
+
+/// Appends `count` parameters drawn from `init` (rows of `fan_in` inputs),
+/// in T's precision (draw_as).
+/// Returns the first index, or kNoIndex if the tape is full or failed, or
+/// the parameters do not fit its parameter region (fits_param_region).
+template <class T>
+inline Index make_params(Tape<T>& tape, std::size_t count, const Init& init, std::size_t fan_in, Rng& rng,
+                         const char* name) noexcept {
+  return make_params_by(tape, count, name, [&]() noexcept { return draw_as<T>(init, fan_in, rng); });
 }
 
 /// One unary node per element of x; the results form a new view.

@@ -16,6 +16,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "burtorch/config.hpp"
 #include "burtorch/nn/random.hpp"
 
 namespace burtorch {
@@ -160,6 +161,43 @@ inline float draw_float(const Init& init, std::size_t fan_in, Rng& rng) noexcept
       break;
   }
   return x;
+}
+
+/// The float bounds [lo, hi) of a uniform Init (kUniform, or kFanInUniform
+/// over `fan_in` inputs) as draw_float() computes them, when the optimiser
+/// knows the Init and fan_in (BURTORCH_KNOWN: an inline caller given
+/// constexpr options): then the narrowing and the square root fold at
+/// compile time, and draws of rng.uniform_float(lo, hi) are draw_float()'s
+/// bit for bit without its switch, narrow_to_float() or the normal
+/// distribution's code. `known` is false otherwise (another kind, values
+/// known only at run time, an unoptimised build): draw with draw_float().
+struct KnownUniform {
+  float lo = 0.0F;     ///< lower bound
+  float hi = 0.0F;     ///< upper bound
+  bool known = false;  ///< lo and hi are set
+};
+/// The KnownUniform of `init` over `fan_in` inputs: its bounds when the
+/// optimiser knows both and the kind is uniform, else `known` false.
+BURTORCH_ALWAYS_INLINE inline KnownUniform known_uniform(const Init& init, std::size_t fan_in) noexcept {
+  KnownUniform u;
+  if (BURTORCH_KNOWN(init.kind) && BURTORCH_KNOWN(init.a) && BURTORCH_KNOWN(init.b) && BURTORCH_KNOWN(fan_in)) {
+    // static_cast<float> is narrow_to_float() (both round to nearest, ties
+    // to even), here folded by the compiler.
+    if (init.kind == InitKind::kUniform) {
+      u.lo = static_cast<float>(init.a);
+      u.hi = static_cast<float>(init.b);
+      u.known = true;
+    } else if (init.kind == InitKind::kFanInUniform) {
+      const float fan = (fan_in == 0U) ? 1.0F : static_cast<float>(static_cast<std::uint32_t>(fan_in));
+      const float bound = static_cast<float>(init.a) * std::sqrt(3.0F / fan);
+      u.lo = -bound;
+      u.hi = bound;
+      u.known = true;
+    } else {
+      // another kind: draw_float()
+    }
+  }
+  return u;
 }
 
 /// A double option (an Init's parameter, LayerNorm's eps) in T's

@@ -10,6 +10,7 @@
 #define BURTORCH_NN_LINEAR_HPP
 
 #include <cstddef>
+#include <type_traits>
 
 #include "burtorch/ext/fused.hpp"
 #include "burtorch/nn/common.hpp"
@@ -121,18 +122,23 @@ struct Linear {
   /// not fit the tape's parameter region (a layer wider than the plan the
   /// tape was made for: fits_param_region); the layer then has no
   /// parameters (params() is kNoView).
-  bool create(Tape<T>& tape, const LinearOptions& o, Rng& rng) noexcept {
-    in = o.in;
-    out = o.out;
-    act = o.act;
-    // The whole layer or none of it: weights and biases checked together.
-    static_cast<void>(fits_param_region(tape, parameters(o)));
-    const Index w = make_params(tape, static_cast<std::size_t>(o.in) * o.out, o.weight_init, o.in, rng, o.weight_name);
-    const Index b = o.bias ? make_params(tape, o.out, o.bias_init, o.in, rng, o.bias_name) : kNoIndex;
-    const bool ok = (tape.status() == Status::kOk) && (w != kNoIndex);
-    weight = ok ? w : kNoIndex;
-    bias = ok ? b : kNoIndex;
-    return ok;
+  ///
+  /// Inline: for a float layer whose options the compiler knows (constexpr
+  /// options, as the docs write them) with uniform inits (the default,
+  /// torch.nn.Linear's), it draws through known_uniform()'s bounds, which
+  /// are draw_float()'s values bit for bit, so the firmware links no code
+  /// of the other Init kinds (the normal distribution, narrow_to_float).
+  BURTORCH_ALWAYS_INLINE bool create(Tape<T>& tape, const LinearOptions& o, Rng& rng) noexcept {
+    if constexpr (std::is_same<T, float>::value) {
+      const KnownUniform w = known_uniform(o.weight_init, o.in);
+      const KnownUniform b = known_uniform(o.bias_init, o.in);
+      if (w.known && b.known) {
+        return create_uniform(tape, o, w.lo, w.hi, b.lo, b.hi, rng);
+      }
+    }
+    return create_by(tape, o, [&](std::size_t count, const Init& init, const char* name) noexcept {
+      return make_params(tape, count, init, o.in, rng, name);
+    });
   }
 
   /// The same with the parameters' initial values given: values[0 .. in *
@@ -276,6 +282,32 @@ struct Linear {
   }
 
  private:
+  /// create() with U(w_lo, w_hi) weights and U(b_lo, b_hi) biases in float
+  /// (known_uniform()'s bounds).
+  bool create_uniform(Tape<T>& tape, const LinearOptions& o, float w_lo, float w_hi, float b_lo, float b_hi,
+                      Rng& rng) noexcept {
+    return create_by(tape, o, [&](std::size_t count, const Init& init, const char* name) noexcept {
+      const bool weights = (&init == &o.weight_init);
+      const float lo = weights ? w_lo : b_lo;
+      const float hi = weights ? w_hi : b_hi;
+      return make_params_by(tape, count, name, [&]() noexcept { return rng.uniform_float(lo, hi); });
+    });
+  }
+  /// create()'s body, the parameters made by make(count, init, name).
+  template <class Make>
+  bool create_by(Tape<T>& tape, const LinearOptions& o, Make make) noexcept {
+    in = o.in;
+    out = o.out;
+    act = o.act;
+    // The whole layer or none of it: weights and biases checked together.
+    static_cast<void>(fits_param_region(tape, parameters(o)));
+    const Index w = make(static_cast<std::size_t>(o.in) * o.out, o.weight_init, o.weight_name);
+    const Index b = o.bias ? make(static_cast<std::size_t>(o.out), o.bias_init, o.bias_name) : kNoIndex;
+    const bool ok = (tape.status() == Status::kOk) && (w != kNoIndex);
+    weight = ok ? w : kNoIndex;
+    bias = ok ? b : kNoIndex;
+    return ok;
+  }
   /// The checks every form makes before it records: an input `width`
   /// wide, a layer created and held by the source (else kInvalidArgument),
   /// its parameters recorded on the tape if they are the tape's own (else
