@@ -614,7 +614,6 @@ def load_graph(t: Target, opt: str) -> dict[str, Node]:
     the bare symbol that calls from other units use. Internal-linkage
     functions (static, anonymous namespace, clones) keep their file prefix."""
     external = external_symbols(t, build_dir(t, opt))
-    root_prefix = str(ROOT) + "/"
 
     def canon(title: str) -> str:
         if ":" in title:
@@ -623,10 +622,18 @@ def load_graph(t: Target, opt: str) -> dict[str, Node]:
                 return sym
         return title
 
-    nodes: dict[str, Node] = {}
-    for ci in ci_files(t, opt):
+    files = ci_files(t, opt)
+    for ci in files:
         if not ci.exists():
             raise SystemExit(f"gates: {ci} is missing (was the library built with -fcallgraph-info?)")
+    return read_graph(files, canon)
+
+
+def read_graph(files: list[Path], canon) -> dict[str, Node]:
+    """The call graph of .ci files, each title mapped through canon()."""
+    root_prefix = str(ROOT) + "/"
+    nodes: dict[str, Node] = {}
+    for ci in files:
         # CMake passes absolute source paths; sites are reported relative to the repository.
         for line in ci.read_text(errors="replace").replace(root_prefix, "").splitlines():
             m = NODE_RE.match(line)

@@ -111,7 +111,6 @@ def defined_globals(nm: str, files: list[Path]) -> set[str]:
 def load(ci_files: list[Path], external: set[str]) -> dict[str, gates.Node]:
     """Merges .ci files as gates.load_graph does: a function with external
     linkage is the same node in every unit (its bare symbol)."""
-    root_prefix = str(gates.ROOT) + "/"
 
     def canon(title: str) -> str:
         if ":" in title:
@@ -120,32 +119,7 @@ def load(ci_files: list[Path], external: set[str]) -> dict[str, gates.Node]:
                 return sym
         return title
 
-    nodes: dict[str, gates.Node] = {}
-    for ci in ci_files:
-        for line in ci.read_text(errors="replace").replace(root_prefix, "").splitlines():
-            m = gates.NODE_RE.match(line)
-            if m:
-                title, label = canon(m.group(1)), m.group(2)
-                node = nodes.setdefault(title, gates.Node(title, label))
-                s = gates.STACK_RE.search(label)
-                if s:
-                    frame = int(s.group(1))
-                    node.frame = frame if node.frame is None else max(node.frame, frame)
-                    node.qualifier = s.group(2)
-                    node.label = label
-                    parts = label.split("\\n")
-                    node.where = parts[1] if len(parts) > 1 else ""
-                continue
-            m = gates.EDGE_RE.match(line)
-            if m:
-                src, dst, site = canon(m.group(1)), canon(m.group(2)), m.group(3) or ""
-                node = nodes.setdefault(src, gates.Node(src, src))
-                if dst == gates.INDIRECT:
-                    node.indirect_sites.add(site)
-                else:
-                    node.callees.add(dst)
-                    nodes.setdefault(dst, gates.Node(dst, dst))
-    return nodes
+    return gates.read_graph(ci_files, canon)
 
 
 def reachable(nodes: dict[str, gates.Node], roots: list[str]) -> set[str]:
