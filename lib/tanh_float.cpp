@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // tanh of a float in IEEE single-precision arithmetic only (see
-// burtorch/core/tanh_float.hpp). Compiled with -ffp-contract=off
+// burtorch/scalar.hpp). Compiled with -ffp-contract=off
 // (CMakeLists.txt): no product here is fused, so every target gives the
 // same bits.
-#include "burtorch/core/tanh_float.hpp"
+#include "burtorch/scalar.hpp"
 
 #include <cstdint>
 #include <cstring>

@@ -9,7 +9,7 @@
 // tanh node's value is tanh_float's bits and its gradient is 1 - tanh^2
 // of that value, which agrees with the derivative of double tanh.
 #include <burtorch/burtorch.hpp>
-#include <burtorch/core/tanh_float.hpp>
+#include <burtorch/scalar.hpp>
 
 #include <cmath>
 #include <cstdint>
@@ -73,7 +73,7 @@ struct Worst {
   }
 };
 
-constexpr double kBound = 2.5;  // the bound burtorch/core/tanh_float.hpp states
+constexpr double kBound = 2.5;  // the bound burtorch/scalar.hpp states
 
 void within_2_5_ulp_on_every_float_of_a_quarter_to_ten(bt_test::Context& t) {
   Worst w;

@@ -9,9 +9,13 @@
 # 54), the probe pays about 1 KB more than with one dispatch over all of
 # them (12,042 B) (docs/footprint.md has the figures; regenerate it with
 # `tools/footprint --write`). Incremental after stages 20-26: ~15 s.
+# The training firmware's flash and RAM in docs/footprint.md are checked
+# against the trees (tools/firmware-footprint; --write rewrites them).
 # suite: targets
 # after: 22-cortex-m0 23-cortex-m4 24-cortex-m7 25-cortex-m33 26-cortex-m55
 # trees: cortex-m0 cortex-m4 cortex-m7 cortex-m33 cortex-m55
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 tools/footprint --output build/footprint.md --max-core 13300 --max-lib 7680
+# docs/footprint.md's training-firmware block: this run's flash and RAM.
+tools/firmware-footprint --rows | tools/docs-numbers --verify tools/firmware-footprint
