@@ -54,7 +54,7 @@ def fail_usage(text: str) -> None:
     raise SystemExit(2)
 
 
-def unit_commands(build: Path, units: list[str]) -> list[tuple[list[str], Path, Path]]:
+def unit_commands(build: Path, units: list[str], target: str | None) -> list[tuple[list[str], Path, Path]]:
     db = build / "compile_commands.json"
     if not db.exists():
         fail_usage(f"{db} is missing (configure with -DCMAKE_EXPORT_COMPILE_COMMANDS=ON)")
@@ -62,6 +62,8 @@ def unit_commands(build: Path, units: list[str]) -> list[tuple[list[str], Path, 
     out = []
     for unit in units:
         hits = [e for e in entries if Path(e["file"]).name == unit or e["file"].endswith("/" + unit)]
+        if target is not None:  # a source several targets compile: the target's own command
+            hits = [e for e in hits if f"/{target}.dir/" in e.get("command", " ".join(e.get("arguments", [])))]
         if len(hits) != 1:
             fail_usage(f"{unit}: {len(hits)} entries in {db} (expected one)")
         e = hits[0]
@@ -161,6 +163,7 @@ def main() -> int:
     ap.add_argument("--library-tree", help="that tree (default: build/PRESET)")
     ap.add_argument("--build", required=True, type=Path, help="the user's build directory (compile_commands.json)")
     ap.add_argument("--unit", action="append", required=True, help="a source file of the build (name or path)")
+    ap.add_argument("--target", help="the CMake target whose commands to take (a source several targets compile)")
     ap.add_argument("--also", action="append", default=[], type=Path,
                     help="another source compiled with the first unit's command (a planted check)")
     ap.add_argument("--entry", required=True, help="regex on the demangled names of the entry functions")
@@ -178,7 +181,7 @@ def main() -> int:
 
     with tempfile.TemporaryDirectory(prefix="unit-gates-") as tmp:
         work = Path(tmp)
-        commands = unit_commands(args.build, args.unit)
+        commands = unit_commands(args.build, args.unit, args.target)
         argv0, cwd0, src0 = commands[0]
         for extra in args.also:
             if not extra.exists():
