@@ -118,12 +118,30 @@ struct RowOf<K, false> {
                                   kCode % family::kWidth>::Type;
 };
 
+/// A wide op's operand field (where its operands start, how many: a
+/// reduction's count, a descriptor's slot), read at run time if the fence
+/// is on, as replay reads it: a count the compiler knows lets it unroll the
+/// reduction and vectorize its products, which then are not fused into the
+/// sum where replay's loop fuses them (seen on x86-64 with AVX2 + FMA: a
+/// list variance differed in its last bit). An elementwise op's fields
+/// (operand nodes) stay constants.
+template <class Row>
+BURTORCH_ALWAYS_INLINE inline Index wide_field(Index x) noexcept {
+  if constexpr ((Row::kKind == OpKind::kViewReduce) || (Row::kKind == OpKind::kListReduce) ||
+                (Row::kKind == OpKind::kDescriptor)) {
+    return repeated(x);
+  } else {
+    return x;
+  }
+}
+
 /// Node i's value from its operands (op K, operand fields a and b; slots:
 /// the recording's argument slots): replay's forward step.
 template <Op K, class T>
 BURTORCH_ALWAYS_INLINE inline void fwd(T* v, const Index* slots, Index i, Index a, Index b) noexcept {
   fence(v);
-  v[i] = detail::value_of<typename RowOf<K>::Type>(v, slots, i, a, b);
+  using Row = typename RowOf<K>::Type;
+  v[i] = detail::value_of<Row>(v, slots, i, wide_field<Row>(a), wide_field<Row>(b));
 }
 
 /// Node i's backward (op K): what the sweep does for it, skipped if its
@@ -135,7 +153,8 @@ BURTORCH_ALWAYS_INLINE inline void bwd(T* v, T* g, const Index* slots, Index i, 
   const T gi = g[i];
   if (!ScalarOps<T>::is_zero(gi)) {  // BT-DEV-004: exact zero test, as the sweep's
     const detail::Arrays<T> s{v, g, slots};
-    static_cast<void>(detail::step<typename RowOf<K>::Type>(s, i, a, b, gi, i));
+    using Row = typename RowOf<K>::Type;
+    static_cast<void>(detail::step<Row>(s, i, wide_field<Row>(a), wide_field<Row>(b), gi, i));
   }
 }
 
