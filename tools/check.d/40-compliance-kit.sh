@@ -32,8 +32,9 @@
 #     is refused);
 #  5c. tests/compliance/tables.cpp (a one-output model trained over a C
 #     table with nn::serial_batch): no finding in libburtorch with mse's
-#     by-value and counted forms; the same unit with a bare pointer draws
-#     clang-analyzer's garbage argument in nn/losses.hpp (the path exists);
+#     by-value and counted forms, nor with a bare pointer (which drew
+#     clang-analyzer's garbage argument in nn/losses.hpp until the loss
+#     became all-or-nothing: the stage holds it to none);
 #  6. MISRA messages: the rule number and chapter without --rule-texts, the
 #     user's text with it;
 #  7. a deviation applies only at its site (BT-DEV-012 comment removed);
@@ -293,9 +294,10 @@ echo "an absolute related location: refused ($(cut -c1-100 "$out/absolute.log"))
 echo "== mse over a C table per sample: no finding in libburtorch with the forms that say the count"
 # tests/compliance/tables.cpp: the loss of a one-output model against a
 # table's target, by value and by pointer with the count. The same unit with
-# a bare pointer (mse(t, y, &ys[i])) must draw clang-analyzer's garbage
-# argument in nn/losses.hpp, so the unit does exercise the path the two
-# forms close. The unit's own C arrays are the product's findings (exit 1).
+# a bare pointer (mse(t, y, &ys[i])) drew clang-analyzer's garbage argument
+# in nn/losses.hpp (the analyser followed mse's loop past the table) until
+# mse became all-or-nothing; it must stay clean in libburtorch too. The
+# unit's own C arrays are the product's findings (exit 1): the analysis ran.
 tables="$root/$out/tables"
 mkdir -p "$tables"
 sed -e 's|mse(t, y, &ys\[i\], 1U)|mse(t, y, \&ys[i])|' -e 's|mse(t, y, ys\[i\])|mse(t, y, \&ys[i])|' \
@@ -313,10 +315,10 @@ expect_rc 1 "$out/tables.log" "$kit" -p "$tables/forms.json" --only clang-tidy -
 grep -Eq "unsuppressed findings: [1-9][0-9]* \([1-9][0-9]* in your code, 0 in libburtorch\)" "$out/tables.log" || {
   cat "$out/tables.log"; echo "FAIL: findings in libburtorch with mse's counted and by-value forms"; exit 1; }
 expect_rc 1 "$out/tables-bare.log" "$kit" -p "$tables/bare.json" --only clang-tidy --cache-dir "$cache"
-grep -q "include/burtorch/nn/losses.hpp:[0-9]*:[0-9]*: \[clang-tidy\] clang-analyzer-core.CallAndMessage" "$out/tables-bare.log" || {
-  cat "$out/tables-bare.log"; echo "FAIL: tables.cpp no longer reaches the read past the table"; exit 1; }
+grep -Eq "unsuppressed findings: [1-9][0-9]* \([1-9][0-9]* in your code, 0 in libburtorch\)" "$out/tables-bare.log" || {
+  cat "$out/tables-bare.log"; echo "FAIL: findings in libburtorch with mse over a bare pointer"; exit 1; }
 echo "mse by value and with the count: $(grep -o 'unsuppressed findings: .*' "$out/tables.log");" \
-  "with a bare pointer: clang-analyzer-core.CallAndMessage in nn/losses.hpp"
+  "with a bare pointer: $(grep -o 'unsuppressed findings: .*' "$out/tables-bare.log")"
 
 echo "== MISRA messages: rule number and chapter, or the user's rule texts"
 python3 - "$out/planted.sarif" <<'PY'
