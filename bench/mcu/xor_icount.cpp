@@ -18,6 +18,7 @@
 #include <cstring>
 
 #include "icount.hpp"
+#include "model.hpp"
 #include "xor_step.hpp"
 
 namespace bt = burtorch;
@@ -27,18 +28,12 @@ namespace {
 
 constexpr unsigned kEpochs = 200U;
 constexpr float kLr = 0.1F;
-constexpr nn::LinearOptions layer(bt::Index in, bt::Index out, nn::Activation act) noexcept {
-  nn::LinearOptions o{};
-  o.in = in;
-  o.out = out;
-  o.act = act;
-  return o;
-}
-constexpr nn::LinearOptions kHidden = layer(2U, 4U, nn::Activation::kTanh);
-constexpr nn::LinearOptions kOutput = layer(4U, 1U, nn::Activation::kIdentity);
-constexpr std::size_t kParams = nn::Linear<float>::parameters(kHidden) + nn::Linear<float>::parameters(kOutput);
-constexpr std::size_t kNodes = kParams + 2U + nn::Linear<float>::nodes(kHidden) + nn::Linear<float>::nodes(kOutput) + 2U;
-constexpr std::size_t kSlots = nn::Linear<float>::view_slots(kHidden) + nn::Linear<float>::view_slots(kOutput);
+// The model: examples/compiled_step's, which its step was compiled from.
+using xor_model::kHidden;
+using xor_model::kNodes;
+using xor_model::kOutput;
+using xor_model::kParams;
+using xor_model::kSlots;
 static_assert(xor_step::kParams == kParams, "the compiled step trains the same model");
 
 bt::FixedTape<float, kNodes, kSlots, kParams> g_tape;
